@@ -1,0 +1,278 @@
+"""The ``eatlas`` command line."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .errors import EatlasError, ValidationFailed
+
+
+def _console():
+    from rich.console import Console
+    out = Console()
+    width = None if out.is_terminal else 160
+    return Console(width=width), Console(stderr=True, width=width)
+
+
+def _registry_arg(args) -> str | None:
+    return args.registry
+
+
+def cmd_validate(args) -> int:
+    from .registry import Registry
+    from .schemas import check_registry
+
+    out, err = _console()
+    reg = Registry(args.registry) if args.registry else Registry()
+    problems = check_registry(reg)
+    if problems:
+        for p in problems:
+            err.print(f"[red]error[/red]: {p.render()}", highlight=False, markup=True, soft_wrap=True)
+        err.print(f"{len(problems)} problem(s) in {reg.root}")
+        return 1
+    out.print(f"ok: {len(reg.sets)} sets, {len(reg.tests)} tests, {len(reg.templates)} templates valid "
+              f"({reg.root})")
+    return 0
+
+
+def cmd_list(args) -> int:
+    from rich.table import Table
+
+    from .registry import load_registry
+
+    out, _ = _console()
+    reg = load_registry(args.registry)
+    table = Table("id", "version", "source", "bias type", "levels", "title")
+    n = 0
+    for t in reg.tests.values():
+        if args.source and t.source.get("paper") != args.source:
+            continue
+        if args.bias_type and t.bias_type != args.bias_type:
+            continue
+        if args.level and args.level not in t.levels + (["c-word"] if "sent" in t.expansions else []) + \
+                (["c-word(u)"] if "sent(u)" in t.expansions else []):
+            continue
+        table.add_row(t.id, t.version, t.source.get("paper", ""), t.bias_type or "", ",".join(t.levels), t.title)
+        n += 1
+    out.print(table)
+    out.print(f"{n} test(s)")
+    return 0
+
+
+def cmd_show(args) -> int:
+    from .registry import load_registry
+    from .stimuli import build_test
+
+    out, _ = _console()
+    reg = load_registry(args.registry)
+    if args.id in reg.sets:
+        s = reg.sets[args.id]
+        out.print(f"[bold]set {s.ref}[/bold]  {s.concept}  ({s.file})")
+        out.print(f"source: {s.source}  license: {s.license}")
+        if s.notes:
+            out.print(f"notes: {s.notes}")
+        for i in s.items:
+            extra = "".join(f" {k}={v}" for k, v in (("case", i.case), ("plural", i.plural),
+                                                      ("singular", i.singular)) if v)
+            out.print(f"  {i.text}  [dim]{i.kind}{extra}[/dim]", highlight=False)
+        return 0
+    spec = reg.get_test_spec(args.id)
+    t = build_test(reg, spec, args.level, seed=args.seed)
+    out.print(f"[bold]test {spec.ref}[/bold]  {spec.title}  ({spec.file})")
+    out.print(f"source: {spec.source}  license: {spec.license}  levels: {', '.join(spec.levels)}")
+    if spec.notes:
+        out.print(f"notes: {spec.notes}")
+    out.print(f"level {t.level}" + (f", template {t.template}" if t.template else "") +
+              (f", truncated {t.truncated} with seed {t.truncation_seed}" if t.truncated else ""))
+    for role, c in t.concepts.items():
+        out.print(f"[bold]{role.upper()}[/bold] {c.name} ({c.set_ref}, {len(c)} items)")
+        shown = c.items if args.all else c.items[:args.limit]
+        for it in shown:
+            out.print(f"  {it}", highlight=False)
+        if len(shown) < len(c):
+            out.print(f"  ... {len(c) - len(shown)} more (--all)")
+    return 0
+
+
+def cmd_models(args) -> int:
+    from rich.table import Table
+
+    from .encoders import entry_installed, model_entries
+
+    out, _ = _console()
+    table = Table("id", "installed", "backend", "family", "dim", "pooling", "licence", "install")
+    for mid, e in model_entries().items():
+        table.add_row(mid + (" (default)" if e.get("default") else ""), "yes" if entry_installed(e) else "no",
+                      e.get("backend", ""), e.get("family", ""), str(e.get("dimension", "")),
+                      str(e.get("pooling", "") or ""), e.get("license", ""), e.get("install", ""))
+    out.print(table)
+    return 0
+
+
+def cmd_run(args) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from .runner import RunConfig, evaluate
+    from .store import default_db, write_run
+    from .registry import load_registry
+
+    out, err = _console()
+    cfg = RunConfig(model=args.model, tests=args.tests or None, levels=tuple(args.levels.split(",")),
+                    seed=args.seed, n_samples=args.n_samples, alpha=args.alpha, parametric=args.parametric,
+                    pooling=args.pooling, layer=args.layer, subword=args.subword, min_coverage=args.min_coverage,
+                    batch_size=args.batch_size, trust_remote_code=args.trust_remote_code)
+    db = Path(args.db) if args.db else default_db()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=True, disable=args.quiet) as prog:
+        task = prog.add_task("testing", total=None)
+
+        def tick(t):
+            prog.update(task, description=f"{t.id} [{t.level}]")
+            prog.advance(task)
+        prog.update(task, description=f"loading {cfg.model or 'default model'} and encoding")
+        outcome = evaluate(cfg, registry=args.registry, progress=tick)
+    write_run(db, outcome.run, outcome.results, load_registry(args.registry), wait_s=args.wait)
+    table = Table("test", "version", "level", "n (X,Y,A,B)", "effect size", "p", "Holm α=%g" % cfg.alpha,
+                  "note", title=f"run {outcome.run['run_id'][:8]}  model {outcome.run['model']} "
+                  f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})")
+    for r in outcome.results:
+        n = ",".join(str(r[f"n_{x}"]) for x in "xyab")
+        if r["status"] != "ok":
+            table.add_row(r["test_id"], r["test_version"], r["level"], n, "-", "-", "-", r["reason"])
+            continue
+        note = f"{r['n_dropped']} dropped" if r["n_dropped"] else ("exact" if r["exact"] else "")
+        table.add_row(r["test_id"], r["test_version"], r["level"], n, f"{r['effect_size']:+.2f}",
+                      f"{r['p_value']:.2g}", "*" if r["holm_significant"] else "", note)
+    if not args.quiet:
+        out.print(table)
+        if outcome.skipped:
+            out.print(f"[dim]{len(outcome.skipped)} test/level pair(s) not applicable, e.g. "
+                      f"{outcome.skipped[0][0]} [{outcome.skipped[0][1]}]: {outcome.skipped[0][2]}[/dim]")
+    out.print(f"run {outcome.run['run_id']} written to {db}: {len(outcome.results)} result(s)")
+    return 0
+
+
+def cmd_sql(args) -> int:
+    from .store import default_db, query
+
+    out, _ = _console()
+    db = Path(args.db) if args.db else default_db()
+    df = query(db, args.query, write=args.write)
+    if args.format == "csv":
+        sys.stdout.write(df.to_csv(index=False))
+    elif args.format == "json":
+        sys.stdout.write(df.to_json(orient="records", indent=1) + "\n")
+    else:
+        from rich.table import Table
+        t = Table(*map(str, df.columns))
+        for row in df.itertuples(index=False):
+            t.add_row(*("" if v is None else str(v) for v in row))
+        out.print(t)
+        out.print(f"{len(df)} row(s)")
+    return 0
+
+
+def cmd_catalog(args) -> int:
+    from .catalog import sync
+    from .registry import default_root
+
+    out, _ = _console()
+    root = Path(args.registry) if args.registry else default_root()
+    cat = sync(root, write=not args.check)
+    out.print(f"catalog: {len(cat['sets'])} sets, {len(cat['tests'])} tests, {len(cat['templates'])} templates, "
+              f"{len(cat['published'])} published tables" + (" (checked, not written)" if args.check else ""))
+    return 0
+
+
+def cmd_add(args) -> int:
+    from .catalog import add
+    from .registry import default_root
+
+    out, _ = _console()
+    root = Path(args.registry) if args.registry else default_root()
+    kind, eid, dest = add(root, Path(args.file))
+    out.print(f"added {kind} {eid} as {dest.relative_to(root)}; catalog.yaml updated")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="eatlas", description="Embedding Association Tests: registry, runs, results.")
+    p.add_argument("--registry", help="registry folder (catalog.yaml, registry/, templates/); env EATLAS_REGISTRY")
+    p.add_argument("--db", help="DuckDB results file (default eatlas.duckdb; env EATLAS_DB)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run tests on a model and store the results")
+    r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, or a vector file")
+    r.add_argument("--tests", nargs="+", help="test ids (default: every test in the catalog)")
+    r.add_argument("--levels", default="word,sent", help="comma-separated: word,sent,sent(u),c-word,c-word(u)")
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--n-samples", type=int, default=100_000, help="permutation samples (exact when fewer partitions)")
+    r.add_argument("--alpha", type=float, default=0.01, help="Holm-Bonferroni family-wise level")
+    r.add_argument("--parametric", action="store_true", help="normal-approximation p-value (Caliskan et al.)")
+    r.add_argument("--pooling", help="mean, mean_nospecial, cls, last, max (default: the model's)")
+    r.add_argument("--layer", help="-1 (top), a hidden-state index, or 'sum'")
+    r.add_argument("--subword", help="c-word subword choice: first, last, mean")
+    r.add_argument("--min-coverage", type=float, default=0.8, help="share of a set's stimuli that must be encodable")
+    r.add_argument("--batch-size", type=int, default=64)
+    r.add_argument("--trust-remote-code", action="store_true", help="allow model code from the model folder")
+    r.add_argument("--wait", type=float, default=0.0, help="seconds to wait for a database in use")
+    r.add_argument("--quiet", action="store_true")
+    r.set_defaults(fn=cmd_run)
+
+    s = sub.add_parser("sql", help="query the results database (read-only unless --write)")
+    s.add_argument("query")
+    s.add_argument("--write", action="store_true")
+    s.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    s.set_defaults(fn=cmd_sql)
+
+    ls = sub.add_parser("list", help="list tests")
+    ls.add_argument("--source")
+    ls.add_argument("--bias-type")
+    ls.add_argument("--level")
+    ls.set_defaults(fn=cmd_list)
+
+    sh = sub.add_parser("show", help="show a set or test with provenance and expanded items")
+    sh.add_argument("id")
+    sh.add_argument("--level")
+    sh.add_argument("--seed", type=int, default=0)
+    sh.add_argument("--limit", type=int, default=10)
+    sh.add_argument("--all", action="store_true")
+    sh.set_defaults(fn=cmd_show)
+
+    v = sub.add_parser("validate", help="validate the whole registry")
+    v.set_defaults(fn=cmd_validate)
+
+    m = sub.add_parser("models", help="list registered models and whether they are installed")
+    m.set_defaults(fn=cmd_models)
+
+    c = sub.add_parser("catalog", help="re-index catalog.yaml from the registry files")
+    c.add_argument("--sync", action="store_true", help="(default) rewrite catalog.yaml")
+    c.add_argument("--check", action="store_true", help="check only, write nothing")
+    c.set_defaults(fn=cmd_catalog)
+
+    a = sub.add_parser("add", help="validate a new set or test file and add it to the registry")
+    a.add_argument("file")
+    a.set_defaults(fn=cmd_add)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except ValidationFailed as e:
+        for prob in e.problems:
+            print(f"error: {prob.render()}", file=sys.stderr)
+        return 1
+    except EatlasError as e:
+        print(f"error: {e.render()}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: nothing was written", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

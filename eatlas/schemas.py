@@ -1,0 +1,214 @@
+"""Validation of a whole registry.
+
+Per-item rules live in ``schemas/stimuli.yaml`` (a pandera schema, data reviewed apart from code)
+and run lazily over the long table of stimuli; the failure-case table is turned into one message
+per problem naming file, set, field and value. Rules across a test (sets exist, non-empty, no
+overlap, balance, templates that expand) and across versions (content hash) follow in code.
+"""
+from __future__ import annotations
+
+import unicodedata
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+import pandera.pandas as pa
+from pandera import extensions
+
+from .errors import EatlasError, ValidationFailed
+from .registry import ROLES, Registry, StimulusSet
+from .templates import vet_template
+
+SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "stimuli.yaml"
+
+
+def _register_checks():
+    def reg(fn, **kw):
+        try:
+            extensions.register_check_method(**kw)(fn)
+        except (ValueError, KeyError):  # already registered in this interpreter
+            pass
+
+    def no_outer_whitespace(series):
+        return series == series.str.strip()
+    reg(no_outer_whitespace, supported_types=pd.Series)
+
+    def pronoun_has_case(df):
+        return ~((df["kind"] == "pronoun") & df["case"].isna())
+    reg(pronoun_has_case, supported_types=pd.DataFrame)
+
+    def case_only_on_pronouns(df):
+        return ~((df["kind"] != "pronoun") & df["case"].notna())
+    reg(case_only_on_pronouns, supported_types=pd.DataFrame)
+
+    def unique_item_per_set(df):
+        return ~df.duplicated(subset=["set_id", "item_key"], keep="first")
+    reg(unique_item_per_set, supported_types=pd.DataFrame)
+
+
+MESSAGES = {
+    "pronoun_has_case": ("case", "a pronoun needs its case", "add case: subject, object or possessive"),
+    "case_only_on_pronouns": ("case", "only pronouns take a case", "remove case or set kind: pronoun"),
+    "unique_item_per_set": ("text", "duplicate item in the set (after Unicode normalisation"
+                                    "{casefold})", "remove the repeated item"),
+}
+
+
+@lru_cache(maxsize=1)
+def stimulus_schema(path: str = str(SCHEMA_FILE)) -> pa.DataFrameSchema:
+    _register_checks()
+    return pa.DataFrameSchema.from_yaml(Path(path))
+
+
+def item_key(text: str, case_sensitive: bool) -> str:
+    t = unicodedata.normalize("NFKC", text)
+    return t if case_sensitive else t.casefold()
+
+
+def stimulus_table(sets: list[StimulusSet]) -> pd.DataFrame:
+    rows = []
+    for s in sets:
+        cs = s.raw.get("case_sensitive", True) is not False
+        for n, it in enumerate(s.items):
+            rows.append({"file": s.file, "set_id": s.id, "version": s.version, "position": n, "item": it.text,
+                         "kind": it.kind, "case": it.case, "number": it.number, "article": it.article,
+                         "item_key": item_key(it.text, cs)})
+    df = pd.DataFrame(rows, columns=["file", "set_id", "version", "position", "item", "kind", "case", "number",
+                                     "article", "item_key"])
+    return df.astype({"file": object, "set_id": object, "version": object, "item": object, "kind": object,
+                      "case": object, "number": object, "article": object, "item_key": object,
+                      "position": "int64"})
+
+
+def check_stimuli(sets: list[StimulusSet]) -> list[EatlasError]:
+    df = stimulus_table(sets)
+    if df.empty:
+        return []
+    try:
+        stimulus_schema().validate(df, lazy=True)
+    except pa.errors.SchemaErrors as err:
+        return _messages(err.failure_cases, df)
+    return []
+
+
+def _messages(fc: pd.DataFrame, df: pd.DataFrame) -> list[EatlasError]:
+    out = []
+    for _, f in fc.iterrows():
+        check = str(f["check"])
+        idx = f.get("index")
+        row = df.loc[int(idx)] if idx is not None and not pd.isna(idx) and int(idx) in df.index else None
+        where = {}
+        if row is not None:
+            where = {"file": row["file"], "obj": f"set {row['set_id']}"}
+        name = check.split("(")[0]
+        if name in MESSAGES:
+            fld, msg, hint = MESSAGES[name]
+            case_note = "" if row is None or "item_key" not in row or row["item_key"] == row["item"] else \
+                ", case folded"
+            msg = msg.format(casefold=case_note)
+            pos = f"items[{row['position']}]" if row is not None else "items"
+            value = row["item"] if row is not None else None
+            out.append(EatlasError(f"{msg}: {value!r}", field=f"{pos}.{fld}", hint=hint, **where))
+        else:
+            col = f.get("column")
+            pos = f"items[{row['position']}]." if row is not None else ""
+            fld = {"item": "text", "set_id": "id"}.get(col, col)
+            out.append(EatlasError(f"value {f['failure_case']!r} fails check {check}", field=f"{pos}{fld}", **where))
+    return out
+
+
+def check_test(reg: Registry, tid: str) -> list[EatlasError]:
+    from .stimuli import build_test
+
+    spec = reg.tests[tid]
+    problems: list[EatlasError] = []
+    where = {"file": spec.file, "obj": f"test {tid}"}
+    sets = {}
+    for role in ROLES:
+        sid, ver = spec.sets[role].split("@")
+        if sid not in reg.sets:
+            problems.append(EatlasError(f"names stimulus set {sid!r}, which is not in the catalog", field=role,
+                                        hint="add the set, or fix the id", **where))
+            continue
+        if reg.sets[sid].version != ver:
+            problems.append(EatlasError(f"names {sid}@{ver} but the registry holds {sid}@{reg.sets[sid].version}",
+                                        field=role, hint="update the reference (and the test's version)", **where))
+            continue
+        sets[role] = reg.sets[sid]
+        if not sets[role].items:
+            problems.append(EatlasError(f"set {sid} is empty", field=role, **where))
+    if problems:
+        return problems
+    for p, q in (("x", "y"), ("a", "b")):
+        if spec.sets[p] == spec.sets[q]:
+            problems.append(EatlasError(f"{p} and {q} are the same set", field=q, **where))
+            continue
+        cs = lambda s: s.raw.get("case_sensitive", True) is not False  # noqa: E731
+        kp = {item_key(i.text, cs(sets[p])): i.text for i in sets[p].items}
+        both = [kp[k] for k in (item_key(i.text, cs(sets[q])) for i in sets[q].items) if k in kp]
+        if both:
+            problems.append(EatlasError(f"item(s) in both {p} and {q}: {', '.join(map(repr, both))}",
+                                        field=f"{p}/{q}", hint="an item may stand for one concept only", **where))
+    if spec.level == "word" and spec.equal_targets and len(sets["x"].items) != len(sets["y"].items):
+        problems.append(EatlasError(f"|X|={len(sets['x'].items)} and |Y|={len(sets['y'].items)} differ",
+                                    field="x/y", hint="balance the targets or set equal_targets: false", **where))
+    if spec.source.get("paper") and reg.sources and spec.source["paper"] not in reg.sources:
+        problems.append(EatlasError(f"unknown paper {spec.source['paper']!r}", field="source.paper",
+                                    hint="add it to registry/sources.yaml", **where))
+    for level in spec.levels:
+        try:
+            t = build_test(reg, spec, level)
+        except EatlasError as e:
+            problems.append(e if e.file else EatlasError(e.message, field=f"expansions ({level})",
+                                                         hint=e.hint, **where))
+            continue
+        for role, c in t.concepts.items():
+            if len(c) == 0:
+                problems.append(EatlasError(f"{role} has no stimuli at level {level}", field=role, **where))
+    return problems
+
+
+def check_registry(reg: Registry) -> list[EatlasError]:
+    problems = check_stimuli(list(reg.sets.values()))
+    for s in reg.sets.values():
+        if not s.items:
+            problems.append(EatlasError("the set has no items", file=s.file, obj=f"set {s.id}", field="items"))
+        if reg.sources and s.source.get("paper") not in reg.sources:
+            problems.append(EatlasError(f"unknown paper {s.source.get('paper')!r}", file=s.file, obj=f"set {s.id}",
+                                        field="source.paper", hint="add it to registry/sources.yaml"))
+    for t in reg.templates.values():
+        extra = set()
+        for s in reg.sets.values():
+            extra |= set(s.template_vars)
+        for spec in reg.tests.values():
+            for e in spec.expansions.values():
+                extra |= set(e.vars)
+        try:
+            vet_template(t, extra)
+        except EatlasError as e:
+            problems.append(e)
+    for tid in reg.tests:
+        problems += check_test(reg, tid)
+    problems += check_hashes(reg)
+    return problems
+
+
+def check_hashes(reg: Registry) -> list[EatlasError]:
+    out = []
+    for kind, store in (("sets", reg.sets), ("tests", reg.tests), ("templates", reg.templates)):
+        for eid, obj in store.items():
+            recorded = reg.recorded_hash.get((kind, eid))
+            if recorded is None:
+                out.append(EatlasError("no sha256 recorded in catalog.yaml", file="catalog.yaml",
+                                       obj=f"{kind[:-1]} {eid}", field="sha256", hint="run 'eatlas catalog --sync'"))
+            elif recorded != obj.hash():
+                out.append(EatlasError(f"content changed but version {obj.version} did not", file=obj.file,
+                                       obj=f"{kind[:-1]} {eid}", field="version",
+                                       hint="bump the version, add a changelog entry, then 'eatlas catalog --sync'"))
+    return out
+
+
+def validate(reg: Registry) -> None:
+    problems = check_registry(reg)
+    if problems:
+        raise ValidationFailed(problems)
