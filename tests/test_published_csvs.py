@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HEADER = ["paper", "table_id", "row_label", "column_label", "statistic", "value", "significance",
           "missing", "test_id", "level", "model", "model_family", "note"]
 # Lookup tables kept next to the results but not in the results format.
-LOOKUPS = {"registry/may2019/published/table3_models.csv": ["model", "pooling", "dimension", "note"]}
+LOOKUPS = {"registry/may2019/models_table3.csv": ["model", "pooling", "dimension", "note"]}
 LEVELS = {"", "word", "sent", "sent(u)", "c-word", "c-word(u)"}
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_+\-]*$")
 
@@ -180,7 +180,7 @@ def test_wolfe_statistics():
 
 
 def test_table3_models_lookup():
-    df = _read(ROOT / "registry/may2019/published/table3_models.csv")
+    df = _read(ROOT / "registry/may2019/models_table3.csv")
     assert list(df["model"]) == ["CBoW", "InferSent", "GenSen", "USE", "ELMo", "GPT", "BERT"]
     assert list(df["pooling"]) == ["mean", "max", "last", "N/A", "mean", "last", "[CLS]"]
     assert list(df["dimension"]) == ["300", "4096", "4096", "512", "1024", "768", "1024"]
