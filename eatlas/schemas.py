@@ -72,9 +72,9 @@ def stimulus_table(sets: list[StimulusSet]) -> pd.DataFrame:
         for n, it in enumerate(s.items):
             rows.append({"file": s.file, "set_id": s.id, "version": s.version, "position": n, "item": it.text,
                          "kind": it.kind, "case": it.case, "number": it.number, "article": it.article,
-                         "item_key": item_key(it.text, cs)})
+                         "item_key": item_key(it.text, cs), "case_sensitive": cs})
     df = pd.DataFrame(rows, columns=["file", "set_id", "version", "position", "item", "kind", "case", "number",
-                                     "article", "item_key"])
+                                     "article", "item_key", "case_sensitive"])
     return df.astype({"file": object, "set_id": object, "version": object, "item": object, "kind": object,
                       "case": object, "number": object, "article": object, "item_key": object,
                       "position": "int64"})
@@ -92,7 +92,7 @@ def check_stimuli(sets: list[StimulusSet]) -> list[EatlasError]:
 
 
 def _messages(fc: pd.DataFrame, df: pd.DataFrame) -> list[EatlasError]:
-    out = []
+    out, seen = [], set()
     for _, f in fc.iterrows():
         check = str(f["check"])
         idx = f.get("index")
@@ -103,8 +103,7 @@ def _messages(fc: pd.DataFrame, df: pd.DataFrame) -> list[EatlasError]:
         name = check.split("(")[0]
         if name in MESSAGES:
             fld, msg, hint = MESSAGES[name]
-            case_note = "" if row is None or "item_key" not in row or row["item_key"] == row["item"] else \
-                ", case folded"
+            case_note = "" if row is None or row["case_sensitive"] else ", case folded"
             msg = msg.format(casefold=case_note)
             pos = f"items[{row['position']}]" if row is not None else "items"
             value = row["item"] if row is not None else None
@@ -114,6 +113,10 @@ def _messages(fc: pd.DataFrame, df: pd.DataFrame) -> list[EatlasError]:
             pos = f"items[{row['position']}]." if row is not None else ""
             fld = {"item": "text", "set_id": "id"}.get(col, col)
             out.append(EatlasError(f"value {f['failure_case']!r} fails check {check}", field=f"{pos}{fld}", **where))
+        if out and out[-1].render() in seen:   # a frame-wide check reports once per column
+            out.pop()
+        elif out:
+            seen.add(out[-1].render())
     return out
 
 

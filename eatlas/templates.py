@@ -154,13 +154,29 @@ def expand_item(item: Item, index: int, template: Template, *, family: str | Non
         ctx = dict(variables or {})
         ctx["term"] = f"{_OPEN}{surface}{_CLOSE}"
         ctx["article"] = item.article or article_for(surface)
-        for pname, psrc in template.parts.items():
-            ctx[pname] = render(psrc, ctx, where={**where, "field": f"parts.{pname}"})
+        for pname in _parts_needed(template, fam):
+            ctx[pname] = render(template.parts[pname], ctx, where={**where, "field": f"parts.{pname}"})
         for n, src in enumerate(template.families[fam]):
             text, span = _strip_markers(_capitalize_first(render(src, ctx, where=where)))
             out.append(Expanded(text=text, stimulus=item.text, surface=text[span[0]:span[1]] if span else surface,
                                 span=span, item_index=index, template=template.ref, family=fam, template_index=n))
     return out
+
+
+def _parts_needed(template: Template, family: str) -> list[str]:
+    """The parts a family uses, directly or through other parts, in dependency order."""
+    order: list[str] = []
+
+    def visit(src: str, seen: tuple):
+        for name in sorted(compile_checked(src, template.file)[1] & set(template.parts)):
+            if name in seen:
+                raise EatlasError(f"part {name!r} refers to itself", file=template.file, field=f"parts.{name}")
+            if name not in order:
+                visit(template.parts[name], seen + (name,))
+                order.append(name)
+    for src in template.families[family]:
+        visit(src, ())
+    return order
 
 
 def vet_template(template: Template, extra_vars: set[str] = frozenset()) -> None:

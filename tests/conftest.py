@@ -47,8 +47,11 @@ class MiniRegistry:
     def add_test(self, doc):
         return write_yaml(self.root / "registry" / "testpaper" / "tests" / f"{doc['id']}.yaml", doc)
 
-    def sync(self):
+    def sync(self, fresh: bool = True):
+        """Rebuild catalog.yaml; fresh=True forgets the recorded hashes (a test rewrote a file)."""
         from eatlas.catalog import sync
+        if fresh:
+            (self.root / "catalog.yaml").unlink(missing_ok=True)
         sync(self.root)
         return self
 

@@ -44,8 +44,6 @@ def test_effect_size_uses_sample_std():
 
 def test_ties_count_towards_p():
     a, b = [[1.0, 0.0]], [[0.0, 1.0]]
-    same = [[1.0, 1.0]] * 4          # every s(w) = 0: every partition ties with the observed one
-    r = weat(same[:2], same[2:], a, b) if False else None
     X = [[1.0, 1.0], [1.0, 0.0]]
     Y = [[1.0, 0.0], [1.0, 1.0]]     # same multiset of s as X -> ties
     r = weat(X, Y, a, b)
