@@ -5,9 +5,10 @@ May et al. (2019) Appendix A: a one-sided permutation test over equal-size re-pa
 X u Y, exact when there are at most ``n_samples`` partitions, otherwise ``n_samples - 1`` random
 partitions plus the observed one, ties counted (>=).
 
-The partitions are held as a 0/1 matrix so that every partition's statistic is one
-matrix-vector product; matrices are cached per (|X|, |Y|, n_samples, seed) so the tests of a run
-that share sizes reuse them.
+For up to 64 stimuli the partitions are held as a 0/1 matrix so that every partition's statistic
+is one matrix-vector product; matrices are cached per (|X|, |Y|, n_samples, seed) so the tests of
+a run that share sizes reuse them. Larger (sentence-level) tests draw their partitions in chunks
+from a seeded stream and sum by gathering, keeping memory bounded.
 """
 from __future__ import annotations
 
@@ -58,12 +59,16 @@ def effect_size_from_s(s_x: np.ndarray, s_y: np.ndarray) -> float:
     return float((s_x.mean() - s_y.mean()) / s_all.std(ddof=1))
 
 
-@lru_cache(maxsize=16)
+MATRIX_MAX_COLUMNS = 64     # above this, sampled partitions are drawn in chunks instead of cached
+_CHUNK = 8192
+
+
+@lru_cache(maxsize=8)
 def partition_matrix(n_x: int, n_y: int, n_samples: int, seed: int) -> tuple[np.ndarray, bool]:
     """0/1 matrix (partitions x (n_x+n_y)); row 0 is the observed partition (first n_x are X).
 
     Exact enumeration when C(n_x+n_y, n_x) <= n_samples, else n_samples-1 uniform random
-    partitions (without replacement within a partition) after the observed one.
+    partitions (each a subset of size n_x drawn without replacement) after the observed one.
     """
     n = n_x + n_y
     total = math.comb(n, n_x)
@@ -74,10 +79,7 @@ def partition_matrix(n_x: int, n_y: int, n_samples: int, seed: int) -> tuple[np.
         ).reshape(total, n_x)
         exact = True
     else:
-        rng = np.random.default_rng(seed)
-        keys = rng.random((n_samples - 1, n))
-        drawn = np.argpartition(keys, n_x - 1, axis=1)[:, :n_x] if n_x < n else np.tile(np.arange(n), (n_samples - 1, 1))
-        combos = np.vstack([np.arange(n_x)[None, :], drawn])
+        combos = np.vstack([np.arange(n_x)[None, :], _random_subsets(n, n_x, n_samples - 1, seed)])
         exact = False
     m = np.zeros((combos.shape[0], n), dtype=np.float64)
     np.put_along_axis(m, combos, 1.0, axis=1)
@@ -85,13 +87,42 @@ def partition_matrix(n_x: int, n_y: int, n_samples: int, seed: int) -> tuple[np.
     return m, exact
 
 
+def _random_subsets(n: int, k: int, count: int, seed: int, start: int = 0) -> np.ndarray:
+    """``count`` uniform random k-subsets of range(n) (rows), reproducible from ``seed``.
+
+    Rows ``start .. start+count`` of the same stream, so chunked draws equal one big draw.
+    """
+    out = np.empty((count, k), dtype=np.int64)
+    for c0 in range(0, count, _CHUNK):
+        rows = min(_CHUNK, count - c0)
+        rng = np.random.default_rng([seed, (start + c0) // _CHUNK])
+        keys = rng.random((rows, n))
+        out[c0:c0 + rows] = np.argpartition(keys, k - 1, axis=1)[:, :k] if k < n else np.arange(n)
+    return out
+
+
+def null_distribution(s: np.ndarray, n_x: int, *, n_samples: int, seed: int) -> tuple[np.ndarray, bool]:
+    """Test statistic sum s(X') - sum s(Y') over the partitions; element 0 is the observed one."""
+    n = len(s)
+    total = s.sum()
+    exact = math.comb(n, n_x) <= n_samples
+    if exact or n <= MATRIX_MAX_COLUMNS:
+        m, exact = partition_matrix(n_x, n - n_x, int(n_samples), int(seed))
+        return 2.0 * (m @ s) - total, exact
+    dist = np.empty(n_samples)
+    dist[0] = 2.0 * s[:n_x].sum() - total
+    for c0 in range(0, n_samples - 1, _CHUNK):
+        rows = min(_CHUNK, n_samples - 1 - c0)
+        idx = _random_subsets(n, n_x, rows, seed, start=c0)
+        dist[1 + c0:1 + c0 + rows] = 2.0 * s[idx].sum(axis=1) - total
+    return dist, False
+
+
 def permutation_p(s_x: np.ndarray, s_y: np.ndarray, *, n_samples: int = 100_000, seed: int = 0,
                   parametric: bool = False) -> tuple[float, bool, int, float]:
     """One-sided p of the test statistic sum s(X) - sum s(Y); returns (p, exact, n_partitions, stat)."""
     s = np.concatenate([s_x, s_y]).astype(np.float64)
-    m, exact = partition_matrix(len(s_x), len(s_y), int(n_samples), int(seed))
-    total = s.sum()
-    dist = 2.0 * (m @ s) - total   # sum over the partition's X minus sum over its Y
+    dist, exact = null_distribution(s, len(s_x), n_samples=int(n_samples), seed=int(seed))
     observed = dist[0]
     if parametric:
         p = float(_stats.norm.sf(observed, loc=dist.mean(), scale=dist.std(ddof=1)))
