@@ -78,6 +78,7 @@ JOIN runs ru USING (run_id)
 JOIN published_results p
   ON p.test_id = r.test_id AND p.level = r.level AND p.model_family = ru.model_family
  AND p.statistic = 'effect_size' AND NOT p.missing
+ AND p.column_label NOT LIKE 'Level 2%'      -- ML-EAT Level 2 effect sizes are single-target, not the WEAT
 WHERE r.status = 'ok';
 """
 
