@@ -179,6 +179,13 @@ def check_registry(reg: Registry) -> list[EatlasError]:
         if reg.sources and s.source.get("paper") not in reg.sources:
             problems.append(EatlasError(f"unknown paper {s.source.get('paper')!r}", file=s.file, obj=f"set {s.id}",
                                         field="source.paper", hint="add it to registry/sources.yaml"))
+    for obj in [*reg.sets.values(), *reg.tests.values(), *reg.templates.values()]:
+        log = obj.raw.get("changelog") or []
+        if not any(isinstance(e, dict) and str(e.get("version")) == obj.version for e in log):
+            kind = type(obj).__name__.replace("StimulusSet", "set").replace("TestSpec", "test").lower()
+            problems.append(EatlasError(f"changelog has no entry for version {obj.version}", file=obj.file,
+                                        obj=f"{kind} {obj.id}", field="changelog",
+                                        hint="add - {version: ..., date: ..., change: ...}"))
     for t in reg.templates.values():
         extra = set()
         for s in reg.sets.values():

@@ -19,7 +19,8 @@ def write_yaml(path: Path, doc) -> Path:
 def make_set(sid, items, *, version="1.0.0", concept=None, **extra):
     doc = {"id": sid, "version": version, "concept": concept or sid.title(), "license": "CC0-1.0",
            "source": {"paper": "testpaper", "section": "test"},
-           "items": [i if isinstance(i, dict) else {"text": i, "kind": "noun"} for i in items]}
+           "items": [i if isinstance(i, dict) else {"text": i, "kind": "noun"} for i in items],
+           "changelog": [{"version": version, "date": "2026-11-22", "change": "test"}]}
     doc.update(extra)
     return doc
 
@@ -27,7 +28,8 @@ def make_set(sid, items, *, version="1.0.0", concept=None, **extra):
 def make_test(tid, x, y, a, b, *, version="1.0.0", **extra):
     doc = {"id": tid, "version": version, "title": tid, "level": "word", "license": "CC0-1.0",
            "source": {"paper": "testpaper"}, "x": x, "y": y, "a": a, "b": b,
-           "expansions": {"sent": {"template": "may2019_bleached@1.0.0"}}}
+           "expansions": {"sent": {"template": "may2019_bleached@1.0.0"}},
+           "changelog": [{"version": version, "date": "2026-11-22", "change": "test"}]}
     doc.update(extra)
     return doc
 
