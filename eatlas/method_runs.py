@@ -1,0 +1,178 @@
+"""Runs of the methods beside WEAT that need more than a test's four matrices: CEAT (a corpus of
+contexts per stimulus) and IBD/EIBD (the Guo & Caliskan name groups and validation lists).
+
+Each computes everything in memory first and hands the store one run record, its rows for
+``results`` (none here) and its own tables, written in one transaction.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .encoders import Encoder
+from .errors import EatlasError
+from .registry import Registry
+
+RACE_CODE = {"african_american": "A", "european_american": "E", "mexican_american": "M"}
+GENDER_CODE = {"female": "F", "male": "M"}
+
+
+def now() -> _dt.datetime:
+    return _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
+
+
+def run_record(method: str, encoder: Encoder, reg: Registry, *, seed: int, test_ids: list[str], levels: list[str],
+               started: _dt.datetime, settings: dict, n_samples: int | None = None,
+               alpha: float | None = None) -> dict:
+    """The ``runs`` row every method writes: model, fingerprint, seed, packages, registry state."""
+    from . import __version__
+    from .runner import package_versions, registry_state
+
+    s = encoder.settings()
+    return {"run_id": str(uuid.uuid4()), "method": method, "model": s["model"],
+            "model_fingerprint": s["fingerprint"], "model_family": s["family"], "pooling": s["pooling"],
+            "layer": s["layer"], "subword": s["subword"], "seed": seed, "n_samples": n_samples, "alpha": alpha,
+            "levels": levels, "tests": test_ids, "started_at": started, "finished_at": now(),
+            "eatlas_version": __version__, "package_versions": package_versions(),
+            "registry": registry_state(reg, test_ids), "settings": {**settings, "encoder": encoder.info}}
+
+
+# ------------------------------------------------------------------------------------------ IBD
+def ibd_inputs(reg: Registry):
+    """(groups: code -> [names], lists: short name -> [words]) from the registry's Guo & Caliskan sets."""
+    groups: dict[str, list[str]] = {}
+    lists: dict[str, list[str]] = {}
+    for s in reg.sets.values():
+        g = s.group or {}
+        tags = s.raw.get("tags") or []
+        if "ibd_validation" in tags:
+            lists[s.id.removeprefix("guo2021_val_")] = [i.text for i in s.items]
+        elif s.source.get("paper") == "guo2021" and g.get("race") in RACE_CODE and g.get("gender") in GENDER_CODE \
+                and all(i.kind == "name" for i in s.items):
+            groups[RACE_CODE[g["race"]] + GENDER_CODE[g["gender"]]] = [i.text for i in s.items]
+    if len(groups) < 2 or not lists:
+        raise EatlasError("the registry has no Guo & Caliskan name groups and validation lists for IBD",
+                          hint="sets with group: {race, gender} and tags: [ibd_validation]")
+    return groups, lists
+
+
+def run_ibd(encoder: Encoder, reg: Registry, *, targets: list[str] | None = None, seed: int = 0):
+    """IBD and EIBD for each intersectional group, thresholds chosen on the ROC curve."""
+    from .ibd import PAPER_ACCURACY, eibd, ibd, labels_from_lists
+
+    started = now()
+    groups, lists = ibd_inputs(reg)
+    words = sorted({w for ws in lists.values() for w in ws})
+    names = sorted({n for ns in groups.values() for n in ns})
+    enc_w, enc_n = encoder.encode(words), encoder.encode(names)
+    wvec = {w: enc_w.vectors[i] for i, w in enumerate(words) if not enc_w.missing[i]}
+    nvec = {n: enc_n.vectors[i] for i, n in enumerate(names) if not enc_n.missing[i]}
+    dropped_names = [n for n in names if n not in nvec]
+    gm = {}
+    for code, ns in groups.items():
+        kept = [nvec[n] for n in ns if n in nvec]
+        if len(kept) < 2:
+            raise EatlasError(f"group {code} has {len(kept)} encodable names; IBD needs at least 2",
+                              hint=f"names missing from the model: {', '.join(n for n in ns if n not in nvec)}")
+        gm[code] = np.vstack(kept)
+    labels = labels_from_lists(lists)
+    labels = {w: labels.get(w, frozenset()) for w in wvec}
+    summaries, words_rows = [], []
+    for code in targets or sorted(gm):
+        lc = code.lower()
+        for method, fn, plist in (("IBD", ibd, f"{lc}_intersectional"), ("EIBD", eibd, f"{lc}_emergent")):
+            if plist not in lists:
+                continue
+            r = fn(gm, wvec, labels, target=code, positive_list=plist)
+            row = r.to_dict()
+            row["paper_accuracy"] = PAPER_ACCURACY.get((method, code))
+            row["missing"] = ",".join(sorted(set(words) - set(wvec)))
+            row["dropped_names"] = ",".join(dropped_names)
+            summaries.append(row)
+            words_rows += r.to_rows()
+    run = run_record("ibd", encoder, reg, seed=seed, test_ids=[], levels=["word"], started=started,
+                     settings={"targets": targets, "lists": sorted(lists), "groups": sorted(groups)})
+    for rows in (summaries, words_rows):
+        for r in rows:
+            r["run_id"] = run["run_id"]
+    return run, {"ibd_results": pd.DataFrame(summaries), "ibd_words": _stringify(pd.DataFrame(words_rows))}
+
+
+def _stringify(df: pd.DataFrame) -> pd.DataFrame:
+    for c in df.columns:
+        if df[c].dtype == object:
+            df[c] = df[c].map(lambda v: None if v is None else (v if isinstance(v, (str, bool)) else str(v)))
+    return df
+
+
+# ------------------------------------------------------------------------------------------ CEAT
+def read_corpus(path: Path, column: str | None = None) -> list[str]:
+    """A text file (one sentence or comment per line) or a parquet file's text column."""
+    path = Path(path)
+    if not path.is_file():
+        raise EatlasError("corpus file not found", file=str(path))
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+        table = pq.read_table(path)
+        col = column or ("text" if "text" in table.column_names else None)
+        if col not in table.column_names:
+            raise EatlasError(f"no column {col!r} in the parquet file", file=str(path), field="--corpus-column",
+                              hint=f"columns: {', '.join(table.column_names)}")
+        return [str(x) for x in table.column(col).to_pylist() if x is not None]
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as e:
+        raise EatlasError(f"corpus is not UTF-8 (byte {e.start})", file=str(path)) from None
+
+
+def run_ceat(encoder: Encoder, reg: Registry, test_ids: list[str], corpus: list[str], *, n_draws: int = 10_000,
+             seed: int = 0, sampling: str = "paper", max_contexts: int = 1000, case_sensitive: bool | None = None,
+             progress=None):
+    """CEAT on each test: contexts from the corpus, contextual-word vectors, N draws, random effects."""
+    from .ceat import ceat, find_contexts
+    from .stimuli import build_test
+
+    started = now()
+    results, draws, contexts_rows = [], [], []
+    for tid in test_ids:
+        spec = reg.get_test_spec(tid)
+        t = build_test(reg, spec, "word", seed=seed)
+        per_role = {}
+        for role, c in t.concepts.items():
+            cs = case_sensitive if case_sensitive is not None else \
+                reg.get_set(c.set_ref).raw.get("case_sensitive", True) is not False
+            found = find_contexts(corpus, c.items, case_sensitive=cs, max_per_stimulus=max_contexts, seed=seed)
+            mats = {}
+            for stim, hits in found.items():
+                contexts_rows.append({"test_id": spec.id, "role": role.upper(), "stimulus": stim,
+                                      "n_contexts": len(hits)})
+                if not hits:
+                    mats[stim] = np.zeros((0, 1))
+                    continue
+                r = encoder.encode_spans([corpus[i] for i, _ in hits], [span for _, span in hits])
+                mats[stim] = r.vectors[~r.missing]
+            per_role[role] = mats
+        if progress:
+            progress(t)
+        dims = {m.shape[1] for mats in per_role.values() for m in mats.values() if len(m)}
+        per_role = {r: {s: (m if len(m) else np.zeros((0, max(dims or {1})))) for s, m in mats.items()}
+                    for r, mats in per_role.items()}
+        res = ceat(per_role["x"], per_role["y"], per_role["a"], per_role["b"], n_draws=n_draws, seed=seed,
+                   sampling=sampling, on_missing="report")
+        row = {"test_id": spec.id, "test_version": spec.version, "level": "c-word", **res.to_dict()}
+        results.append(row)
+        draws.append(pd.DataFrame({"test_id": spec.id, "draw": np.arange(res.n_draws),
+                                   "effect_size": res.effect_sizes, "variance": res.variances}))
+    run = run_record("ceat", encoder, reg, seed=seed, test_ids=[reg.get_test_spec(t).id for t in test_ids],
+                     levels=["c-word"], started=started, n_samples=n_draws,
+                     settings={"n_draws": n_draws, "sampling": sampling, "max_contexts": max_contexts,
+                               "case_sensitive": case_sensitive, "corpus_lines": len(corpus)})
+    tables = {"ceat_results": pd.DataFrame(results), "ceat_draws": pd.concat(draws, ignore_index=True),
+              "ceat_contexts": pd.DataFrame(contexts_rows)}
+    for df in tables.values():
+        df.insert(0, "run_id", run["run_id"])
+    return run, {k: _stringify(v) for k, v in tables.items()}
