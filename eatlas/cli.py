@@ -122,7 +122,8 @@ def cmd_run(args) -> int:
     cfg = RunConfig(model=args.model, tests=args.tests or None, levels=tuple(args.levels.split(",")),
                     seed=args.seed, n_samples=args.n_samples, alpha=args.alpha, parametric=args.parametric,
                     pooling=args.pooling, layer=args.layer, subword=args.subword, min_coverage=args.min_coverage,
-                    batch_size=args.batch_size, trust_remote_code=args.trust_remote_code)
+                    batch_size=args.batch_size, trust_remote_code=args.trust_remote_code,
+                    use_cache=not args.no_cache)
     db = Path(args.db) if args.db else default_db()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=True, disable=args.quiet) as prog:
@@ -197,6 +198,27 @@ def cmd_add(args) -> int:
     return 0
 
 
+def cmd_cache(args) -> int:
+    from .cache import EmbeddingCache
+
+    out, _ = _console()
+    cache = EmbeddingCache()
+    if args.action == "clear":
+        n = cache.clear()
+        out.print(f"removed {n} cached encoder setting(s) from {cache.root}")
+        return 0
+    rows = cache.info()
+    for r in rows:
+        k = r["key"]
+        what = ", ".join(f"{n}={k[n]}" for n in ("mode", "pooling", "layer", "subword", "normalize", "lowercase")
+                         if n in k)
+        out.print(f"{r['id']}  {k.get('fingerprint', '?')}  {what}: {r['entries']} vector(s), "
+                  f"{r['shards']} shard(s), {r['bytes'] / 1e6:.1f} MB", highlight=False)
+    out.print(f"{len(rows)} encoder setting(s), {sum(r['entries'] for r in rows)} vector(s), "
+              f"{sum(r['bytes'] for r in rows) / 1e6:.1f} MB in {cache.root} (env EATLAS_CACHE)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="eatlas", description="Embedding Association Tests: registry, runs, results.")
     p.add_argument("--registry", help="registry folder (catalog.yaml, registry/, templates/); env EATLAS_REGISTRY")
@@ -218,6 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--batch-size", type=int, default=64)
     r.add_argument("--trust-remote-code", action="store_true", help="allow model code from the model folder")
     r.add_argument("--wait", type=float, default=0.0, help="seconds to wait for a database in use")
+    r.add_argument("--no-cache", action="store_true", help="encode everything afresh; read and write no cache")
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(fn=cmd_run)
 
@@ -251,6 +274,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--sync", action="store_true", help="(default) rewrite catalog.yaml")
     c.add_argument("--check", action="store_true", help="check only, write nothing")
     c.set_defaults(fn=cmd_catalog)
+
+    ca = sub.add_parser("cache", help="the on-disk embedding cache ($EATLAS_CACHE or ~/.cache/eatlas)")
+    ca.add_argument("action", choices=("info", "clear"))
+    ca.set_defaults(fn=cmd_cache)
 
     a = sub.add_parser("add", help="validate a new set or test file and add it to the registry")
     a.add_argument("file")

@@ -3,10 +3,16 @@
 * ``TransformersEncoder``: any local transformers folder (BERT-like, GPT-like, AutoModel);
   pooling ``mean`` (mask-aware, special tokens included, as sentence-transformers),
   ``mean_nospecial``, ``cls``, ``last`` (last non-padding token), ``max``; layer ``-1`` (top), an
-  index into the hidden states, or ``sum`` (sum over all layers); contextual-word vectors from
-  the tokens that overlap a character span, subword ``first``/``last``/``mean``.
-* ``StaticEncoder``: word vectors; a multi-word stimulus or a sentence is the mean of its words'
-  vectors (May et al.'s CBoW). Out-of-vocabulary texts are reported, never silently dropped.
+  index into the hidden states, or ``sum`` (sum over the layers after the embeddings);
+  contextual-word vectors from the tokens that overlap a character span, subword
+  ``first``/``last``/``mean``. ``encode_items`` sends each distinct text through the model once
+  (batches of similar token length, padded by us and masked, so no pad token is needed) and reads
+  both its pooled vector and its span vectors off that one pass.
+* ``StaticEncoder``: word vectors; a multi-word stimulus or a sentence is the mean of its
+  in-vocabulary words' vectors (May et al.'s CBoW); a stimulus whose own words are not all in the
+  vocabulary is reported (``covers``), never silently represented by the words around it.
+
+``Encoder.cache_key(mode)`` names everything that decides a vector, for ``eatlas.cache``.
 
 Models are described by ``loaders/*.yaml`` (data: where the weights are, family, defaults); a
 ``--model`` may also be a local folder or a vector file. Nothing is ever downloaded.
@@ -84,10 +90,13 @@ def _pkg_version(pypi: str | None) -> str | None:
 
 
 # ---------------------------------------------------------------------------- encoders
+ENCODER_VERSION = 2   # bump when a change to this file changes any vector (invalidates the cache)
+
+
 @dataclass
 class EncodeResult:
     vectors: np.ndarray                 # (n, d); rows for missing texts are NaN
-    missing: np.ndarray                 # bool (n,): not encodable (out of vocabulary)
+    missing: np.ndarray                 # bool (n,): not encodable (out of vocabulary, span truncated away)
 
 
 @dataclass
@@ -105,11 +114,33 @@ class Encoder:
         return {"model": self.model_id, "fingerprint": self.fingerprint, "family": self.family,
                 "pooling": self.pooling, "layer": self.layer, "subword": self.subword}
 
+    def cache_key(self, mode: str) -> dict | None:
+        """Everything that decides the vectors of ``mode`` ('plain' or 'span'); None: never cached."""
+        return None
+
     def encode(self, texts: list[str]) -> EncodeResult:  # pragma: no cover - interface
         raise NotImplementedError
 
     def encode_spans(self, texts: list[str], spans: list[tuple[int, int]]) -> EncodeResult:  # pragma: no cover
         raise NotImplementedError
+
+    def encode_items(self, texts: list[str], spans: list[tuple[int, int] | None]) -> EncodeResult:
+        """Row i: the vector of ``texts[i]`` (span None) or of the span inside it (a contextual word)."""
+        out = EncodeResult(np.zeros((len(texts), 0), np.float32), np.zeros(len(texts), bool))
+        for is_span in (False, True):
+            rows = [i for i, s in enumerate(spans) if (s is not None) == is_span]
+            if not rows:
+                continue
+            r = self.encode_spans([texts[i] for i in rows], [spans[i] for i in rows]) if is_span \
+                else self.encode([texts[i] for i in rows])
+            if out.vectors.shape[1] == 0:
+                out.vectors = np.full((len(texts), r.vectors.shape[1]), np.nan, np.float32)
+            out.vectors[rows], out.missing[rows] = r.vectors, r.missing
+        return out
+
+    def covers(self, stimuli: list[str]) -> np.ndarray:
+        """Whether each stimulus (the words themselves, not a sentence around them) has a representation."""
+        return np.ones(len(stimuli), dtype=bool)
 
 
 def _torch():
@@ -117,10 +148,18 @@ def _torch():
     return torch
 
 
+def _cpu_threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))   # the cores this process may use, not the machine's
+    except AttributeError:   # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 class TransformersEncoder(Encoder):
     def __init__(self, path: Path, *, model_id: str | None = None, family: str | None = None, pooling: str = "mean",
                  layer: str | int = -1, subword: str = "last", batch_size: int = 64, normalize: bool = False,
-                 fingerprint: str | None = None, device: str | None = None, trust_remote_code: bool = False):
+                 fingerprint: str | None = None, device: str | None = None, trust_remote_code: bool = False,
+                 max_length: int | None = None):
         torch = _torch()
         from transformers import AutoConfig, AutoModel, AutoTokenizer
         from transformers.utils import logging as hf_logging
@@ -133,6 +172,8 @@ class TransformersEncoder(Encoder):
         if subword not in SUBWORDS:
             raise EatlasError(f"unknown subword choice {subword!r}", field="subword",
                               hint=f"one of {', '.join(SUBWORDS)}")
+        if not (str(layer) in ("-1", "sum") or re.fullmatch(r"-?\d+", str(layer))):
+            raise EatlasError(f"unknown layer {layer!r}", field="layer", hint="-1 (top), a hidden-state index, or sum")
         path = Path(path)
         if not (path / "config.json").is_file():
             raise EatlasError("not a transformers model folder (no config.json)", file=str(path))
@@ -145,12 +186,16 @@ class TransformersEncoder(Encoder):
             raise EatlasError(f"could not load the model: {str(e).splitlines()[0]}", file=str(path)) from None
         if not getattr(self.tokenizer, "is_fast", False):
             raise EatlasError("a fast tokenizer (tokenizer.json) is needed for character spans", file=str(path))
-        if self.tokenizer.pad_token is None:          # GPT-2-like: pad with EOS, masked out anyway
-            self.tokenizer.pad_token = self.tokenizer.eos_token or self.tokenizer.unk_token
-        self.tokenizer.padding_side = "right"
+        # We pad batches ourselves (masked out), so a tokenizer without a pad token (GPT-2) needs none.
+        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        self.inputs = [k for k in self.tokenizer.model_input_names if k in ("input_ids", "token_type_ids",
+                                                                              "attention_mask")]
+        limits = [n for n in (max_length, self.tokenizer.model_max_length,
+                              getattr(config, "max_position_embeddings", None)) if isinstance(n, int) and n > 0]
+        self.max_length = min(limits) if limits else 512
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         if self.device == "cpu":
-            torch.set_num_threads(max(1, os.cpu_count() or 1))
+            torch.set_num_threads(_cpu_threads())
         self.model.to(self.device).eval()
         self.batch_size = batch_size
         self.normalize = normalize
@@ -159,13 +204,24 @@ class TransformersEncoder(Encoder):
         super().__init__(model_id=model_id or str(path), fingerprint=fp, family=fam, pooling=pooling,
                          layer=str(layer), subword=subword,
                          info={"path": str(path), "model_type": getattr(config, "model_type", None),
-                               "normalize": normalize, "device": self.device})
-        self._layer = layer
+                               "normalize": normalize, "max_length": self.max_length, "device": self.device})
+        self._layer = str(layer)
+
+    def cache_key(self, mode: str) -> dict:
+        import tokenizers
+        import transformers
+        key = {"encoder": "transformers", "code": ENCODER_VERSION, "fingerprint": self.fingerprint, "mode": mode,
+               "layer": self.layer, "max_length": self.max_length, "device": self.device,
+               "torch": _torch().__version__, "transformers": transformers.__version__,
+               "tokenizers": tokenizers.__version__}
+        if mode == "plain":
+            return {**key, "pooling": self.pooling, "normalize": self.normalize}
+        return {**key, "subword": self.subword}
 
     # -- helpers
     def _hidden(self, batch) -> "object":
         torch = _torch()
-        want_all = self._layer != -1 and self._layer != "-1"
+        want_all = self._layer != "-1"
         with torch.inference_mode():
             out = self.model(**batch, output_hidden_states=want_all)
         self.calls += 1
@@ -176,64 +232,94 @@ class TransformersEncoder(Encoder):
             return torch.stack(hs[1:], 0).sum(0)
         return hs[int(self._layer)]
 
-    def _batches(self, texts: list[str]):
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for s in range(0, len(order), self.batch_size):
-            yield order[s:s + self.batch_size]
+    def _pool(self, h, mask, special):
+        torch = _torch()
+        m = mask.unsqueeze(-1).to(h.dtype)
+        if self.pooling == "mean":
+            v = (h * m).sum(1) / m.sum(1).clamp(min=1)
+        elif self.pooling == "mean_nospecial":
+            m = m * (1 - special.unsqueeze(-1).to(h.dtype))
+            v = (h * m).sum(1) / m.sum(1).clamp(min=1)
+        elif self.pooling == "cls":
+            v = h[:, 0]
+        elif self.pooling == "last":   # right padding: the last non-padding token
+            v = h[torch.arange(h.shape[0], device=h.device), mask.sum(1) - 1]
+        else:  # max
+            v = h.masked_fill(m == 0, float("-inf")).max(1).values
+        return torch.nn.functional.normalize(v, dim=-1) if self.normalize else v
 
-    def _tokenize(self, texts: list[str], offsets: bool = False):
-        enc = self.tokenizer(texts, padding=True, truncation=True, return_tensors="pt",
-                             return_offsets_mapping=offsets, return_special_tokens_mask=True)
-        return enc
+    def _span_vectors(self, h, mask, special, offsets, starts, ends):
+        """(R, d) vectors of the tokens overlapping [start, end) in each row; R x T selection, no Python loop."""
+        torch = _torch()
+        tok_s, tok_e = offsets[..., 0], offsets[..., 1]
+        sel = (mask.bool() & ~special.bool() & (tok_e > tok_s)
+               & (tok_s < ends[:, None]) & (tok_e > starts[:, None]))
+        count = sel.sum(1)
+        if self.subword == "mean":
+            w = sel.to(h.dtype) / count.clamp(min=1).unsqueeze(-1)
+            v = torch.einsum("rt,rtd->rd", w, h)
+        else:
+            t = torch.arange(sel.shape[1], device=sel.device)
+            pos = torch.where(sel, t, -1).amax(1) if self.subword == "last" \
+                else torch.where(sel, t, sel.shape[1]).amin(1).clamp(max=sel.shape[1] - 1)
+            v = h[torch.arange(h.shape[0], device=h.device), pos.clamp(min=0)]
+        return v, count == 0
 
     def encode(self, texts: list[str]) -> EncodeResult:
-        torch = _torch()
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for idx in self._batches(texts):
-            enc = self._tokenize([texts[i] for i in idx])
-            special = enc.pop("special_tokens_mask")
-            batch = {k: v.to(self.device) for k, v in enc.items()}
-            h = self._hidden(batch).float()
-            mask = batch["attention_mask"].unsqueeze(-1).to(h.dtype)
-            if self.pooling == "mean":
-                v = (h * mask).sum(1) / mask.sum(1).clamp(min=1)
-            elif self.pooling == "mean_nospecial":
-                m2 = mask * (1 - special.to(self.device).unsqueeze(-1).to(h.dtype))
-                v = (h * m2).sum(1) / m2.sum(1).clamp(min=1)
-            elif self.pooling == "cls":
-                v = h[:, 0]
-            elif self.pooling == "last":
-                last = batch["attention_mask"].sum(1) - 1
-                v = h[torch.arange(h.shape[0], device=h.device), last]
-            else:  # max
-                v = h.masked_fill(mask == 0, float("-inf")).max(1).values
-            if self.normalize:
-                v = torch.nn.functional.normalize(v, dim=-1)
-            out[idx] = v.cpu().numpy()
-        return EncodeResult(out, np.zeros(len(texts), dtype=bool))
+        return self.encode_items(texts, [None] * len(texts))
 
     def encode_spans(self, texts: list[str], spans: list[tuple[int, int]]) -> EncodeResult:
         """Contextual-word vectors: the tokens overlapping each span, subword first/last/mean."""
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        return self.encode_items(texts, list(spans))
+
+    def encode_items(self, texts: list[str], spans: list[tuple[int, int] | None]) -> EncodeResult:
+        """One forward pass per distinct text, batched by token length (little padding), pooled vectors
+        and span vectors read off the same pass."""
+        torch = _torch()
+        uniq = list(dict.fromkeys(texts))
+        where = {t: i for i, t in enumerate(uniq)}
+        asks = [[] for _ in uniq]                      # per distinct text: the request rows
+        for n, t in enumerate(texts):
+            asks[where[t]].append(n)
+        out = np.full((len(texts), self.dim), np.nan, dtype=np.float32)
         missing = np.zeros(len(texts), dtype=bool)
-        for idx in self._batches(texts):
-            enc = self._tokenize([texts[i] for i in idx], offsets=True)
-            offs = enc.pop("offset_mapping").numpy()
-            special = enc.pop("special_tokens_mask").numpy()
-            batch = {k: v.to(self.device) for k, v in enc.items()}
-            h = self._hidden(batch).float().cpu().numpy()
-            am = enc["attention_mask"].numpy()
-            for row, i in enumerate(idx):
-                s, e = spans[i]
-                sel = [t for t in range(offs.shape[1]) if am[row, t] and not special[row, t]
-                       and offs[row, t, 0] < e and offs[row, t, 1] > s and offs[row, t, 1] > offs[row, t, 0]]
-                if not sel:
-                    missing[i] = True   # span truncated away or not tokenised: reported, never silent
-                    out[i] = np.nan
-                    continue
-                vecs = h[row, sel]
-                out[i] = vecs[0] if self.subword == "first" else vecs[-1] if self.subword == "last" \
-                    else vecs.mean(0)
+        if not uniq:
+            return EncodeResult(out, missing)
+        enc = self.tokenizer(uniq, truncation=True, max_length=self.max_length, return_offsets_mapping=True,
+                             return_special_tokens_mask=True)
+        lengths = [len(x) for x in enc["input_ids"]]
+        order = sorted((i for i in range(len(uniq)) if lengths[i]), key=lengths.__getitem__)
+        for i in range(len(uniq)):
+            if not lengths[i]:                             # nothing to encode (an empty text)
+                missing[asks[i]] = True
+        for b in range(0, len(order), self.batch_size):
+            rows = order[b:b + self.batch_size]
+            width = max(lengths[i] for i in rows)
+
+            def pad(name, value):
+                return torch.tensor([enc[name][i] + [value] * (width - lengths[i]) for i in rows])
+            mask = pad("attention_mask", 0)
+            special = pad("special_tokens_mask", 1)
+            batch = {"input_ids": pad("input_ids", self.pad_id), "attention_mask": mask}
+            if "token_type_ids" in self.inputs and "token_type_ids" in enc:
+                batch["token_type_ids"] = pad("token_type_ids", 0)
+            batch = {k: v.to(self.device) for k, v in batch.items()}
+            mask, special = mask.to(self.device), special.to(self.device)
+            h = self._hidden(batch).float()
+            plain = [(r, n) for r, i in enumerate(rows) for n in asks[i] if spans[n] is None]
+            if plain:
+                v = self._pool(h, mask, special)
+                out[[n for _, n in plain]] = v[[r for r, _ in plain]].cpu().numpy()
+            spanned = [(r, n) for r, i in enumerate(rows) for n in asks[i] if spans[n] is not None]
+            if spanned:
+                rr = torch.tensor([r for r, _ in spanned], device=self.device)
+                offsets = pad("offset_mapping", (0, 0)).to(self.device)
+                bounds = torch.tensor([spans[n] for _, n in spanned], device=self.device)
+                v, miss = self._span_vectors(h[rr], mask[rr], special[rr], offsets[rr], bounds[:, 0], bounds[:, 1])
+                ns = [n for _, n in spanned]
+                out[ns] = v.cpu().numpy()
+                missing[ns] = miss.cpu().numpy()   # span truncated away or not tokenised: reported, never silent
+        out[missing] = np.nan
         return EncodeResult(out, missing)
 
     @property
@@ -242,7 +328,11 @@ class TransformersEncoder(Encoder):
 
 
 class StaticEncoder(Encoder):
-    """Word vectors; texts are split into words and averaged (CBoW)."""
+    """Word vectors; a text is the mean of its in-vocabulary words' vectors (CBoW, May et al.).
+
+    A stimulus itself must be fully in the vocabulary (``covers``): the runner drops a stimulus whose
+    own words are missing, at every level, so a sentence is never represented by its template alone.
+    """
 
     def __init__(self, words: list[str], vectors: np.ndarray, *, model_id: str, family: str, fingerprint: str,
                  lowercase: bool):
@@ -252,6 +342,10 @@ class StaticEncoder(Encoder):
         super().__init__(model_id=model_id, fingerprint=fingerprint, family=family, pooling="cbow",
                          info={"lowercase": lowercase, "vocab_size": len(words)})
 
+    def cache_key(self, mode: str) -> dict:
+        return {"encoder": "static", "code": ENCODER_VERSION, "fingerprint": self.fingerprint, "mode": mode,
+                "lowercase": self.lowercase}
+
     def _lookup(self, w: str) -> int | None:
         for cand in ((w.lower(),) if self.lowercase else (w, w.lower())):
             i = self.index.get(cand)
@@ -259,33 +353,60 @@ class StaticEncoder(Encoder):
                 return i
         return None
 
-    def encode(self, texts: list[str]) -> EncodeResult:
+    def _ids(self, text: str) -> tuple[list[int], list[str]]:
+        """Vocabulary rows of a text and its out-of-vocabulary words."""
+        whole = self._lookup(text)    # a stimulus listed as one entry (e.g. "short-term") first
+        if whole is not None:
+            return [whole], []
+        ids, oov = [], []
+        for w in _WORD_RE.findall(text):
+            i = self._lookup(w)
+            (oov.append(w) if i is None else ids.append(i))
+        return ids, oov
+
+    def encode_items(self, texts: list[str], spans: list[tuple[int, int] | None]) -> EncodeResult:
         self.calls += 1
         out = np.full((len(texts), self.vectors.shape[1]), np.nan, dtype=np.float32)
         missing = np.zeros(len(texts), dtype=bool)
-        for n, t in enumerate(texts):
-            whole = self._lookup(t)   # a stimulus listed as one token (e.g. "short-term") first
-            ids = [whole] if whole is not None else [self._lookup(w) for w in _WORD_RE.findall(t)]
-            ids = [i for i in ids if i is not None]
-            if not ids:
+        for n, (t, sp) in enumerate(zip(texts, spans)):
+            ids, _ = self._ids(t if sp is None else t[sp[0]:sp[1]])
+            if ids:
+                out[n] = self.vectors[ids].mean(0)
+            else:
                 missing[n] = True
-                continue
-            out[n] = self.vectors[ids].mean(0)
         return EncodeResult(out, missing)
 
+    def encode(self, texts: list[str]) -> EncodeResult:
+        return self.encode_items(texts, [None] * len(texts))
+
     def encode_spans(self, texts, spans):
-        return self.encode([t[s:e] for t, (s, e) in zip(texts, spans)])
+        return self.encode_items(texts, list(spans))
+
+    def covers(self, stimuli: list[str]) -> np.ndarray:
+        return np.array([bool(ids) and not oov for ids, oov in map(self._ids, stimuli)], dtype=bool)
+
+
+def _digest(h, p: Path, whole_below: int = 64 << 20, chunk: int = 1 << 20) -> None:
+    """Feed a file into ``h``: all of it when small, else its size and three 1 MiB samples (head, middle,
+    tail), so that re-saved weights change the fingerprint without reading gigabytes."""
+    size = p.stat().st_size
+    h.update(f"{p.name}:{size}".encode())
+    with p.open("rb") as f:
+        if size <= whole_below:
+            h.update(f.read())
+            return
+        for at in (0, size // 2, size - chunk):
+            f.seek(at)
+            h.update(f.read(chunk))
 
 
 def _folder_fingerprint(path: Path) -> str:
-    """sha256 over the weight files' names and sizes and the config (cheap, changes with the weights)."""
+    """sha256 over the config, tokenizer and weight files (whole or sampled): changes with the weights."""
     h = hashlib.sha256()
     for p in sorted(path.rglob("*")):
         if p.is_file() and p.suffix in (".safetensors", ".bin", ".json", ".txt", ".model"):
-            h.update(p.name.encode())
-            h.update(str(p.stat().st_size).encode())
-            if p.suffix == ".json":
-                h.update(p.read_bytes())
+            h.update(str(p.relative_to(path)).encode())
+            _digest(h, p)
     return "sha256:" + h.hexdigest()[:16]
 
 
@@ -308,7 +429,8 @@ def load_encoder(model: str | None = None, *, pooling: str | None = None, layer:
                                        layer=layer if layer is not None else e.get("layer", -1),
                                        subword=subword or "last", batch_size=batch_size,
                                        normalize=bool(e.get("normalize", False)), fingerprint=fp,
-                                       trust_remote_code=trust_remote_code)
+                                       trust_remote_code=trust_remote_code,
+                                       max_length=e.get("max_length") or _st_max_length(base / w["path"]))
         if e["backend"] == "static":
             if "keyed_vectors" in w:
                 words, vecs = _read_keyed_vectors(base / w["keyed_vectors"])
@@ -324,7 +446,8 @@ def load_encoder(model: str | None = None, *, pooling: str | None = None, layer:
         if (p / "config.json").is_file():
             return TransformersEncoder(p, pooling=pooling or "mean", layer=-1 if layer is None else layer,
                                        subword=subword or "last", batch_size=batch_size,
-                                       normalize=_st_normalize(p), trust_remote_code=trust_remote_code)
+                                       normalize=_st_normalize(p), trust_remote_code=trust_remote_code,
+                                       max_length=_st_max_length(p))
         raise EatlasError("folder holds no config.json (not a transformers / sentence-transformers model)",
                           file=str(p))
     if p.is_file():
@@ -333,6 +456,16 @@ def load_encoder(model: str | None = None, *, pooling: str | None = None, layer:
                              lowercase=False)
     raise EatlasError(f"unknown model {model!r}", field="model",
                       hint="a registered id ('eatlas models'), a local model folder, or a vector file")
+
+
+def _st_max_length(path: Path) -> int | None:
+    """sentence-transformers' max_seq_length (sentence_bert_config.json), which its encode truncates to."""
+    m = path / "sentence_bert_config.json"
+    try:
+        n = json.loads(m.read_text()).get("max_seq_length") if m.is_file() else None
+    except (ValueError, AttributeError):
+        return None
+    return n if isinstance(n, int) and n > 0 else None
 
 
 def _st_normalize(path: Path) -> bool:
@@ -348,9 +481,7 @@ def _st_normalize(path: Path) -> bool:
 
 def _file_fingerprint(p: Path) -> str:
     h = hashlib.sha256()
-    with p.open("rb") as f:
-        h.update(f.read(1 << 20))
-    h.update(str(p.stat().st_size).encode())
+    _digest(h, p)
     return "sha256:" + h.hexdigest()[:16]
 
 
@@ -364,7 +495,7 @@ def read_vectors(p: Path) -> tuple[list[str], np.ndarray]:
     """word2vec binary (.bin), word2vec text (header line) or GloVe text (no header)."""
     from gensim.models import KeyedVectors
     try:
-        if p.suffix == ".bin":
+        if p.name.endswith((".bin", ".bin.gz")):
             kv = KeyedVectors.load_word2vec_format(str(p), binary=True)
         else:
             with p.open(encoding="utf-8") as f:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
+from .cache import EmbeddingCache
 from .encoders import Encoder, load_encoder
 from .errors import EatlasError
 from .registry import LEVELS, ROLES, Registry, load_registry
@@ -45,6 +46,7 @@ class RunConfig:
     min_coverage: float = 0.8
     batch_size: int = 64
     trust_remote_code: bool = False
+    use_cache: bool = True          # the on-disk embedding cache (eatlas.cache; $EATLAS_CACHE)
 
 
 @dataclass
@@ -77,26 +79,35 @@ def registry_state(reg: Registry, test_ids: list[str]) -> dict:
             "templates": {tid: t.version for tid, t in reg.templates.items()}}
 
 
-def _encode_all(encoder: Encoder, built: list[Test], progress=None) -> dict:
-    """Encode every unique (mode, text, span) once; returns key -> (vector, missing)."""
-    plain, spans = {}, {}
-    for t in built:
-        for c in t.concepts.values():
-            for s in c.stimuli:
-                if t.level.startswith("c-word") and s.span is not None:
-                    spans.setdefault((s.text, s.span), None)
-                else:
-                    plain.setdefault(s.text, None)
+def _encode_all(encoder: Encoder, built: list[Test], progress=None, cache: EmbeddingCache | None = None
+                ) -> tuple[dict, dict]:
+    """Every unique (mode, text, span) once, from the cache when it holds it; the rest in one
+    ``encode_items`` call, so each distinct text goes through the model once whatever its levels.
+    Returns key -> (vector, missing), and counts of cached and encoded entries."""
+    wanted = list(dict.fromkeys(_key(t, s) for t in built for c in t.concepts.values() for s in c.stimuli))
+    keys = {mode: encoder.cache_key(mode) for mode in ("plain", "span")} if cache is not None else {}
     out = {}
-    if plain:
-        texts = list(plain)
-        r = encoder.encode(texts)
-        out.update({("plain", t, None): (r.vectors[i], bool(r.missing[i])) for i, t in enumerate(texts)})
-    if spans:
-        keys = list(spans)
-        r = encoder.encode_spans([k[0] for k in keys], [k[1] for k in keys])
-        out.update({("span", k[0], k[1]): (r.vectors[i], bool(r.missing[i])) for i, k in enumerate(keys)})
-    return out
+    for mode, ck in keys.items():
+        if ck is not None:
+            found = cache.get(ck, [(k[1], k[2]) for k in wanted if k[0] == mode])
+            out.update({(mode, *item): v for item, v in found.items()})
+    todo = [k for k in wanted if k not in out]
+    if todo:
+        r = encoder.encode_items([k[1] for k in todo], [k[2] for k in todo])
+        for i, k in enumerate(todo):
+            out[k] = (r.vectors[i], bool(r.missing[i]))
+        for mode, ck in keys.items():
+            rows = [i for i, k in enumerate(todo) if k[0] == mode]
+            if ck is not None and rows:
+                cache.put(ck, [(todo[i][1], todo[i][2]) for i in rows], r.vectors[rows], r.missing[rows])
+    return out, {"cached": len(wanted) - len(todo), "encoded": len(todo)}
+
+
+def _covered(encoder: Encoder, built: list[Test]) -> dict:
+    """Whether each stimulus's own words have a representation (a static model's vocabulary)."""
+    words = list(dict.fromkeys(s.text[s.span[0]:s.span[1]] for t in built for c in t.concepts.values()
+                               for s in c.stimuli if s.span is not None))
+    return dict(zip(words, map(bool, encoder.covers(words))))
 
 
 def _key(t: Test, s) -> tuple:
@@ -106,8 +117,10 @@ def _key(t: Test, s) -> tuple:
 
 
 def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Encoder | None = None,
-             progress=None) -> RunOutcome:
-    """Compute a run in memory (nothing written)."""
+             progress=None, cache: EmbeddingCache | None = None) -> RunOutcome:
+    """Compute a run in memory (nothing written). ``cache``: where vectors are kept between runs
+    (default ``EmbeddingCache()``, i.e. $EATLAS_CACHE or ~/.cache/eatlas); unused when
+    ``cfg.use_cache`` is false."""
     reg = load_registry(registry)
     for lv in cfg.levels:
         if lv not in LEVELS:
@@ -130,12 +143,14 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     if encoder is None:
         encoder = load_encoder(cfg.model, pooling=cfg.pooling, layer=cfg.layer, subword=cfg.subword,
                                batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code)
-    vectors = _encode_all(encoder, built, progress)
+    cache = (cache or EmbeddingCache()) if cfg.use_cache else None
+    vectors, counts = _encode_all(encoder, built, progress, cache)
+    covered = _covered(encoder, built)
     results = []
     for t in built:
         if progress:
             progress(t)
-        results.append(_one(t, vectors, encoder, cfg))
+        results.append(_one(t, vectors, covered, encoder, cfg))
     ok = [r for r in results if r["status"] == "ok"]
     for r, sig in zip(ok, holm([r["p_value"] for r in ok], alpha=cfg.alpha)):
         r["holm_significant"] = bool(sig)
@@ -149,13 +164,14 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
            "eatlas_version": __version__, "package_versions": package_versions(),
            "registry": registry_state(reg, test_ids),
            "settings": {**{k: v for k, v in vars(cfg).items() if k not in ("tests", "levels")},
-                        "encoder": encoder.info}}
+                        "encoder": encoder.info,
+                        "cache": {"dir": str(cache.root) if cache else None, **counts}}}
     for r in results:
         r["run_id"] = run["run_id"]
     return RunOutcome(run=run, results=results, skipped=skipped)
 
 
-def _one(t: Test, vectors: dict, encoder: Encoder, cfg: RunConfig) -> dict:
+def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig) -> dict:
     s = encoder.settings()
     row = {"test_id": t.id, "test_version": t.version, "level": t.level, "model": s["model"],
            "pooling": s["pooling"], "layer": s["layer"], "subword": s["subword"] if t.level.startswith("c-word")
@@ -167,6 +183,7 @@ def _one(t: Test, vectors: dict, encoder: Encoder, cfg: RunConfig) -> dict:
         keep, lost = [], []
         for st in c.stimuli:
             vec, miss = vectors[_key(t, st)]
+            miss = miss or (st.span is not None and not covered[st.text[st.span[0]:st.span[1]]])
             (lost if miss else keep).append(st.text if miss else vec)
         mats[role] = np.array(keep, dtype=np.float64).reshape(len(keep), -1)
         if lost:
@@ -188,7 +205,7 @@ def _one(t: Test, vectors: dict, encoder: Encoder, cfg: RunConfig) -> dict:
 
 
 def run(cfg: RunConfig, *, db: str | Path, registry: str | Path | None = None, encoder: Encoder | None = None,
-        progress=None, wait_s: float = 0.0) -> RunOutcome:
-    outcome = evaluate(cfg, registry=registry, encoder=encoder, progress=progress)
+        progress=None, wait_s: float = 0.0, cache: EmbeddingCache | None = None) -> RunOutcome:
+    outcome = evaluate(cfg, registry=registry, encoder=encoder, progress=progress, cache=cache)
     write_run(db, outcome.run, outcome.results, load_registry(registry), wait_s=wait_s)
     return outcome

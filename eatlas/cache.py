@@ -1,0 +1,148 @@
+"""On-disk embedding cache: a re-run encodes nothing it has already encoded.
+
+Layout: ``$EATLAS_CACHE`` (default ``~/.cache/eatlas``) holds one folder per encoder-settings key,
+named by the sha256 of the key, with ``key.json`` (the key in clear) and shards ``*.npz``. The key
+is whatever decides the vectors (``Encoder.cache_key``: model fingerprint, mode plain/span,
+pooling, layer, subword, normalisation, truncation length, device, library and encoder-code
+versions); an entry inside is one text (the same whatever level it came from) and, in span mode,
+its character span. A shard holds ``index`` (JSON ``[[text, start, end], ...]``, start/end -1 in
+plain mode), ``vectors`` (float32) and ``missing`` (bool).
+
+Writes never touch an existing file: each ``put`` writes a new shard to a temporary name in the
+same folder and renames it into place, so a crash leaves at worst an ignored ``.tmp-*`` file and
+two processes writing at once each add their own shard. When a folder has more than
+``MAX_SHARDS`` shards, the writer merges them into one (again temp + rename) and deletes the
+merged ones; a reader that meets a shard deleted under it lists the folder again.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+import uuid
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+MAX_SHARDS = 16
+Item = tuple    # (text, (start, end)) in span mode, (text, None) in plain mode
+
+
+def default_dir() -> Path:
+    env = os.environ.get("EATLAS_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "eatlas"
+
+
+def key_id(key: dict) -> str:
+    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+def _atomic_write(folder: Path, name: str, write) -> Path:
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, folder / name)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return folder / name
+
+
+def _read_shard(p: Path) -> dict:
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            index = json.loads(z["index"].tobytes().decode("utf-8"))
+            vectors, missing = z["vectors"], z["missing"]
+    except FileNotFoundError:
+        raise
+    except (zipfile.BadZipFile, ValueError, KeyError, EOFError, OSError):
+        return {}          # damaged by something outside the cache: ignored (re-encoded, merged away)
+    return {(t, None if s < 0 else (s, e)): (vectors[i], bool(missing[i])) for i, (t, s, e) in enumerate(index)}
+
+
+class EmbeddingCache:
+    def __init__(self, root: str | Path | None = None):
+        self.root = Path(root) if root is not None else default_dir()
+
+    def _folder(self, key: dict, create: bool = False) -> Path:
+        d = self.root / key_id(key)
+        if create and not (d / "key.json").is_file():
+            d.mkdir(parents=True, exist_ok=True)
+            _atomic_write(d, "key.json", lambda f: f.write(json.dumps(key, sort_keys=True, indent=1,
+                                                                         default=str).encode()))
+        return d
+
+    def _load(self, d: Path) -> tuple[dict, list[Path]]:
+        for _ in range(5):          # a shard merged away under us: list the folder again
+            shards = sorted(d.glob("[!.]*.npz")) if d.is_dir() else []
+            entries = {}
+            try:
+                for p in shards:
+                    entries.update(_read_shard(p))
+            except FileNotFoundError:
+                time.sleep(0.05)
+                continue
+            return entries, shards
+        return {}, []
+
+    def get(self, key: dict, items: list[Item]) -> dict:
+        """The cached ``item -> (vector, missing)`` among ``items``."""
+        entries, _ = self._load(self._folder(key))
+        return {it: entries[it] for it in items if it in entries}
+
+    def put(self, key: dict, items: list[Item], vectors: np.ndarray, missing: np.ndarray) -> None:
+        if not items:
+            return
+        d = self._folder(key, create=True)
+        self._write_shard(d, items, vectors, missing)
+        if len(list(d.glob("[!.]*.npz"))) > MAX_SHARDS:
+            entries, shards = self._load(d)
+            merged = list(entries)
+            if merged:
+                self._write_shard(d, merged, np.stack([entries[i][0] for i in merged]),
+                                  np.array([entries[i][1] for i in merged]))
+            for p in shards:
+                p.unlink(missing_ok=True)
+            for p in d.glob(".tmp-*"):        # left by a crash an hour or more ago
+                try:
+                    if time.time() - p.stat().st_mtime > 3600:
+                        p.unlink()
+                except OSError:
+                    pass
+
+    @staticmethod
+    def _write_shard(d: Path, items: list[Item], vectors: np.ndarray, missing: np.ndarray) -> Path:
+        index = [[t, -1, -1] if sp is None else [t, int(sp[0]), int(sp[1])] for t, sp in items]
+        blob = np.frombuffer(json.dumps(index, ensure_ascii=False).encode("utf-8"), dtype=np.uint8)
+        arrays = {"index": blob, "vectors": np.asarray(vectors, dtype=np.float32),
+                  "missing": np.asarray(missing, dtype=bool)}
+        return _atomic_write(d, f"{time.time_ns()}-{uuid.uuid4().hex[:8]}.npz", lambda f: np.savez(f, **arrays))
+
+    def info(self) -> list[dict]:
+        """One row per settings key: the key, entries, shards and bytes on disk."""
+        out = []
+        for d in sorted(self.root.glob("*/")) if self.root.is_dir() else []:
+            try:
+                key = json.loads((d / "key.json").read_text())
+            except (OSError, ValueError):
+                key = {}
+            entries, shards = self._load(d)
+            size = sum(p.stat().st_size for p in shards if p.exists())
+            out.append({"id": d.name, "key": key, "entries": len(entries), "shards": len(shards), "bytes": size})
+        return out
+
+    def clear(self) -> int:
+        """Delete every cached vector; returns the number of settings keys removed."""
+        import shutil
+        n = 0
+        for d in self.root.glob("*/") if self.root.is_dir() else []:
+            if (d / "key.json").is_file() or any(d.glob("*.npz")):
+                shutil.rmtree(d, ignore_errors=True)
+                n += 1
+        return n
