@@ -1,0 +1,291 @@
+"""The registry as a Hugging Face dataset repository folder, and pushing it to the Hub.
+
+Layout written into OUT_DIR::
+
+    README.md                          dataset card: YAML header (configs, license, ...) and prose
+    LICENSE.md                         the licence of every config (the dataset-level licence is "other"
+                                       when they differ)
+    data/<config>/test.parquet         one config per test (every level it has), plus "sets" and
+                                       "published_results"
+
+Config names are the test ids with ``+`` written ``_plus_`` (``weat+occ`` -> ``weat_plus_occ``); the
+original id is in the ``test_id`` column. The registry version (package version + a digest of all
+the data published) is printed in the card and used as the Hub tag.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
+
+from . import __version__
+from .errors import EatlasError
+from .export import export_levels, rows_frame, stimulus_rows
+from .registry import Registry, TestSpec
+from .stimuli import build_test
+from .store import read_published
+
+SPLIT = "test"
+SETS_CONFIG = "sets"
+PUBLISHED_CONFIG = "published_results"
+PLUS = "_plus_"
+UNSPECIFIED = "unspecified"
+OURS = {"README.md", "LICENSE.md", "data"}
+
+
+def config_name(test_id: str) -> str:
+    """A Hub-safe config name for a test id: ``+`` -> ``_plus_`` (reversed by :func:`original_test_id`)."""
+    return test_id.replace("+", PLUS)
+
+
+def original_test_id(config: str) -> str:
+    return config.replace(PLUS, "+")
+
+
+def registry_version(reg: Registry) -> str:
+    """``<eatlas version>+<digest>``: the digest covers every set, test, template and published table."""
+    h = hashlib.sha256()
+    for kind, objs in (("sets", reg.sets), ("tests", reg.tests), ("templates", reg.templates)):
+        for oid in sorted(objs):
+            h.update(f"{kind} {oid}@{objs[oid].version} {objs[oid].hash()}\n".encode())
+    for e in sorted(reg.catalog.get("published") or [], key=lambda e: str(e.get("id"))):
+        path = reg.resolve(e.get("file"), "catalog.yaml", f"published {e.get('id')}")
+        h.update(f"published {e.get('id')} {hashlib.sha256(path.read_bytes()).hexdigest()}\n".encode())
+    return f"{__version__}+{h.hexdigest()[:8]}"
+
+
+def licences_of(reg: Registry, spec: TestSpec) -> dict[str, list[str]]:
+    """Licence -> the parts of a test under it (the test file, its sets, the templates of its levels)."""
+    parts: dict[str, list[str]] = {}
+    parts.setdefault(spec.license, []).append("test")
+    for ref in dict.fromkeys(spec.sets.values()):
+        s = reg.get_set(ref)
+        parts.setdefault(s.license, []).append(f"set {s.id}")
+    for lv in export_levels(spec):
+        if lv in spec.expansions:
+            t = reg.get_template(spec.expansions[lv].template)
+            parts.setdefault(t.license or UNSPECIFIED, []).append(f"template {t.id}")
+    return parts
+
+
+def _licence_text(parts: dict[str, list[str]]) -> str:
+    if len(parts) == 1:
+        return next(iter(parts))
+    return "; ".join(f"{lic} ({', '.join(who)})" for lic, who in sorted(parts.items()))
+
+
+def hub_license(licences: set[str]) -> dict:
+    """The card's dataset-level licence: never more than every part grants."""
+    if len(licences) == 1:
+        (lic,) = licences
+        return {"license": "unknown" if lic == UNSPECIFIED else lic.lower()}
+    return {"license": "other", "license_name": "eatlas-mixed", "license_link": "LICENSE.md"}
+
+
+def _sets_frame(reg: Registry) -> pd.DataFrame:
+    rows = []
+    for s in reg.sets.values():
+        src = s.source
+        for n, it in enumerate(s.items):
+            rows.append({"set_id": s.id, "set_version": s.version, "concept": s.concept, "item_index": n,
+                         **{k: getattr(it, k) for k in ("text", "kind", "case", "number", "plural", "singular",
+                                                         "article", "note")},
+                         "license": s.license, "paper": src.get("paper"), "section": _str(src.get("section")),
+                         "table": _str(src.get("table")), "page": _str(src.get("page")),
+                         "authors_file": _str(src.get("authors_file")),
+                         "source": json.dumps(src, ensure_ascii=False, sort_keys=True, default=str),
+                         "notes": s.notes, "file": s.file})
+    df = pd.DataFrame(rows)
+    df["item_index"] = df["item_index"].astype("Int64")
+    return df
+
+
+def _str(v) -> str | None:
+    return None if v is None else str(v)
+
+
+def _write(df: pd.DataFrame, out: Path, config: str) -> str:
+    rel = f"data/{config}/{SPLIT}.parquet"
+    (out / rel).parent.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    schema = pa.schema([f.with_type(pa.string()) if pa.types.is_large_string(f.type) else f for f in table.schema])
+    pq.write_table(table.cast(schema), out / rel)
+    return rel
+
+
+def _prepare(out: Path) -> None:
+    if out.exists():
+        if not out.is_dir():
+            raise EatlasError("not a folder", file=str(out))
+        foreign = sorted(p.name for p in out.iterdir() if p.name not in OURS)
+        if foreign:
+            raise EatlasError(f"folder holds files publish did not write ({', '.join(foreign[:3])})", file=str(out),
+                              hint="publish into an empty or new folder")
+        shutil.rmtree(out / "data", ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def publish(reg: Registry, out_dir: str | Path, *, seed: int = 0, repo_id: str | None = None) -> dict:
+    """Write the dataset folder; returns a summary (version, configs with rows and licences)."""
+    out = Path(out_dir)
+    names = {}
+    for tid in reg.tests:
+        name = config_name(tid)
+        if name in (SETS_CONFIG, PUBLISHED_CONFIG) or original_test_id(name) != tid or name in names:
+            raise EatlasError(f"test id {tid!r} cannot be mapped to a distinct config name ({name!r})",
+                              obj=f"test {tid}", field="id", hint=f"test ids must not contain {PLUS!r}")
+        names[name] = tid
+    _prepare(out)
+    configs = []
+    for tid, spec in reg.tests.items():
+        rows = [r for lv in export_levels(spec) for r in stimulus_rows(reg, build_test(reg, spec, lv, seed=seed))]
+        parts = licences_of(reg, spec)
+        configs.append({"config_name": config_name(tid), "test_id": tid, "version": spec.version,
+                        "title": spec.title, "levels": export_levels(spec), "rows": len(rows),
+                        "licences": set(parts), "licence": _licence_text(parts),
+                        "path": _write(rows_frame(rows), out, config_name(tid))})
+    sets = _sets_frame(reg)
+    set_lics = set(sets["license"])
+    configs.append({"config_name": SETS_CONFIG, "test_id": None, "version": None, "levels": [],
+                    "title": "every stimulus set, one row per item with its provenance", "rows": len(sets),
+                    "licences": set_lics, "licence": "per row (column license): " + ", ".join(sorted(set_lics)),
+                    "path": _write(sets, out, SETS_CONFIG)})
+    pub = read_published(reg)
+    if len(pub):
+        configs.append({"config_name": PUBLISHED_CONFIG, "test_id": None, "version": None, "levels": [],
+                        "title": "results the papers published, one row per printed cell", "rows": len(pub),
+                        "licences": {UNSPECIFIED}, "licence": f"{UNSPECIFIED} (numbers transcribed from the papers)",
+                        "path": _write(pub, out, PUBLISHED_CONFIG)})
+    version = registry_version(reg)
+    (out / "README.md").write_text(dataset_card(reg, configs, version, repo_id), encoding="utf-8")
+    (out / "LICENSE.md").write_text(_licence_file(configs, version), encoding="utf-8")
+    return {"version": version, "configs": configs, "out": out}
+
+
+def card_header(configs: list[dict]) -> dict:
+    licences = set().union(*(c["licences"] for c in configs))
+    return {
+        "pretty_name": "EATlas: Embedding Association Test stimuli",
+        "language": ["en"],
+        **hub_license(licences),
+        "tags": ["bias", "social-bias", "fairness", "embedding-association-test", "weat", "seat",
+                 "word-embeddings", "sentence-embeddings"],
+        "configs": [{"config_name": c["config_name"], "data_files": [{"split": SPLIT, "path": c["path"]}]}
+                    for c in configs],
+    }
+
+
+def _code(s) -> str:
+    return f"`{s}`" if s else ""
+
+
+def _md(s) -> str:
+    return str(s if s is not None else "").replace("|", "\\|").replace("\n", " ")
+
+
+def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str | None = None) -> str:
+    repo = repo_id or "<repo>"
+    head = yaml.safe_dump(card_header(configs), sort_keys=False, allow_unicode=True, width=1000)
+    tests = [c for c in configs if c["test_id"]]
+    mapped = [c for c in tests if c["config_name"] != c["test_id"]]
+    lines = [
+        "---", head.rstrip(), "---", "",
+        "# EATlas: Embedding Association Test stimuli", "",
+        f"Registry version **{version}** (eatlas {__version__}; the suffix is a digest of every set, test, "
+        "template and published table below, so the same version always means the same data).", "",
+        "The stimuli of the Embedding Association Tests (WEAT, SEAT, CEAT, ML-EAT) that social-bias research "
+        "runs on language models, curated from the papers and the authors' files with provenance, and the "
+        "results the papers published. Generated by `eatlas publish` from the EATlas registry.", "",
+        "```python", "from datasets import load_dataset",
+        f'weat1 = load_dataset("{repo}", "weat1", split="test")         # a test, every level it has',
+        f'occ = load_dataset("{repo}", "weat_plus_occ", split="test")   # test id weat+occ',
+        f'sets = load_dataset("{repo}", "sets", split="test")', "```", "",
+        "## Configurations", "",
+        "One config per test, plus `sets` and `published_results`. Each has a single split, `test`.", "",
+        "| config | test id | version | levels | rows | licence | title |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        *(f"| `{c['config_name']}` | {_code(c['test_id'])} | {c['version'] or ''} | {', '.join(c['levels'])} | "
+          f"{c['rows']} | {_md(c['licence'])} | {_md(c['title'])} |" for c in configs),
+        "",
+        "### Config names", "",
+        "Hub config names cannot carry every character our ids use, so a test's config name is its id with "
+        f"each `+` written `{PLUS}`; the mapping is reversible (no test id contains `{PLUS}`) and the original "
+        "id is in the `test_id` column." + (" Renamed here:" if mapped else ""), "",
+        *(f"- `{c['test_id']}` -> `{c['config_name']}`" for c in mapped), "",
+        "## Columns", "",
+        "Test configs, one row per stimulus as it enters an encoder, at every level the test has (`word`: the "
+        "curated item; `sent`: bleached sentences; `sent(u)`: unbleached sentences and scripts): "
+        "`test_id`, `test_version`, `level`, `role` (X, Y targets; A, B attributes), `concept`, `set_id`, "
+        "`set_version`, `item_index` and `item` (the curated stimulus), `kind`, `text` (the stimulus text), "
+        "`surface` (the item's form inside the text), `span_start`/`span_end` (character span of the item in "
+        "`text`), `template_id`, `template_version`, `family`, `template_index`, `truncation_seed` (set where "
+        "a level left X and Y unequal and the larger was cut to the smaller by a seeded sample that keeps "
+        "order; rows are what `eatlas.get_test(test_id, level)` gives).", "",
+        "`sets`: one row per item: `set_id`, `set_version`, `concept`, `item_index`, the lexical fields "
+        "`text`, `kind`, `case`, `number`, `plural`, `singular`, `article`, `note`, and provenance: `license`, "
+        "`paper`, `section`, `table`, `page`, `authors_file`, `source` (JSON), `notes`, `file`.", "",
+        "`published_results`: one row per printed cell: `paper`, `table_id`, `row_label`, `column_label`, "
+        "`statistic`, `value` (as printed), `significance`, `missing`, and our `test_id`, `level`, `model`, "
+        "`model_family`, `note`, `source_file`.", "",
+        "## Licences", "",
+        "The sources grant different terms, so the dataset-level licence is `other` whenever they differ, "
+        "and each config's licence is stated in the table above and in `LICENSE.md`. Sets and templates "
+        "derived from May et al.'s sent-bias repository are CC-BY-NC-4.0 (non-commercial); Tan & Celis's "
+        "repository has no licence file, so their sets are `unspecified`: ask the authors before reuse beyond "
+        "research. A test's sentence levels also carry the licence of the template that made them.", "",
+        "## Sources", "",
+        "Every paper the registry cites (`registry/sources.yaml`); the `paper` column of `sets` and "
+        "`published_results` holds these keys. Cite the papers of the tests you use.", "",
+    ]
+    for key, src in sorted(reg.sources.items()):
+        src = src or {}
+        cite = src.get("citation", key)
+        doi = f" https://doi.org/{src['doi']}" if src.get("doi") else ""
+        repo = f" Authors' files: {src['authors_repository']}." if src.get("authors_repository") else ""
+        lines.append(f"- `{key}`: {cite}{doi}{repo}")
+    return "\n".join(lines) + "\n"
+
+
+def _licence_file(configs: list[dict], version: str) -> str:
+    return "\n".join([
+        f"# Licences of the EATlas dataset, registry version {version}", "",
+        "Each config is under the terms of every source it draws on (all of the licences listed for it apply). "
+        "`unspecified`: the source grants no licence.", "",
+        "| config | licence |", "| --- | --- |",
+        *(f"| `{c['config_name']}` | {_md(c['licence'])} |" for c in configs), ""])
+
+
+def hub_token() -> str:
+    """The configured Hugging Face token (HF_TOKEN or the cached login), or a clear error."""
+    try:
+        from huggingface_hub import get_token
+    except ImportError:
+        raise EatlasError("huggingface_hub is not installed", hint="pip install 'eatlas[publish]'") from None
+    token = get_token()
+    if not token:
+        raise EatlasError("no Hugging Face token configured, so nothing can be pushed",
+                          hint="set HF_TOKEN or run 'hf auth login'; without --push the folder is only written")
+    return token
+
+
+def push(out_dir: str | Path, repo_id: str, version: str, *, token: str) -> str:
+    """Upload the folder to the dataset repo ``repo_id`` and tag the commit with ``version``."""
+    from huggingface_hub import HfApi
+
+    api = HfApi(token=token)
+    try:
+        api.create_repo(repo_id, repo_type="dataset", exist_ok=True)
+        info = api.upload_folder(repo_id=repo_id, repo_type="dataset", folder_path=str(out_dir),
+                                 commit_message=f"EATlas registry {version}")
+        api.create_tag(repo_id, tag=version, repo_type="dataset", revision=info.oid, exist_ok=True)
+    except Exception as e:  # network, auth and Hub errors alike become one clear message
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise EatlasError(f"push to {repo_id} failed: {type(e).__name__}: {first}",
+                          hint="check the token's write access and the network") from None
+    return f"https://huggingface.co/datasets/{repo_id}/tree/{version}"

@@ -1,0 +1,196 @@
+"""Publishing: the dataset folder loads with `datasets` offline, in a fresh interpreter, and holds
+exactly the registry's content; the card's header; pushing without a token fails cleanly."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from eatlas.errors import EatlasError
+from eatlas.publish import (PLUS, config_name, hub_license, original_test_id, publish, registry_version)
+from eatlas.registry import load_registry
+from eatlas.stimuli import get_test
+from eatlas.store import read_published
+
+from tests.conftest import make_set, make_test
+
+CONFIGS = ["weat1", "weat_plus_occ", "heilman_double_bind_competent_1_plus_3-", "weat_hdb_competent", "ceat_i1",
+           "sets", "published_results"]
+
+LOADER = textwrap.dedent("""
+    import json, sys
+    import datasets
+    out = {}
+    for name in sys.argv[2:]:
+        ds = datasets.load_dataset(sys.argv[1], name, split="test")
+        out[name] = ds.to_list()
+    assert not any(m == "eatlas" or m.startswith("eatlas.") for m in sys.modules), "eatlas was imported"
+    print(json.dumps(out))
+""")
+
+
+def _offline_env(tmp: Path, **extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE"))}
+    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_HOME=str(tmp / "hf-home"),
+               HF_ENDPOINT="http://127.0.0.1:9", **extra)   # a dead local port: nothing can reach the Hub
+    return env
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("publish")
+    summary = publish(load_registry(), tmp / "ds")
+    return tmp, summary
+
+
+@pytest.fixture(scope="module")
+def loaded(published):
+    tmp, summary = published
+    proc = subprocess.run([sys.executable, "-c", LOADER, str(summary["out"]), *CONFIGS], capture_output=True,
+                          text=True, env=_offline_env(tmp), cwd=tmp, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("config", [c for c in CONFIGS if c not in ("sets", "published_results")])
+def test_test_configs_equal_the_registry(loaded, config):
+    rows = loaded[config]
+    tid = original_test_id(config)
+    assert {r["test_id"] for r in rows} == {tid}
+    reg = load_registry()
+    levels = [lv for lv in reg.tests[tid].levels if lv in ("word", "sent", "sent(u)")]
+    assert list(dict.fromkeys(r["level"] for r in rows)) == levels
+    n = 0
+    for lv in levels:
+        t = get_test(tid, lv)
+        for role, c in t.concepts.items():
+            mine = [r for r in rows if r["level"] == lv and r["role"] == role.upper()]
+            assert [r["text"] for r in mine] == c.items, (lv, role)
+            assert [r["item"] for r in mine] == [s.stimulus for s in c.stimuli]
+            assert {(r["concept"], r["set_id"], r["set_version"]) for r in mine} == \
+                {(c.name, *c.set_ref.split("@"))}
+            n += len(c)
+    assert len(rows) == n
+
+
+def test_plus_ids_are_kept_in_a_column(loaded):
+    assert {r["test_id"] for r in loaded["weat_plus_occ"]} == {"weat+occ"}
+    assert {r["test_id"] for r in loaded["heilman_double_bind_competent_1_plus_3-"]} == \
+        {"heilman_double_bind_competent_1+3-"}
+    sent = [r for r in loaded["weat_plus_occ"] if r["level"] == "sent"]
+    assert all(r["text"][r["span_start"]:r["span_end"]] == r["surface"] for r in sent)
+    assert {r["template_id"] for r in sent} == {"may2019_bleached"}
+
+
+def test_sets_config(loaded):
+    reg = load_registry()
+    rows = loaded["sets"]
+    expected = [(s.id, s.version, n, i.text, i.kind) for s in reg.sets.values() for n, i in enumerate(s.items)]
+    assert [(r["set_id"], r["set_version"], r["item_index"], r["text"], r["kind"]) for r in rows] == expected
+    flowers = next(r for r in rows if r["set_id"] == "flowers")
+    assert (flowers["license"], flowers["paper"], flowers["authors_file"]) == \
+        ("CC-BY-NC-4.0", "caliskan2017", "sent-bias tests/weat1.jsonl targ1")
+    assert {r["license"] for r in rows if r["set_id"].startswith("tan2019_")} == {"unspecified"}
+
+
+def test_published_results_config(loaded):
+    rows = loaded["published_results"]
+    pub = read_published(load_registry())
+    assert len(rows) == len(pub) > 1000
+    assert [r["value"] for r in rows] == list(pub["value"])
+    assert [r["missing"] for r in rows] == list(pub["missing"])
+
+
+def test_card_header_and_licences(published):
+    _, summary = published
+    reg = load_registry()
+    text = (summary["out"] / "README.md").read_text(encoding="utf-8")
+    assert text.startswith("---\n")
+    header = yaml.safe_load(text.split("---\n")[1])
+    names = [c["config_name"] for c in header["configs"]]
+    assert names == [config_name(t) for t in reg.tests] + ["sets", "published_results"]
+    assert not any("+" in n for n in names) and "weat_plus_occ" in names
+    for c in header["configs"]:
+        (df,) = c["data_files"]
+        assert df["split"] == "test" and (summary["out"] / df["path"]).is_file()
+    # sent-bias sets are CC-BY-NC-4.0, Tan & Celis's unspecified: no single licence may be claimed
+    assert (header["license"], header["license_link"]) == ("other", "LICENSE.md")
+    assert (summary["out"] / "LICENSE.md").is_file()
+    assert header["language"] == ["en"] and header["pretty_name"] and "bias" in header["tags"]
+    rows = {ln.split(" | ")[0]: ln for ln in text.splitlines() if ln.startswith("| `")}
+    assert "| CC-BY-NC-4.0 |" in rows["| `weat1`"]
+    assert "unspecified (test" in rows["| `weat_plus_occ`"] and "CC-BY-NC-4.0 (template" in rows["| `weat_plus_occ`"]
+    assert "- `weat+occ` -> `weat_plus_occ`" in text
+    for key, src in reg.sources.items():
+        assert src["citation"] in text, key
+    assert registry_version(reg) in text and summary["version"] == registry_version(reg)
+
+
+def test_card_parses_with_huggingface_hub(published):
+    from huggingface_hub import DatasetCard
+
+    card = DatasetCard.load(published[1]["out"] / "README.md")
+    assert card.data.license == "other"
+    assert len(card.data.configs) == len(load_registry().tests) + 2
+
+
+def test_config_names_map_back():
+    for tid in ("weat+occ", "heilman_double_bind_likable_1+3-", "weat1"):
+        assert original_test_id(config_name(tid)) == tid and "+" not in config_name(tid)
+    assert hub_license({"CC-BY-NC-4.0"}) == {"license": "cc-by-nc-4.0"}
+    assert hub_license({"unspecified"}) == {"license": "unknown"}
+    assert hub_license({"CC-BY-NC-4.0", "unspecified"})["license"] == "other"
+
+
+def test_ambiguous_ids_and_foreign_folders_are_refused(mini, tmp_path):
+    mini.add_test(make_test(f"t{PLUS}2", "roses@1.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0"))
+    with pytest.raises(EatlasError, match="cannot be mapped"):
+        publish(mini.sync().load(), tmp_path / "a")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "notes.txt").write_text("mine")
+    with pytest.raises(EatlasError, match="did not write"):
+        publish(load_registry(), tmp_path / "b")
+
+
+def test_version_follows_the_content(mini, tmp_path):
+    first = publish(mini.load(), tmp_path / "ds")
+    again = publish(mini.load(), tmp_path / "ds")          # republishing into the folder is fine
+    assert first["version"] == again["version"]
+    header = yaml.safe_load((tmp_path / "ds" / "README.md").read_text().split("---\n")[1])
+    assert header["license"] == "other"                    # CC0-1.0 sets, CC-BY-NC-4.0 sentence template
+    assert [c["config_name"] for c in header["configs"]] == ["t1", "sets"]     # no published tables
+    mini.add_test(make_test("t1", "roses@1.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0", expansions={}))
+    publish(mini.sync().load(), tmp_path / "ds")
+    header = yaml.safe_load((tmp_path / "ds" / "README.md").read_text().split("---\n")[1])
+    assert header["license"] == "cc0-1.0"                  # word level only: one licence throughout
+    mini.add_set(make_set("roses", ["rose", "tulip", "daisy", "iris"], version="1.0.1"))
+    mini.add_test(make_test("t1", "roses@1.0.1", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0"))
+    assert registry_version(mini.sync().load()) != first["version"]
+
+
+def _cli(args, env, cwd):
+    return subprocess.run([sys.executable, "-m", "eatlas.cli", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=300)
+
+
+def test_push_without_a_token_fails_clearly(tmp_path):
+    (tmp_path / "hf-home").mkdir()
+    proc = _cli(["publish", str(tmp_path / "ds"), "--push", "someone/eatlas"], _offline_env(tmp_path), tmp_path)
+    assert proc.returncode == 2
+    assert "no Hugging Face token configured" in proc.stderr and "HF_TOKEN" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "ds").exists()      # checked before anything is written
+
+
+def test_push_failure_is_one_clear_message(tmp_path):
+    env = _offline_env(tmp_path, HF_TOKEN="hf_not_a_real_token")
+    proc = _cli(["publish", str(tmp_path / "ds"), "--push", "someone/eatlas"], env, tmp_path)
+    assert proc.returncode == 2
+    assert "push to someone/eatlas failed" in proc.stderr and "Traceback" not in proc.stderr
+    assert (tmp_path / "ds" / "README.md").is_file()

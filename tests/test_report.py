@@ -1,0 +1,173 @@
+"""The HTML report: sections and figures from a small database, checked in headless Chromium."""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import shutil
+import struct
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from eatlas.cli import main
+from eatlas.errors import EatlasError
+from eatlas.registry import load_registry
+from eatlas.report import SECTIONS, build_report
+from eatlas.store import write_run
+
+FIGURES = ("fig-matrix", "fig-eat-map", "fig-ceat", "fig-reproduction")
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+ARTIFACTS = Path(os.environ.get("EATLAS_ARTIFACTS") or Path(__file__).parent / "artifacts")
+
+# (test, level) -> (effect size, p) for the two models; weat1 word/sent and weat3 word have published
+# counterparts for the cbow-glove family (May et al. Table 4), so the scatter has points.
+CELLS = {("weat1", "word"): (1.50, 1e-6), ("weat1", "sent"): (0.30, 0.5), ("weat3", "word"): (-1.10, 2e-3),
+         ("weat+occ", "word"): (0.75, 1e-5), ("weat+occ", "sent"): (-0.20, 0.04)}
+
+
+def _run(db, reg, model, family, minute, method="weat", results=(), **tables):
+    rid = f"{method}-{model}-{minute:02d}-0000-0000-000000000000"
+    t = dt.datetime(2026, 11, 22, 10, minute)
+    write_run(db, {"run_id": rid, "method": method, "model": model, "model_fingerprint": "fp",
+                   "model_family": family, "seed": 0, "alpha": 0.01, "started_at": t, "finished_at": t},
+              [{"run_id": rid, "test_id": tid, "test_version": "1.0.0", "level": lv, "model": model, "status": "ok",
+                "effect_size": es, "p_value": p, "holm_significant": p < 1e-3, "dropped": {}}
+               for (tid, lv), (es, p) in results], reg, extra_tables={k: pd.DataFrame(v).assign(run_id=rid)
+                                                                    for k, v in tables.items()})
+    return rid
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory) -> Path:
+    reg = load_registry()
+    path = tmp_path_factory.mktemp("report") / "eatlas.duckdb"
+    _run(path, reg, "glove-6b-50d", "cbow-glove", 1, results=[(k, (-v[0], 0.9)) for k, v in CELLS.items()])
+    _run(path, reg, "glove-6b-50d", "cbow-glove", 2, results=CELLS.items())           # the latest glove run
+    _run(path, reg, "tiny-bert", "bert", 3, results=[(k, (v[0] * 0.4, v[1])) for k, v in CELLS.items()])
+    _run(path, reg, "tiny-bert", "bert", 4, method="mleat", mleat_results=[
+        {"test_id": "weat1", "level": "word", "l2_x_effect_size": 0.9, "l2_x_p_value": 0.001,
+         "l2_y_effect_size": -0.7, "l2_y_p_value": 0.004, "pattern": "AB-Divergent"},
+        {"test_id": "weat+occ", "level": "word", "l2_x_effect_size": 0.1, "l2_x_p_value": 0.4,
+         "l2_y_effect_size": 0.05, "l2_y_p_value": 0.6, "pattern": "Non-Directional"}])
+    _run(path, reg, "tiny-bert", "bert", 5, method="ceat",
+         ceat_results=[{"test_id": "weat1", "level": "c-word", "combined_effect_size": 0.8}],
+         ceat_draws=[{"test_id": "weat1", "draw": i, "effect_size": 0.8 + (i % 7 - 3) / 10} for i in range(200)])
+    return path
+
+
+class _Dom(HTMLParser):
+    """Ids of sections and figures, and how many <svg> each figure holds."""
+
+    def __init__(self):
+        super().__init__()
+        self.sections, self.svgs, self.open_figures, self.tags = [], {}, [], set()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.add(tag)
+        if tag == "section":
+            self.sections.append(a.get("id"))
+        if tag == "figure":
+            self.open_figures.append(a.get("id"))
+            if a.get("id"):
+                self.svgs[a["id"]] = 0
+        if tag == "svg":
+            for f in filter(None, self.open_figures):
+                self.svgs[f] += 1
+
+    def handle_endtag(self, tag):
+        if tag == "figure":
+            self.open_figures.pop()
+
+
+def _dom(html: str) -> _Dom:
+    d = _Dom()
+    d.feed(html)
+    return d
+
+
+def test_every_section_and_figure(db):
+    html = build_report(db)
+    d = _dom(html)
+    assert d.sections == list(SECTIONS)
+    assert all(d.svgs.get(f, 0) >= 1 for f in FIGURES), d.svgs
+    assert d.svgs["fig-eat-map"] == 2                      # one map per ML-EAT row
+    assert not {"script", "link", "img", "iframe"} & d.tags
+    assert not re.search(r"""(src|href)=["']?(https?:)?//|url\((?!#)""", html)   # nothing fetched
+    # the latest run per model; Holm over the 10 cells shown (two of each p): 1e-6 and 1e-5 pass,
+    # 2e-3 * 6 > 0.01 does not (though each run's own Holm passed it), 0.04 and 0.5 are not < 0.01
+    assert "weat-glove-6b-50d-02" in html and "weat-glove-6b-50d-01" not in html
+    assert "+1.50**<" in html and "+0.75**<" in html and "-1.10*<" in html and "-0.44*<" in html
+    assert "+0.30<" in html and "-0.20<" in html
+    assert "Non-Directional" in html and "AB-Divergent" in html and "CES +0.80" in html
+    assert "flowers@1.0.0" in html and "sent-bias tests/weat1.jsonl targ1" in html
+
+
+def test_sections_say_when_there_is_nothing(tmp_path):
+    reg = load_registry()
+    path = tmp_path / "e.duckdb"
+    _run(path, reg, "some-model", "no-such-family", 1, results=[(("weat2", "word"), (0.4, 0.2))])
+    html = build_report(path)
+    assert "No ML-EAT run yet" in html and "No CEAT run yet" in html
+    assert "no result of the selected runs has a published counterpart" in html.lower()
+    assert _dom(html).sections == list(SECTIONS)
+
+
+def test_one_run(db, tmp_path):
+    html = build_report(db, run_id="weat-tiny-bert")        # a unique prefix
+    assert "weat-tiny-bert-03" in html and "weat-glove-6b-50d-02" not in html
+    assert "+1.50" not in html and "+0.60**<" in html and "-0.44**<" in html   # Holm over this run's 5 cells
+    assert "No ML-EAT run yet" in html
+    with pytest.raises(EatlasError, match="more than one run"):
+        build_report(db, run_id="weat-")
+    assert main(["--db", str(db), "report", "--run", "nope", str(tmp_path / "r.html")]) == 2
+
+
+def _browser() -> str | None:
+    return next((p for p in map(shutil.which, BROWSERS) if p), None)
+
+
+def _chromium(exe: str, page: Path, profile: Path, *extra: str) -> subprocess.CompletedProcess:
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+           "--enable-logging=stderr", "--v=0", *extra, page.resolve().as_uri()]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+
+
+def _console_problems(stderr: str) -> list[str]:
+    """Console messages (the page has no scripts, so any is a problem) and uncaught errors."""
+    return [ln for ln in stderr.splitlines() if ":CONSOLE" in ln or "Uncaught" in ln]
+
+
+@pytest.mark.skipif(_browser() is None, reason="no chromium on PATH (apt-get install -y chromium; .ci/run does)")
+def test_report_in_headless_chromium(db, tmp_path):
+    exe = _browser()
+    # the console check catches errors in this browser: a page that throws is reported
+    bad = tmp_path / "bad.html"
+    bad.write_text("<html><body><script>throw new Error('eatlas-probe')</script></body></html>")
+    assert any("eatlas-probe" in ln for ln in _console_problems(_chromium(exe, bad, tmp_path / "p0",
+                                                                            "--dump-dom").stderr))
+
+    page = tmp_path / "report.html"
+    assert main(["--db", str(db), "report", str(page)]) == 0
+    shot = tmp_path / "report.png"
+    run = _chromium(exe, page, tmp_path / "p1", f"--screenshot={shot}", "--window-size=1400,2000",
+                    "--hide-scrollbars")
+    assert run.returncode == 0 and shot.is_file(), run.stderr[-2000:]
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)       # kept for a person to look at
+    shutil.copy(shot, ARTIFACTS / "report.png")
+    shutil.copy(page, ARTIFACTS / "report.html")
+    head = shot.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", head[16:24]) == (1400, 2000)
+    assert _console_problems(run.stderr) == []
+
+    dump = _chromium(exe, page, tmp_path / "p2", "--dump-dom")
+    assert dump.returncode == 0, dump.stderr[-2000:]
+    d = _dom(dump.stdout)
+    assert d.sections == list(SECTIONS)
+    assert all(d.svgs.get(f, 0) >= 1 for f in FIGURES), d.svgs
+    assert _console_problems(dump.stderr) == []
