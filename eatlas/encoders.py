@@ -188,8 +188,7 @@ class TransformersEncoder(Encoder):
             raise EatlasError("a fast tokenizer (tokenizer.json) is needed for character spans", file=str(path))
         # We pad batches ourselves (masked out), so a tokenizer without a pad token (GPT-2) needs none.
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        self.inputs = [k for k in self.tokenizer.model_input_names if k in ("input_ids", "token_type_ids",
-                                                                              "attention_mask")]
+        self.token_types = "token_type_ids" in self.tokenizer.model_input_names
         limits = [n for n in (max_length, self.tokenizer.model_max_length,
                               getattr(config, "max_position_embeddings", None)) if isinstance(n, int) and n > 0]
         self.max_length = min(limits) if limits else 512
@@ -301,7 +300,7 @@ class TransformersEncoder(Encoder):
             mask = pad("attention_mask", 0)
             special = pad("special_tokens_mask", 1)
             batch = {"input_ids": pad("input_ids", self.pad_id), "attention_mask": mask}
-            if "token_type_ids" in self.inputs and "token_type_ids" in enc:
+            if self.token_types and "token_type_ids" in enc:
                 batch["token_type_ids"] = pad("token_type_ids", 0)
             batch = {k: v.to(self.device) for k, v in batch.items()}
             mask, special = mask.to(self.device), special.to(self.device)
