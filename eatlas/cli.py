@@ -219,6 +219,46 @@ def cmd_cache(args) -> int:
     return 0
 
 
+def cmd_publish(args) -> int:
+    from .publish import hub_token, publish, push
+    from .registry import load_registry
+
+    out, _ = _console()
+    token = hub_token() if args.push else None      # fail before writing anything
+    summary = publish(load_registry(args.registry), args.out_dir, seed=args.seed, repo_id=args.push)
+    cfgs = summary["configs"]
+    out.print(f"wrote {len(cfgs)} config(s), {sum(c['rows'] for c in cfgs)} row(s), registry version "
+              f"{summary['version']} to {summary['out']}", highlight=False)
+    if args.push:
+        url = push(summary["out"], args.push, summary["version"], token=token)
+        out.print(f"pushed to {url}", highlight=False)
+    return 0
+
+
+def cmd_export(args) -> int:
+    from .export import export
+    from .registry import load_registry
+
+    out, err = _console()
+    written, skipped = export(load_registry(args.registry), args.format, args.out_dir, test_ids=args.tests,
+                              level=args.level, seed=args.seed)
+    for tid, why in skipped:
+        err.print(f"skipped {tid}: {why}", highlight=False)
+    out.print(f"wrote {len(written)} {args.format} file(s) to {args.out_dir}", highlight=False)
+    return 0
+
+
+def cmd_report(args) -> int:
+    from .report import write_report
+    from .store import default_db
+
+    out, _ = _console()
+    db = Path(args.db) if args.db else default_db()
+    path = write_report(db, args.out, run_id=args.run, registry=args.registry, alpha=args.alpha)
+    out.print(f"report written to {path}", highlight=False)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="eatlas", description="Embedding Association Tests: registry, runs, results.")
     p.add_argument("--registry", help="registry folder (catalog.yaml, registry/, templates/); env EATLAS_REGISTRY")
@@ -282,6 +322,28 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("add", help="validate a new set or test file and add it to the registry")
     a.add_argument("file")
     a.set_defaults(fn=cmd_add)
+
+    pu = sub.add_parser("publish", help="write the registry as a Hugging Face dataset folder (and push it)")
+    pu.add_argument("out_dir", help="folder to write: README.md dataset card, LICENSE.md, data/<config>/")
+    pu.add_argument("--push", metavar="REPO_ID", help="upload to this Hub dataset repo, tagged with the registry "
+                    "version (needs HF_TOKEN or a cached login)")
+    pu.add_argument("--seed", type=int, default=0, help="seed of the truncation of unequal expanded sets")
+    pu.set_defaults(fn=cmd_publish)
+
+    ex = sub.add_parser("export", help="export tests as sent-bias JSON files or stimulus tables")
+    ex.add_argument("out_dir")
+    ex.add_argument("--format", choices=("sent-bias", "csv", "jsonl", "parquet"), default="sent-bias")
+    ex.add_argument("--tests", nargs="+", help="test ids (default: every test)")
+    ex.add_argument("--level", choices=("word", "sent", "sent(u)"),
+                    help="default: sent-bias at the test's own level, tables at every level it has")
+    ex.add_argument("--seed", type=int, default=0, help="seed of the truncation of unequal expanded sets")
+    ex.set_defaults(fn=cmd_export)
+
+    rp = sub.add_parser("report", help="write a self-contained HTML report of the results database")
+    rp.add_argument("out", help="the HTML file to write")
+    rp.add_argument("--run", help="one run id (or a unique prefix); default: the latest run per model")
+    rp.add_argument("--alpha", type=float, default=0.01, help="family-wise level of the Holm marks")
+    rp.set_defaults(fn=cmd_report)
     return p
 
 
