@@ -17,19 +17,33 @@ KINDS = {"sets": parse_set, "tests": parse_test, "templates": parse_template}
 
 def _files(root: Path) -> dict[str, list[Path]]:
     return {
-        "sets": sorted((root / "registry").glob("*/sets/*.yaml")),
-        "tests": sorted((root / "registry").glob("*/tests/*.yaml")),
-        "templates": sorted((root / "templates").glob("*.yaml")),
+        "sets": _inside(root, (root / "registry").glob("*/sets/*.yaml")),
+        "tests": _inside(root, (root / "registry").glob("*/tests/*.yaml")),
+        "templates": _inside(root, (root / "templates").glob("*.yaml")),
     }
+
+
+def _inside(root: Path, paths) -> list[Path]:
+    """The paths, refusing any that resolves outside the registry folder (a symlink pointing out)."""
+    top = root.resolve()
+    out = sorted(paths)
+    for p in out:
+        if not p.resolve().is_relative_to(top):
+            raise EatlasError("the file is a link to a place outside the registry folder",
+                              file=str(p.relative_to(root)), hint="copy the file into the registry instead of linking it")
+    return out
 
 
 def sync(root: Path, *, write: bool = True) -> dict:
     """Rebuild catalog.yaml from the files; returns the new catalog."""
     cat_path = root / "catalog.yaml"
     old = (read_yaml(cat_path, root=root) or {}) if cat_path.is_file() else {}
+    if not isinstance(old, dict):
+        old = {}          # an unreadable catalog is rebuilt from the files
     new: dict = {}
     for kind, parser in KINDS.items():
-        previous = {e["id"]: e for e in old.get(kind) or [] if isinstance(e, dict) and "id" in e}
+        prev_entries = old.get(kind) if isinstance(old.get(kind), list) else []
+        previous = {e["id"]: e for e in prev_entries if isinstance(e, dict) and isinstance(e.get("id"), str)}
         entries, seen = [], {}
         for path in _files(root)[kind]:
             rel = str(path.relative_to(root))
@@ -51,7 +65,7 @@ def sync(root: Path, *, write: bool = True) -> dict:
             entry["sha256"] = h
             entries.append(entry)
         new[kind] = entries
-    pub = sorted((root / "registry").glob("*/published/*.csv"))
+    pub = _inside(root, (root / "registry").glob("*/published/*.csv"))
     new["published"] = [{"id": f"{p.parent.parent.name}_{p.stem}", "paper": p.parent.parent.name,
                          "file": str(p.relative_to(root))} for p in pub]
     if write:

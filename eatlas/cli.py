@@ -348,7 +348,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as e:          # argparse has printed the usage and the problem
+        return e.code if isinstance(e.code, int) else 2
     try:
         return args.fn(args)
     except ValidationFailed as e:
@@ -361,6 +364,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted: nothing was written", file=sys.stderr)
         return 130
+    except BrokenPipeError:          # eatlas sql ... | head: the reader has what it wanted
+        try:
+            import os
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 0
+    except OSError as e:             # disk full, permission denied, a folder where a file should be
+        where = f"file {e.filename}: " if e.filename else ""
+        print(f"error: {where}{e.strerror or e} (check the path and its permissions)", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

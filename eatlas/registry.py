@@ -5,6 +5,7 @@ The registry knows nothing of models. Files are safe-loaded YAML; every problem 
 """
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -45,27 +46,118 @@ def default_root() -> Path:
     return Path(__file__).resolve().parent.parent
 
 
+MAX_YAML_NODES = 250_000     # nodes after expanding aliases (a "billion laughs" file stops here)
+MAX_YAML_DEPTH = 64
+_SAFE_TAGS = frozenset(k for k in yaml.SafeLoader.yaml_constructors if k) | {"tag:yaml.org,2002:merge"}
+
+
+def _vet_yaml(root: "yaml.Node", shown: str) -> None:
+    """Refuse what safe_load would accept but a registry file must not hold, before constructing:
+    tags that name code (``!!python/...``) or are unknown, recursive or exploding aliases,
+    absurd nesting, and duplicate keys (YAML keeps the last one silently)."""
+    def where(node) -> str:
+        m = node.start_mark
+        return f" at line {m.line + 1}, column {m.column + 1}"
+
+    size: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        nid = id(node)
+        if done:
+            on_path.discard(nid)
+            kids = node.value if isinstance(node, yaml.SequenceNode) else \
+                [n for kv in node.value for n in kv] if isinstance(node, yaml.MappingNode) else []
+            size[nid] = 1 + sum(size[id(k)] for k in kids)
+            if size[nid] > MAX_YAML_NODES:
+                raise EatlasError(f"the document expands to more than {MAX_YAML_NODES:,} values through aliases"
+                                  f"{where(node)}", file=shown,
+                                  hint="write the values out; registry files need no anchors (&) or aliases (*)")
+            continue
+        if nid in size:
+            continue
+        if nid in on_path:
+            raise EatlasError(f"recursive alias{where(node)}", file=shown,
+                              hint="registry files need no anchors (&) or aliases (*)")
+        if node.tag not in _SAFE_TAGS:
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            code = "python" in tag
+            raise EatlasError(f"tag {tag} is not allowed{where(node)}" + (
+                "; registry files are data and are safe-loaded, nothing in them is run" if code else ""),
+                file=shown, hint="remove the tag and write plain YAML values")
+        if len(on_path) >= MAX_YAML_DEPTH:
+            raise EatlasError(f"nested more than {MAX_YAML_DEPTH} levels deep{where(node)}", file=shown,
+                              hint="registry files are a few levels deep; check the brackets and indentation")
+        on_path.add(nid)
+        stack.append((node, True))
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend((k, False) for k in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            seen = {}
+            for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode) and k.tag != "tag:yaml.org,2002:merge":
+                    key = (k.tag, k.value)
+                    if key in seen:
+                        raise EatlasError(f"duplicate key {k.value!r}{where(k)} (first at line {seen[key]})",
+                                          file=shown, field=k.value,
+                                          hint="YAML would silently keep only the last one; merge or remove one")
+                    seen[key] = k.start_mark.line + 1
+                stack.extend(((k, False), (v, False)))
+
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)    # libyaml when built with it: ~10x faster
+
+
+def parse_yaml(text: str, shown: str) -> Any:
+    """Safe-load one YAML document, bounded (see :func:`_vet_yaml`); None for an empty document."""
+    loader = None
+    try:
+        loader = _Loader(text)      # the pure-Python reader refuses control characters here already
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _vet_yaml(node, shown)
+        return loader.construct_document(node)
+    except yaml.reader.ReaderError as e:
+        raise EatlasError(f"malformed YAML: character U+{e.character:04X} at position {e.position} is not allowed",
+                          file=shown, hint="remove the control character; registry files are plain text") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        lines = text.splitlines()
+        line = lines[mark.line] if mark is not None and 0 <= mark.line < len(lines) else ""
+        hint = "indent with spaces: YAML does not allow tabs" if "\t" in line[:mark.column + 1] or "tab" in problem \
+            else "one document per file" if "another document" in problem else \
+            "check the indentation, the colons and the quoting near that line"
+        raise EatlasError(f"malformed YAML{where}: {problem}", file=shown, hint=hint) from None
+    except UnicodeEncodeError:      # lone surrogates (not from a file: read_yaml decodes strict UTF-8)
+        raise EatlasError("malformed YAML: text that is not valid Unicode", file=shown,
+                          hint="save the file as UTF-8") from None
+    except RecursionError:
+        raise EatlasError("malformed YAML: nested too deeply", file=shown,
+                          hint="registry files are a few levels deep; check the brackets") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
 def read_yaml(path: Path, *, root: Path | None = None) -> Any:
-    """Safe-load one YAML file with size and encoding checks."""
+    """Safe-load one YAML file with size, encoding and structure checks (a leading BOM is fine)."""
     shown = _shown(path, root)
     if not path.is_file():
-        raise EatlasError("file not found", file=shown)
+        raise EatlasError("file not found", file=shown, hint="check the path, or run 'eatlas catalog --sync'")
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise EatlasError(f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit for a registry file",
                           file=shown, hint="split it into smaller sets")
     raw = path.read_bytes()
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise EatlasError(f"not valid UTF-8 (byte {e.start})", file=shown, hint="save the file as UTF-8") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise EatlasError(f"malformed YAML{where}: {problem}", file=shown) from None
+    return parse_yaml(text, shown)
 
 
 def _shown(path: Path, root: Path | None) -> str:
@@ -193,90 +285,160 @@ class TestSpec:
                              "expansions": {k: vars(v) for k, v in self.expansions.items()}})
 
 
-def _need(doc: dict, key: str, typ, file: str, obj: str):
+_TYPE_WORDS = {str: "text", dict: "a mapping", list: "a list", bool: "true or false"}
+
+
+def _typename(v: Any) -> str:
+    return {str: "text", dict: "a mapping", list: "a list", bool: "true/false", type(None): "nothing (null)"}.get(
+        type(v), type(v).__name__)
+
+
+def _need(doc: dict, key: str, typ, file: str, obj: str, prefix: str = ""):
+    want = _TYPE_WORDS.get(typ, getattr(typ, "__name__", str(typ)))
     if key not in doc or doc[key] is None:
-        raise EatlasError("missing required field", file=file, obj=obj, field=key)
+        raise EatlasError("missing required field", file=file, obj=obj, field=prefix + key,
+                          hint=f"add {key}: with {want}")
     v = doc[key]
-    if not isinstance(v, typ):
-        names = typ.__name__ if isinstance(typ, type) else "/".join(t.__name__ for t in typ)
-        raise EatlasError(f"expected {names}, got {type(v).__name__} {v!r:.60}", file=file, obj=obj, field=key)
+    if not isinstance(v, typ) or (typ is not bool and isinstance(v, bool)):
+        raise EatlasError(f"expected {typ.__name__}, got {type(v).__name__} {v!r:.60}", file=file, obj=obj,
+                          field=prefix + key,
+                          hint="quote values such as yes/no/numbers/dates" if typ is str else f"write {key} as {want}")
     return v
 
 
-def _check_keys(doc: dict, allowed: set, file: str, obj: str):
-    unknown = sorted(set(doc) - allowed)
+def _optional(doc: dict, key: str, typ, file: str, obj: str, prefix: str = ""):
+    if doc.get(key) is None:
+        return None
+    return _need(doc, key, typ, file, obj, prefix)
+
+
+def _check_keys(doc: dict, allowed: set, file: str, obj: str, prefix: str = ""):
+    unknown = sorted({str(k) for k in doc if k not in allowed})
     if unknown:
-        raise EatlasError(f"unknown key(s) {', '.join(map(str, unknown))}", file=file, obj=obj, field=str(unknown[0]),
+        raise EatlasError(f"unknown key(s) {', '.join(unknown)}", file=file, obj=obj, field=prefix + unknown[0],
                           hint=f"allowed: {', '.join(sorted(allowed))}")
 
 
 def check_id(value: Any, file: str, obj: str, fld: str = "id") -> str:
+    if value is None:
+        raise EatlasError("missing required field", file=file, obj=obj, field=fld,
+                          hint=f"add {fld}: with a lower-case id")
     if not isinstance(value, str) or not ID_RE.match(value) or ".." in value:
-        raise EatlasError(f"invalid id {value!r}", file=file, obj=obj, field=fld,
+        raise EatlasError(f"invalid id {value!r:.80}", file=file, obj=obj, field=fld,
                           hint="ids are lower case letters, digits, '_', '+', '-' (no '/', no '..')")
     return value
 
 
 def check_version(value: Any, file: str, obj: str, fld: str = "version") -> str:
     if not isinstance(value, str) or not SEMVER_RE.match(value):
-        raise EatlasError(f"version {value!r} is not semantic (MAJOR.MINOR.PATCH)", file=file, obj=obj, field=fld,
-                          hint="write it quoted, e.g. version: \"1.0.0\"" if not isinstance(value, str) else None)
+        raise EatlasError(f"version {value!r:.80} is not semantic (MAJOR.MINOR.PATCH)", file=file, obj=obj, field=fld,
+                          hint="write it quoted, e.g. version: \"1.0.0\"" if not isinstance(value, str)
+                          else "write three numbers, e.g. 1.0.0")
     return value
 
 
 def parse_ref(value: Any, file: str, obj: str, fld: str) -> tuple[str, str]:
     if not isinstance(value, str) or not REF_RE.match(value):
-        raise EatlasError(f"expected 'id@version', got {value!r}", file=file, obj=obj, field=fld)
+        raise EatlasError(f"expected 'id@version', got {value!r:.80}", file=file, obj=obj, field=fld,
+                          hint="e.g. flowers@1.0.0")
     m = REF_RE.match(value)
     check_id(m["id"], file, obj, fld)
     check_version(m["version"], file, obj, fld)
     return m["id"], m["version"]
 
 
+def _not_mapping(what: str, doc: Any, file: str) -> EatlasError:
+    if doc is None:
+        return EatlasError(f"the file is empty; expected {what}", file=file, hint="start it with id: and version:")
+    return EatlasError(f"{what} must be a mapping (id: ..., version: ...), got {_typename(doc)}", file=file,
+                       hint="the file's top level is key: value lines, not a list or a single value")
+
+
+def _check_source(doc: dict, file: str, obj: str) -> dict:
+    source = _need(doc, "source", dict, file, obj)
+    paper = source.get("paper")
+    if not isinstance(paper, str) or not paper:
+        raise EatlasError("source has no paper" if not paper else f"expected text, got {_typename(paper)}",
+                          file=file, obj=obj, field="source.paper",
+                          hint="name the paper key from registry/sources.yaml")
+    return source
+
+
+def _check_changelog(doc: dict, file: str, obj: str) -> list:
+    log = doc.get("changelog")
+    if log is None:
+        return []
+    if not isinstance(log, list) or not all(isinstance(e, dict) for e in log):
+        raise EatlasError("changelog must be a list of {version, date, change}", file=file, obj=obj,
+                          field="changelog", hint="write - {version: 1.0.0, date: 2026-01-01, change: ...}")
+    return log
+
+
+def _check_bool(doc: dict, key: str, default: bool, file: str, obj: str) -> bool:
+    v = doc.get(key)
+    if v is None:
+        return default
+    if not isinstance(v, bool):
+        raise EatlasError(f"expected true or false, got {v!r:.40}", file=file, obj=obj, field=key,
+                          hint=f"write {key}: true or {key}: false (unquoted)")
+    return v
+
+
 def parse_set(doc: Any, file: str) -> StimulusSet:
     if not isinstance(doc, dict):
-        raise EatlasError(f"a stimulus set must be a mapping, got {type(doc).__name__}", file=file)
+        raise _not_mapping("a stimulus set", doc, file)
     sid = check_id(doc.get("id"), file, "set ?")
     obj = f"set {sid}"
     _check_keys(doc, SET_KEYS, file, obj)
     version = check_version(doc.get("version"), file, obj)
     concept = _need(doc, "concept", str, file, obj)
     lic = _need(doc, "license", str, file, obj)
-    source = _need(doc, "source", dict, file, obj)
-    if not source.get("paper"):
-        raise EatlasError("source has no paper", file=file, obj=obj, field="source.paper",
-                          hint="name the paper key from registry/sources.yaml")
+    source = _check_source(doc, file, obj)
+    _optional(doc, "notes", str, file, obj)
+    changelog = _check_changelog(doc, file, obj)
+    _check_bool(doc, "case_sensitive", True, file, obj)
     raw_items = _need(doc, "items", list, file, obj)
     items = []
     for n, it in enumerate(raw_items):
         fld = f"items[{n}]"
         if isinstance(it, str):
-            raise EatlasError(f"item {it!r} is a bare string; give its kind", file=file, obj=obj, field=fld,
+            raise EatlasError(f"item {it!r:.60} is a bare string; give its kind", file=file, obj=obj, field=fld,
                               hint="write - {text: ..., kind: noun}")
         if not isinstance(it, dict):
-            raise EatlasError(f"expected a mapping, got {type(it).__name__}", file=file, obj=obj, field=fld)
-        _check_keys(it, ITEM_KEYS, file, obj)
+            raise EatlasError(f"expected a mapping, got {_typename(it)}", file=file, obj=obj, field=fld,
+                              hint="write - {text: ..., kind: noun}")
+        _check_keys(it, ITEM_KEYS, file, obj, prefix=f"{fld}.")
         for k, v in it.items():
             if v is not None and not isinstance(v, str):
-                raise EatlasError(f"expected text, got {type(v).__name__} {v!r:.40}", file=file, obj=obj,
+                raise EatlasError(f"expected text, got {_typename(v)} {v!r:.40}", file=file, obj=obj,
                                   field=f"{fld}.{k}", hint="quote values such as yes/no/numbers")
-        items.append(Item(**{k: (normalize_text(v) if k == "text" and isinstance(v, str) else v)
-                             for k, v in it.items() if v is not None}))
+        for k in ("text", "kind"):
+            if it.get(k) is None:
+                raise EatlasError(f"the item has no {k}", file=file, obj=obj, field=f"{fld}.{k}",
+                                  hint="every item needs text and kind: - {text: ..., kind: noun}")
+        items.append(Item(**{k: (normalize_text(v) if k == "text" else v) for k, v in it.items() if v is not None}))
     tv = doc.get("template_vars") or {}
     if not isinstance(tv, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in tv.items()):
-        raise EatlasError("template_vars must map names to text", file=file, obj=obj, field="template_vars")
+        raise EatlasError("template_vars must map names to text", file=file, obj=obj, field="template_vars",
+                          hint="e.g. template_vars: {subject: he, possessive: his}")
     return StimulusSet(id=sid, version=version, concept=concept, items=items, license=lic, source=source,
-                       file=file, notes=doc.get("notes"), changelog=doc.get("changelog") or [],
+                       file=file, notes=doc.get("notes"), changelog=changelog,
                        template_vars=tv, group=doc.get("group"), raw=doc)
 
 
 def parse_test(doc: Any, file: str) -> TestSpec:
     if not isinstance(doc, dict):
-        raise EatlasError(f"a test must be a mapping, got {type(doc).__name__}", file=file)
+        raise _not_mapping("a test", doc, file)
     tid = check_id(doc.get("id"), file, "test ?")
     obj = f"test {tid}"
     _check_keys(doc, TEST_KEYS, file, obj)
     version = check_version(doc.get("version"), file, obj)
+    title = _need(doc, "title", str, file, obj)
+    lic = _need(doc, "license", str, file, obj)
+    source = _check_source(doc, file, obj)
+    _optional(doc, "notes", str, file, obj)
+    _optional(doc, "bias_type", str, file, obj)
+    _check_changelog(doc, file, obj)
     sets = {}
     for role in ROLES:
         parse_ref(doc.get(role), file, obj, role)
@@ -286,50 +448,60 @@ def parse_test(doc: Any, file: str) -> TestSpec:
     raw_exps = doc.get("expansions") or {}
     if not isinstance(raw_exps, dict):
         raise EatlasError("expansions must be a mapping level -> {template: id@version}", file=file, obj=obj,
-                          field="expansions")
+                          field="expansions", hint="e.g. expansions: {sent: {template: may2019_bleached@1.0.0}}")
     for lvl, spec in raw_exps.items():
         fld = f"expansions.{lvl}"
         if lvl not in ("sent", "sent(u)"):
             raise EatlasError(f"unknown expansion level {lvl!r}", file=file, obj=obj, field=fld,
                               hint="sent or sent(u); c-word levels reuse these sentences")
         if not isinstance(spec, dict):
-            raise EatlasError("expected a mapping with 'template'", file=file, obj=obj, field=fld)
-        _check_keys(spec, {"template", "families", "vars"}, file, obj)
+            raise EatlasError("expected a mapping with 'template'", file=file, obj=obj, field=fld,
+                              hint=f"write {lvl}: {{template: may2019_bleached@1.0.0}}")
+        _check_keys(spec, {"template", "families", "vars"}, file, obj, prefix=f"{fld}.")
         parse_ref(spec.get("template"), file, obj, f"{fld}.template")
         fams = spec.get("families") or {}
-        if not isinstance(fams, dict) or set(fams) - set(ROLES):
+        if not isinstance(fams, dict) or set(fams) - set(ROLES) or not all(isinstance(v, str) for v in fams.values()):
             raise EatlasError("families must map roles x, y, a, b to a family name", file=file, obj=obj,
-                              field=f"{fld}.families")
+                              field=f"{fld}.families", hint="e.g. families: {x: name, y: name}")
         vs = spec.get("vars") or {}
-        if not isinstance(vs, dict):
-            raise EatlasError("vars must be a mapping", file=file, obj=obj, field=f"{fld}.vars")
+        if not isinstance(vs, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in vs.items()):
+            raise EatlasError("vars must map names to text", file=file, obj=obj, field=f"{fld}.vars",
+                              hint="e.g. vars: {occupation: engineer}")
         exps[lvl] = Expansion(template=spec["template"], families=dict(fams), vars=dict(vs))
-    if level != "word" and level not in exps:
-        raise EatlasError(f"level {level!r} is neither 'word' nor one of the test's expansions", file=file, obj=obj,
-                          field="level")
-    return TestSpec(id=tid, version=version, title=_need(doc, "title", str, file, obj), level=level, sets=sets,
-                    expansions=exps, license=_need(doc, "license", str, file, obj),
-                    source=_need(doc, "source", dict, file, obj), file=file, bias_type=doc.get("bias_type"),
-                    aliases=doc.get("aliases") or [], notes=doc.get("notes"),
-                    equal_targets=bool(doc.get("equal_targets", True)),
-                    equal_attributes=bool(doc.get("equal_attributes", False)), raw=doc)
+    if not isinstance(level, str) or (level != "word" and level not in exps):
+        raise EatlasError(f"level {level!r:.40} is neither 'word' nor one of the test's expansions", file=file,
+                          obj=obj, field="level", hint=f"one of: word{''.join(', ' + k for k in exps)}")
+    aliases = doc.get("aliases") or []
+    if not isinstance(aliases, list) or not all(isinstance(a, dict) for a in aliases):
+        raise EatlasError("aliases must be a list of {paper, name}", file=file, obj=obj, field="aliases",
+                          hint="write - {paper: may2019, name: sent-weat1}")
+    return TestSpec(id=tid, version=version, title=title, level=level, sets=sets,
+                    expansions=exps, license=lic, source=source, file=file, bias_type=doc.get("bias_type"),
+                    aliases=aliases, notes=doc.get("notes"),
+                    equal_targets=_check_bool(doc, "equal_targets", True, file, obj),
+                    equal_attributes=_check_bool(doc, "equal_attributes", False, file, obj), raw=doc)
 
 
 def parse_template(doc: Any, file: str) -> Template:
     if not isinstance(doc, dict):
-        raise EatlasError(f"a template file must be a mapping, got {type(doc).__name__}", file=file)
+        raise _not_mapping("a template file", doc, file)
     tid = check_id(doc.get("id"), file, "template ?")
     obj = f"template {tid}"
     _check_keys(doc, TEMPLATE_KEYS, file, obj)
     version = check_version(doc.get("version"), file, obj)
+    _check_changelog(doc, file, obj)
     fams = _need(doc, "families", dict, file, obj)
     for name, lst in fams.items():
+        if not isinstance(name, str):
+            raise EatlasError(f"family name {name!r:.40} is not text", file=file, obj=obj, field="families",
+                              hint="quote the family name")
         if not isinstance(lst, list) or not lst or not all(isinstance(s, str) for s in lst):
             raise EatlasError("a family must be a non-empty list of template strings", file=file, obj=obj,
-                              field=f"families.{name}")
+                              field=f"families.{name}", hint='e.g. name: ["This is {{ term }}."]')
     parts = doc.get("parts") or {}
-    if not isinstance(parts, dict) or not all(isinstance(v, str) for v in parts.values()):
-        raise EatlasError("parts must map names to template strings", file=file, obj=obj, field="parts")
+    if not isinstance(parts, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in parts.items()):
+        raise EatlasError("parts must map names to template strings", file=file, obj=obj, field="parts",
+                          hint='e.g. parts: {s1: "{{ term }} is here."}')
     return Template(id=tid, version=version, families=fams, parts=parts, file=file, source=doc.get("source"),
                     license=doc.get("license"), raw=doc)
 
@@ -346,7 +518,8 @@ class Registry:
         self.catalog_file = "catalog.yaml"
         cat = read_yaml(cat_path, root=self.root) or {}
         if not isinstance(cat, dict):
-            raise EatlasError("catalog must be a mapping with sets, tests, templates", file="catalog.yaml")
+            raise EatlasError(f"the catalog must be a mapping with sets, tests, templates, got {_typename(cat)}",
+                              file="catalog.yaml", obj="catalog", hint="run 'eatlas catalog --sync' to rebuild it")
         _check_keys(cat, CATALOG_KEYS, "catalog.yaml", "catalog")
         self.catalog = cat
         self.sets: dict[str, StimulusSet] = {}
@@ -357,52 +530,81 @@ class Registry:
                                     ("templates", parse_template, self.templates)):
             entries = cat.get(kind) or []
             if not isinstance(entries, list):
-                raise EatlasError("expected a list of entries", file="catalog.yaml", field=kind)
+                raise EatlasError("expected a list of entries", file="catalog.yaml", obj="catalog", field=kind,
+                                  hint="run 'eatlas catalog --sync' to rebuild it")
             for n, entry in enumerate(entries):
                 obj = f"catalog {kind}[{n}]"
                 if not isinstance(entry, dict):
-                    raise EatlasError("expected a mapping", file="catalog.yaml", obj=obj)
+                    raise EatlasError(f"expected a mapping, got {_typename(entry)}", file="catalog.yaml", obj=obj,
+                                      hint="run 'eatlas catalog --sync' to rebuild it")
                 eid = check_id(entry.get("id"), "catalog.yaml", obj)
                 obj = f"catalog {kind[:-1]} {eid}"
                 ever = check_version(entry.get("version"), "catalog.yaml", obj)
                 path = self.resolve(entry.get("file"), "catalog.yaml", obj)
                 rel = _shown(path, self.root)
-                parsed = parser(read_yaml(path, root=self.root), rel)
+                try:
+                    parsed = parser(read_yaml(path, root=self.root), rel)
+                except EatlasError as e:     # name the catalog entry when the file itself could not say
+                    if e.obj is not None:
+                        raise
+                    raise EatlasError(e.message, file=e.file, obj=f"{kind[:-1]} {eid}", field=e.field,
+                                      hint=e.hint) from None
                 if parsed.id != eid or parsed.version != ever:
                     raise EatlasError(f"catalog says {eid}@{ever} but the file holds {parsed.id}@{parsed.version}",
                                       file=rel, obj=obj, field="id/version",
                                       hint="bump the version in both, or run 'eatlas catalog --sync'")
                 if eid in store:
-                    raise EatlasError(f"duplicate {kind[:-1]} id {eid!r}", file="catalog.yaml", obj=obj, field="id")
+                    raise EatlasError(f"duplicate {kind[:-1]} id {eid!r}", file="catalog.yaml", obj=obj, field="id",
+                                      hint="each id is listed once; run 'eatlas catalog --sync'")
                 store[eid] = parsed
                 if entry.get("sha256"):
                     self.recorded_hash[(kind, eid)] = entry["sha256"]
+        published = cat.get("published") or []
+        if not isinstance(published, list):
+            raise EatlasError("expected a list of entries", file="catalog.yaml", obj="catalog", field="published",
+                              hint="run 'eatlas catalog --sync' to rebuild it")
+        for n, entry in enumerate(published):
+            if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
+                raise EatlasError("expected a mapping with id and file", file="catalog.yaml",
+                                  obj=f"catalog published[{n}]", field="file",
+                                  hint="run 'eatlas catalog --sync' to rebuild it")
 
     def resolve(self, rel: Any, file: str, obj: str) -> Path:
         """A path named in a registry file, refused if it leaves the registry folder."""
         if not isinstance(rel, str) or not rel:
-            raise EatlasError("missing file path", file=file, obj=obj, field="file")
-        p = (self.root / rel).resolve()
+            raise EatlasError("missing file path", file=file, obj=obj, field="file",
+                              hint="give the file's path relative to the registry folder")
+        try:
+            if "\x00" in rel:
+                raise ValueError
+            p = (self.root / rel).resolve()
+        except (OSError, ValueError, RuntimeError):
+            raise EatlasError(f"unusable path {rel!r:.80}", file=file, obj=obj, field="file",
+                              hint="give the file's path relative to the registry folder") from None
         if Path(rel).is_absolute() or not p.is_relative_to(self.root.resolve()):
-            raise EatlasError(f"path {rel!r} leaves the registry folder", file=file, obj=obj, field="file")
+            raise EatlasError(f"path {rel!r:.80} leaves the registry folder", file=file, obj=obj, field="file",
+                              hint="paths are relative to the registry folder and stay inside it "
+                                   "(no absolute paths, no '..', no symlinks pointing outside)")
         return p
 
     def get_set(self, ref: str) -> StimulusSet:
         sid, ver = ref.split("@") if "@" in ref else (ref, None)
         if sid not in self.sets:
-            raise EatlasError(f"unknown stimulus set {sid!r}")
+            raise EatlasError(f"unknown stimulus set {sid!r}", hint=_suggest(sid, self.sets, "the catalog's sets"))
         s = self.sets[sid]
         if ver is not None and s.version != ver:
-            raise EatlasError(f"set {sid} is at version {s.version}, not {ver}")
+            raise EatlasError(f"set {sid} is at version {s.version}, not {ver}",
+                              hint=f"refer to {sid}@{s.version}, or restore version {ver}")
         return s
 
     def get_template(self, ref: str) -> Template:
-        tid, ver = ref.split("@")
+        tid, _, ver = ref.partition("@")
         if tid not in self.templates:
-            raise EatlasError(f"unknown template {tid!r}")
+            raise EatlasError(f"unknown template {tid!r}", hint=_suggest(tid, self.templates, "templates/"))
         t = self.templates[tid]
         if t.version != ver:
-            raise EatlasError(f"template {tid} is at version {t.version}, not {ver}")
+            raise EatlasError(f"template {tid} is at version {t.version}, not {ver}",
+                              hint=f"refer to {tid}@{t.version}")
         return t
 
     def get_test_spec(self, test_id: str) -> TestSpec:
@@ -411,12 +613,21 @@ class Registry:
         for t in self.tests.values():  # aliases (e.g. sent-weat1, ML-EAT names)
             if any(isinstance(a, dict) and a.get("name") == test_id for a in t.aliases):
                 return t
-        raise EatlasError(f"unknown test {test_id!r}", hint="'eatlas list' shows the tests")
+        raise EatlasError(f"unknown test {test_id!r}", hint=_suggest(test_id, self.tests, "'eatlas list'"))
 
     @cached_property
     def sources(self) -> dict:
         p = self.root / "registry" / "sources.yaml"
-        return (read_yaml(p, root=self.root) or {}) if p.is_file() else {}
+        doc = (read_yaml(p, root=self.root) or {}) if p.is_file() else {}
+        if not isinstance(doc, dict):
+            raise EatlasError(f"expected a mapping paper key -> citation, got {_typename(doc)}",
+                              file="registry/sources.yaml", obj="sources", hint="write caliskan2017: {citation: ...}")
+        return doc
+
+
+def _suggest(name: str, known, where: str) -> str:
+    close = difflib.get_close_matches(str(name), list(known), n=3, cutoff=0.6)
+    return (f"did you mean {', '.join(close)}? " if close else "") + f"see {where}"
 
 
 _DEFAULT: dict[str, Registry] = {}

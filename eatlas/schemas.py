@@ -112,12 +112,30 @@ def _messages(fc: pd.DataFrame, df: pd.DataFrame) -> list[EatlasError]:
             col = f.get("column")
             pos = f"items[{row['position']}]." if row is not None else ""
             fld = {"item": "text", "set_id": "id"}.get(col, col)
-            out.append(EatlasError(f"value {f['failure_case']!r} fails check {check}", field=f"{pos}{fld}", **where))
+            value = f["failure_case"]
+            if name == "str_length" and col == "item" and isinstance(value, str) and not value.strip():
+                out.append(EatlasError("the item's text is empty", field=f"{pos}{fld}",
+                                       hint="give the stimulus as the source prints it, or remove the item", **where))
+            else:
+                out.append(EatlasError(f"value {value!r} fails check {check}", field=f"{pos}{fld}",
+                                       hint=_check_hint(name, col), **where))
         if out and out[-1].render() in seen:   # a frame-wide check reports once per column
             out.pop()
         elif out:
             seen.add(out[-1].render())
     return out
+
+
+def _check_hint(name: str, col) -> str | None:
+    """What to do about a failed column check of the stimulus schema."""
+    schema = stimulus_schema()
+    if name == "isin" and col in schema.columns:
+        for c in schema.columns[col].checks:
+            allowed = c.statistics.get("allowed_values") if c.name == "isin" else None
+            if allowed:
+                return f"one of: {', '.join(map(str, allowed))}"
+    return {"str_length": "text of 1 to 4000 characters", "no_outer_whitespace": "remove leading/trailing spaces",
+            "str_matches": "see docs/registry-format.md for the form of ids and versions"}.get(name)
 
 
 def check_test(reg: Registry, tid: str) -> list[EatlasError]:
@@ -139,12 +157,32 @@ def check_test(reg: Registry, tid: str) -> list[EatlasError]:
             continue
         sets[role] = reg.sets[sid]
         if not sets[role].items:
-            problems.append(EatlasError(f"set {sid} is empty", field=role, **where))
+            problems.append(EatlasError(f"set {sid} is empty", field=role, hint="add items to the set", **where))
+    for level, exp in spec.expansions.items():
+        fld = f"expansions.{level}"
+        tid_, _, tver = exp.template.partition("@")
+        tmpl = reg.templates.get(tid_)
+        if tmpl is None:
+            problems.append(EatlasError(f"names template {tid_!r}, which is not in the catalog",
+                                        field=f"{fld}.template", hint=f"one of: {', '.join(sorted(reg.templates))}",
+                                        **where))
+        elif tmpl.version != tver:
+            problems.append(EatlasError(f"names {exp.template} but the registry holds {tmpl.ref}",
+                                        field=f"{fld}.template", hint="update the reference (and the test's version)",
+                                        **where))
+        else:
+            for role, fam in exp.families.items():
+                if fam not in tmpl.families:
+                    problems.append(EatlasError(f"names family {fam!r}, which template {tmpl.ref} does not have",
+                                                field=f"{fld}.families.{role}",
+                                                hint=f"one of: {', '.join(sorted(map(str, tmpl.families)))}",
+                                                **where))
     if problems:
         return problems
     for p, q in (("x", "y"), ("a", "b")):
         if spec.sets[p] == spec.sets[q]:
-            problems.append(EatlasError(f"{p} and {q} are the same set", field=q, **where))
+            problems.append(EatlasError(f"{p} and {q} are the same set", field=q,
+                                        hint="the two concepts of a pair need different sets", **where))
             continue
         cs = lambda s: s.raw.get("case_sensitive", True) is not False  # noqa: E731
         kp = {item_key(i.text, cs(sets[p])): i.text for i in sets[p].items}
@@ -155,7 +193,7 @@ def check_test(reg: Registry, tid: str) -> list[EatlasError]:
     if spec.level == "word" and spec.equal_targets and len(sets["x"].items) != len(sets["y"].items):
         problems.append(EatlasError(f"|X|={len(sets['x'].items)} and |Y|={len(sets['y'].items)} differ",
                                     field="x/y", hint="balance the targets or set equal_targets: false", **where))
-    if spec.source.get("paper") and reg.sources and spec.source["paper"] not in reg.sources:
+    if reg.sources and spec.source.get("paper") not in reg.sources:
         problems.append(EatlasError(f"unknown paper {spec.source['paper']!r}", field="source.paper",
                                     hint="add it to registry/sources.yaml", **where))
     for level in spec.levels:
@@ -167,7 +205,8 @@ def check_test(reg: Registry, tid: str) -> list[EatlasError]:
             continue
         for role, c in t.concepts.items():
             if len(c) == 0:
-                problems.append(EatlasError(f"{role} has no stimuli at level {level}", field=role, **where))
+                problems.append(EatlasError(f"{role} has no stimuli at level {level}", field=role,
+                                            hint="add items to the set", **where))
     return problems
 
 
@@ -175,7 +214,8 @@ def check_registry(reg: Registry) -> list[EatlasError]:
     problems = check_stimuli(list(reg.sets.values()))
     for s in reg.sets.values():
         if not s.items:
-            problems.append(EatlasError("the set has no items", file=s.file, obj=f"set {s.id}", field="items"))
+            problems.append(EatlasError("the set has no items", file=s.file, obj=f"set {s.id}", field="items",
+                                        hint="add items, or remove the set and its catalog entry"))
         if reg.sources and s.source.get("paper") not in reg.sources:
             problems.append(EatlasError(f"unknown paper {s.source.get('paper')!r}", file=s.file, obj=f"set {s.id}",
                                         field="source.paper", hint="add it to registry/sources.yaml"))
@@ -200,7 +240,21 @@ def check_registry(reg: Registry) -> list[EatlasError]:
     for tid in reg.tests:
         problems += check_test(reg, tid)
     problems += check_hashes(reg)
+    problems += check_published(reg)
     return problems
+
+
+def check_published(reg: Registry) -> list[EatlasError]:
+    """Every published-results CSV in the catalog reads, with the columns the store needs."""
+    from .store import read_published
+
+    out = []
+    for e in reg.catalog.get("published") or []:
+        try:
+            read_published(reg, [e])
+        except EatlasError as err:
+            out.append(err)
+    return out
 
 
 def check_hashes(reg: Registry) -> list[EatlasError]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -66,20 +67,30 @@ CREATE TABLE IF NOT EXISTS results (
 PUBLISHED_COLUMNS = ["paper", "table_id", "row_label", "column_label", "statistic", "value", "significance",
                      "missing", "test_id", "level", "model", "model_family", "note"]
 
+# The reproduction view: our WEAT effect sizes beside the papers' printed ones, matched on test, level
+# and model family. Results and runs are first cut down to the (test, level) pairs and families that
+# some paper printed (semi-joins), then joined: with a million results this halves the time of the
+# plain three-way join, whose optimiser built a hash table of runs x published rows first
+# (benchmarks/bench_duckdb.py).
 VIEWS = """
 CREATE OR REPLACE VIEW reproduction AS
+WITH p AS (
+    SELECT test_id, level, model_family, paper, table_id, model AS published_model, row_label, column_label,
+           TRY_CAST(value AS DOUBLE) AS published_effect_size, significance AS published_significance
+    FROM published_results
+    WHERE statistic = 'effect_size' AND NOT missing
+      AND column_label NOT LIKE 'Level 2%'   -- ML-EAT Level 2 effect sizes are single-target, not the WEAT
+)
 SELECT r.run_id, r.test_id, r.test_version, r.level, r.model, ru.model_family,
        r.effect_size AS our_effect_size, r.p_value AS our_p_value, r.holm_significant AS our_significant,
-       p.paper, p.table_id, p.model AS published_model, p.row_label, p.column_label,
-       TRY_CAST(p.value AS DOUBLE) AS published_effect_size, p.significance AS published_significance,
-       r.effect_size - TRY_CAST(p.value AS DOUBLE) AS difference
-FROM results r
-JOIN runs ru USING (run_id)
-JOIN published_results p
-  ON p.test_id = r.test_id AND p.level = r.level AND p.model_family = ru.model_family
- AND p.statistic = 'effect_size' AND NOT p.missing
- AND p.column_label NOT LIKE 'Level 2%'      -- ML-EAT Level 2 effect sizes are single-target, not the WEAT
-WHERE r.status = 'ok';
+       p.paper, p.table_id, p.published_model, p.row_label, p.column_label,
+       p.published_effect_size, p.published_significance,
+       r.effect_size - p.published_effect_size AS difference
+FROM (SELECT * FROM results
+      WHERE status = 'ok' AND (test_id, level) IN (SELECT test_id, level FROM p)) r
+JOIN (SELECT run_id, model_family FROM runs
+      WHERE model_family IN (SELECT model_family FROM p)) ru USING (run_id)
+JOIN p ON p.test_id = r.test_id AND p.level = r.level AND p.model_family = ru.model_family;
 """
 
 
@@ -87,25 +98,47 @@ def default_db() -> Path:
     return Path(os.environ.get("EATLAS_DB", "eatlas.duckdb"))
 
 
-def connect(path: str | Path, *, read_only: bool = False, wait_s: float = 0.0) -> duckdb.DuckDBPyConnection:
-    """Open the database; a lock held by another process becomes a clear 'in use' error."""
+def connect(path: str | Path, *, read_only: bool = False, wait_s: float = 0.0,
+            sandbox: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the database; a lock held by another process becomes a clear 'in use' error, after
+    retrying for ``wait_s`` seconds (DuckDB lets one process at a time open a file for writing,
+    and no reader opens it meanwhile). ``sandbox``: read-only and nothing else (see SANDBOX)."""
     path = Path(path)
-    if read_only and not path.exists():
-        raise EatlasError("no such database", file=str(path), hint="run 'eatlas run' first")
+    if (read_only or sandbox) and not path.exists():
+        raise EatlasError("no such database", file=str(path), hint="run 'eatlas run' first, or pass --db FILE")
     deadline = time.monotonic() + wait_s
     while True:
         try:
+            if sandbox:
+                return _sandboxed(path)
             return duckdb.connect(str(path), read_only=read_only)
         except duckdb.IOException as e:
             msg = str(e)
+            if "not a valid duckdb database" in msg.lower() and not read_only and _empty_leftover(path):
+                continue     # a 0-byte file left by a process killed while creating it: holds nothing
             if "lock" not in msg.lower():
-                raise EatlasError(f"cannot open database: {msg.splitlines()[0]}", file=str(path)) from None
+                raise EatlasError(f"cannot open database: {msg.splitlines()[0]}", file=str(path),
+                                  hint="is this an eatlas results file? pass another --db FILE") from None
             if time.monotonic() >= deadline:
-                raise EatlasError("database is in use by another eatlas process", file=str(path),
-                                  hint="wait for it to finish (or pass --wait SECONDS)") from None
+                pid = re.search(r"\(PID (\d+)\)", msg)
+                raise EatlasError("database is in use by another process" + (f" (PID {pid[1]})" if pid else ""),
+                                  file=str(path), hint="wait for it to finish; 'eatlas run --wait SECONDS' waits "
+                                                       "for it") from None
             time.sleep(0.2)
         except duckdb.Error as e:
-            raise EatlasError(f"cannot open database: {str(e).splitlines()[0]}", file=str(path)) from None
+            raise EatlasError(f"cannot open database: {str(e).splitlines()[0]}", file=str(path),
+                              hint="is this an eatlas results file? pass another --db FILE") from None
+
+
+def _empty_leftover(path: Path) -> bool:
+    """Remove a 0-byte database file (and no WAL): DuckDB refuses it, and it cannot hold any data."""
+    try:
+        if path.stat().st_size == 0 and not Path(str(path) + ".wal").exists():
+            path.unlink()
+            return True
+    except OSError:
+        pass
+    return False
 
 
 def init_schema(con: duckdb.DuckDBPyConnection) -> None:
@@ -117,14 +150,34 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(VIEWS)
 
 
-def read_published(reg) -> pd.DataFrame:
+MAX_CSV_BYTES = 20_000_000
+
+
+def read_published(reg, entries: list | None = None) -> pd.DataFrame:
+    """The published-results CSVs named in the catalog (or ``entries`` of it), as one table of text."""
     frames = []
-    for e in reg.catalog.get("published") or []:
-        p = reg.resolve(e.get("file"), "catalog.yaml", f"published {e.get('id')}")
-        df = pd.read_csv(p, dtype=str, keep_default_na=False)
+    for e in reg.catalog.get("published") or [] if entries is None else entries:
+        obj = f"published {e.get('id')}"
+        rel = e.get("file")
+        p = reg.resolve(rel, "catalog.yaml", obj)
+        if not p.is_file():
+            raise EatlasError("file not found", file=str(rel), obj=obj,
+                              hint="fix the path in catalog.yaml, or run 'eatlas catalog --sync'")
+        if p.stat().st_size > MAX_CSV_BYTES:
+            raise EatlasError(f"file is {p.stat().st_size} bytes, over the {MAX_CSV_BYTES}-byte limit", file=str(rel),
+                              obj=obj, hint="split the table")
+        try:
+            df = pd.read_csv(p, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+        except UnicodeDecodeError as err:
+            raise EatlasError(f"not valid UTF-8 (byte {err.start})", file=str(rel), obj=obj,
+                              hint="save the file as UTF-8") from None
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as err:
+            raise EatlasError(f"not a readable CSV: {str(err).strip().splitlines()[0]}", file=str(rel), obj=obj,
+                              hint=f"one header line ({','.join(PUBLISHED_COLUMNS)}), then one row per cell") from None
         lacking = [c for c in PUBLISHED_COLUMNS if c not in df.columns]
         if lacking:
-            raise EatlasError(f"missing column(s) {', '.join(lacking)}", file=str(e.get("file")), field=lacking[0])
+            raise EatlasError(f"missing column(s) {', '.join(lacking)}", file=str(rel), obj=obj, field=lacking[0],
+                              hint=f"the header must name: {','.join(PUBLISHED_COLUMNS)}")
         df = df[PUBLISHED_COLUMNS].copy()
         df["missing"] = df["missing"].str.lower().isin(["true", "1", "yes"])
         df["source_file"] = e.get("file")
@@ -183,15 +236,49 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
         con.close()
 
 
-def query(db: str | Path, sql: str, *, write: bool = False) -> pd.DataFrame:
-    con = connect(db, read_only=not write)
+# Without --write, `eatlas sql` is read-only *and* sandboxed: DuckDB's read_only mode still lets a
+# statement read or write other files (COPY ... TO, read_csv('/etc/...'), ATTACH, EXPORT DATABASE) and
+# INSTALL extensions from the network, so external access is switched off and the configuration locked
+# (a later SET cannot switch it back on). The file is attached read-only to a private in-memory
+# database first (settings are per database instance, and a connection with other settings may be
+# open to the same file in this process).
+SANDBOX = ("SET enable_external_access = false", "SET autoinstall_known_extensions = false",
+           "SET autoload_known_extensions = false", "SET allow_community_extensions = false",
+           "SET lock_configuration = true")
+
+
+def _sandboxed(path: Path) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(":memory:")
+    try:
+        alias = path.stem if re.fullmatch(r"[A-Za-z_]\w*", path.stem) and path.stem.lower() not in (
+            "memory", "system", "temp", "main") else "results_db"
+        quoted = str(path.resolve()).replace("'", "''")
+        con.execute(f"ATTACH '{quoted}' AS \"{alias}\" (READ_ONLY)")
+        con.execute(f'USE "{alias}"')
+        for stmt in SANDBOX:
+            con.execute(stmt)
+        return con
+    except BaseException:
+        con.close()
+        raise
+
+
+def query(db: str | Path, sql: str, *, write: bool = False, wait_s: float = 0.0) -> pd.DataFrame:
+    con = connect(db, read_only=not write, wait_s=wait_s, sandbox=not write)
     try:
         try:
             return con.execute(sql).fetchdf()
         except duckdb.Error as e:
-            msg = str(e).splitlines()[0]
-            hint = "the database is opened read-only; pass --write to change it" if "read-only" in msg.lower() \
-                else None
-            raise EatlasError(f"SQL error: {msg}", hint=hint) from None
+            msg = str(e).strip().splitlines()[0]
+            low = msg.lower()
+            if "read-only" in low:
+                hint = "the database is opened read-only; pass --write to change it"
+            elif not write and ("disabled by configuration" in low or "configuration has been locked" in low
+                                or "external extensions is disabled" in low):
+                hint = ("without --write, 'eatlas sql' reads only this database: no other files, ATTACH, COPY, "
+                        "INSTALL/LOAD or settings; pass --write to allow them")
+            else:
+                hint = "tables: runs, results, published_results; view: reproduction"
+            raise EatlasError(f"SQL error: {msg}", file=str(db), hint=hint) from None
     finally:
         con.close()

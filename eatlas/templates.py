@@ -20,6 +20,8 @@ ALLOWED_FILTERS = frozenset({"lower", "upper", "capitalize"})
 _OPEN, _CLOSE = "\x02", "\x03"
 
 _env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
+_env.globals.clear()     # no range, lipsum, cycler, joiner, namespace, dict: a name is a variable we pass, or undefined
+_RESERVED = frozenset({"self"})   # Jinja binds {{ self }} to the template itself whatever the context
 
 
 @dataclass(frozen=True)
@@ -38,12 +40,17 @@ class Expanded:
 def _check_node(node: nodes.Node, source: str, where: dict):
     allowed = (nodes.Template, nodes.Output, nodes.TemplateData, nodes.Name, nodes.Filter)
     if not isinstance(node, allowed):
-        raise EatlasError(f"template {source!r} uses {type(node).__name__}; only {{{{ variable }}}} and the filters "
-                          f"{', '.join(sorted(ALLOWED_FILTERS))} are allowed", **where)
+        raise EatlasError(f"template {source!r:.120} uses {type(node).__name__}; only {{{{ variable }}}} and the "
+                          f"filters {', '.join(sorted(ALLOWED_FILTERS))} are allowed", **where,
+                          hint="templates print variables; attribute access, calls, statements, literals are refused")
+    if isinstance(node, nodes.Name) and (node.name in _RESERVED or node.ctx != "load"):
+        raise EatlasError(f"template {source!r:.120} uses the reserved name {node.name!r}", **where,
+                          hint="only {{ variable }} of term, article, the parts and the set's or test's vars")
     if isinstance(node, nodes.Filter):
         if node.name not in ALLOWED_FILTERS or node.args or node.kwargs or node.dyn_args or node.dyn_kwargs:
-            raise EatlasError(f"template {source!r} uses filter {node.name!r}; allowed: "
-                              f"{', '.join(sorted(ALLOWED_FILTERS))} (no arguments)", **where)
+            raise EatlasError(f"template {source!r:.120} uses filter {node.name!r}; allowed: "
+                              f"{', '.join(sorted(ALLOWED_FILTERS))} (no arguments)", **where,
+                              hint="use {{ term }}, {{ term|capitalize }}, {{ term|lower }} or {{ term|upper }}")
     for child in node.iter_child_nodes():
         _check_node(child, source, where)
 
@@ -55,7 +62,11 @@ def compile_checked(source: str, file: str | None = None, obj: str | None = None
     try:
         ast = _env.parse(source)
     except TemplateSyntaxError as e:
-        raise EatlasError(f"Jinja syntax error: {e.message}", **where) from None
+        raise EatlasError(f"Jinja syntax error: {e.message}", **where,
+                          hint="write variables as {{ name }}; braces must balance") from None
+    except RecursionError:
+        raise EatlasError("Jinja syntax error: nested too deeply", **where,
+                          hint="templates print variables: {{ term }}") from None
     _check_node(ast, source, where)
     names = frozenset(n.name for n in ast.find_all(nodes.Name))
     return _env.from_string(source), names
@@ -137,7 +148,9 @@ def render(source: str, context: dict, *, where: dict) -> str:
     try:
         return compiled.render(**context)
     except UndefinedError as e:
-        raise EatlasError(f"template refers to an undefined variable: {e.message}", **where) from None
+        raise EatlasError(f"template refers to an undefined variable: {e.message}", **where,
+                          hint="variables: term, article, the template's parts, the set's template_vars and "
+                               "the test's vars for this expansion") from None
 
 
 def expand_item(item: Item, index: int, template: Template, *, family: str | None = None,
@@ -150,7 +163,8 @@ def expand_item(item: Item, index: int, template: Template, *, family: str | Non
     for fam, surface in pairs:
         where = {"file": template.file, "obj": f"template {template.id}", "field": f"families.{fam}"}
         if fam not in template.families:
-            raise EatlasError(f"template has no family {fam!r} for stimulus {item.text!r} ({item.kind})", **where)
+            raise EatlasError(f"template has no family {fam!r} for stimulus {item.text!r} ({item.kind})", **where,
+                              hint=f"families: {', '.join(sorted(map(str, template.families)))}")
         ctx = dict(variables or {})
         ctx["term"] = f"{_OPEN}{surface}{_CLOSE}"
         ctx["article"] = item.article or article_for(surface)
@@ -168,9 +182,10 @@ def _parts_needed(template: Template, family: str) -> list[str]:
     order: list[str] = []
 
     def visit(src: str, seen: tuple):
-        for name in sorted(compile_checked(src, template.file)[1] & set(template.parts)):
+        for name in sorted(compile_checked(src, template.file, f"template {template.id}")[1] & set(template.parts)):
             if name in seen:
-                raise EatlasError(f"part {name!r} refers to itself", file=template.file, field=f"parts.{name}")
+                raise EatlasError(f"part {name!r} refers to itself", file=template.file, obj=f"template {template.id}",
+                                  field=f"parts.{name}", hint="a part may use other parts, not itself")
             if name not in order:
                 visit(template.parts[name], seen + (name,))
                 order.append(name)

@@ -1,0 +1,649 @@
+"""A catalogue of bad input: every kind gives a one-line message naming the file, the set or test,
+the field and what to do, a non-zero exit through the CLI, and never a traceback.
+
+At the end, property-based tests feed random YAML documents and random mutations of a real set
+file to the loader: it either loads them or raises EatlasError, never anything else.
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from eatlas.cli import main
+from eatlas.errors import EatlasError
+from eatlas.registry import Registry, parse_set, parse_template, parse_test, parse_yaml, read_yaml
+from tests.conftest import ROOT, make_set, make_test, write_yaml
+
+ROSES = "registry/testpaper/sets/roses.yaml"
+T1 = "registry/testpaper/tests/t1.yaml"
+
+
+# ----------------------------------------------------------------------------- helpers
+def cli(capsys, *args) -> tuple[int, str]:
+    rc = main([str(a) for a in args])
+    cap = capsys.readouterr()
+    assert "Traceback" not in cap.err and "Traceback" not in cap.out
+    return rc, cap.err
+
+
+def says(rc: int, err: str, *needles: str, code: int | None = None):
+    """Non-zero exit and every needle (file, object, field, what to do) in the message."""
+    assert rc != 0, err
+    if code is not None:
+        assert rc == code, (rc, err)
+    assert err.lstrip().startswith("error: "), err
+    for n in needles:
+        assert n in err, f"{n!r} not in {err!r}"
+
+
+def validate(mini, capsys) -> tuple[int, str]:
+    return cli(capsys, "--registry", mini.root, "validate")
+
+
+def write_raw(mini, rel: str, data: str | bytes) -> Path:
+    p = mini.root / rel
+    p.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+    return p
+
+
+def edit_catalog(mini, fn):
+    cat = yaml.safe_load((mini.root / "catalog.yaml").read_text())
+    fn(cat)
+    write_yaml(mini.root / "catalog.yaml", cat)
+
+
+def with_set(mini, capsys, doc) -> tuple[int, str]:
+    """Replace set roses by ``doc`` (catalog rebuilt) and validate."""
+    cat = (mini.root / "catalog.yaml").read_bytes()
+    mini.add_set(doc)
+    try:
+        mini.sync()
+    except EatlasError:     # the catalog keeps the previous entry; validate reports the file
+        (mini.root / "catalog.yaml").write_bytes(cat)
+    return validate(mini, capsys)
+
+
+def roses(items=("rose", "tulip", "daisy", "lily"), **kw):
+    return make_set("roses", list(items), **kw)
+
+
+# ----------------------------------------------------------------------------- YAML itself
+def test_malformed_yaml(mini, capsys):
+    write_raw(mini, ROSES, "id: roses\nversion: 1.0.0\nitems: [a, b\n")
+    says(*validate(mini, capsys), ROSES, "set roses", "malformed YAML at line 4", "check the indentation", code=2)
+
+
+def test_tabs_in_yaml(mini, capsys):
+    write_raw(mini, ROSES, "id: roses\nitems:\n\t- {text: rose, kind: noun}\n")
+    says(*validate(mini, capsys), ROSES, "set roses", "line 3, column 1", "YAML does not allow tabs")
+
+
+@pytest.mark.parametrize("text, what", [("- rose\n- tulip\n", "got a list"), ("just some words\n", "got text"),
+                                        ("42\n", "got int")])
+def test_top_level_list_or_scalar(mini, capsys, text, what):
+    write_raw(mini, ROSES, text)
+    says(*validate(mini, capsys), ROSES, "set roses", "must be a mapping", what, "key: value lines")
+
+
+def test_empty_file(mini, capsys):
+    write_raw(mini, ROSES, "# nothing yet\n")
+    says(*validate(mini, capsys), ROSES, "set roses", "the file is empty", "start it with id:")
+
+
+def test_several_documents_in_one_file(mini, capsys):
+    write_raw(mini, ROSES, (mini.root / ROSES).read_text() + "---\nid: other\n")
+    says(*validate(mini, capsys), ROSES, "set roses", "another document", "one document per file")
+
+
+def test_billion_laughs_is_bounded(mini, capsys):
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, 10):
+        prev, cur = chr(ord("a") + i - 1), chr(ord("a") + i)
+        lines.append(f"{cur}: &{cur} [" + ",".join([f"*{prev}"] * 10) + "]")
+    write_raw(mini, ROSES, "\n".join(lines) + "\nid: roses\n")
+    t = time.perf_counter()
+    rc, err = validate(mini, capsys)
+    assert time.perf_counter() - t < 5
+    says(rc, err, ROSES, "set roses", "expands to more than", "aliases", "no anchors (&) or aliases (*)")
+
+
+def test_recursive_alias(mini, capsys):
+    write_raw(mini, ROSES, "id: roses\nnotes: &n [*n]\n")
+    says(*validate(mini, capsys), ROSES, "set roses", "recursive alias at line 2", "no anchors")
+
+
+@pytest.mark.parametrize("tag", ["!!python/object/apply:os.system", "!!python/object/new:os.system",
+                                 "!!python/name:os.system", "!custom"])
+def test_python_tags_are_refused_and_nothing_runs(mini, capsys, tmp_path, tag):
+    marker = tmp_path / "pwned"
+    write_raw(mini, ROSES, f'id: roses\nnotes: {tag} ["touch {marker}"]\n')
+    rc, err = validate(mini, capsys)
+    says(rc, err, ROSES, "set roses", f"tag {tag} is not allowed at line 2", "remove the tag")
+    if "python" in tag:
+        assert "nothing in them is run" in err
+    assert not marker.exists()
+
+
+def test_python_tag_in_eatlas_add(tmp_path, capsys, mini):
+    marker = tmp_path / "pwned"
+    f = tmp_path / "new.yaml"
+    f.write_text(f'id: lilies\nversion: 1.0.0\nnotes: !!python/object/apply:os.system ["touch {marker}"]\n')
+    says(*cli(capsys, "--registry", mini.root, "add", f), "new.yaml", "!!python/object/apply:os.system",
+         "remove the tag")
+    assert not marker.exists()
+
+
+def test_duplicate_keys(mini, capsys):
+    write_raw(mini, ROSES, (mini.root / ROSES).read_text() + "items: []\n")
+    says(*validate(mini, capsys), ROSES, "set roses", "duplicate key 'items'", "field 'items'",
+         "keep only the last one")
+
+
+def test_absurd_nesting(mini, capsys):
+    write_raw(mini, ROSES, "id: roses\nnotes: " + "[" * 5000 + "]" * 5000 + "\n")
+    says(*validate(mini, capsys), ROSES, "set roses", "nested ", "deep", "check the brackets")
+    write_raw(mini, ROSES, "id: roses\nnotes: " + "[" * 100 + "]" * 100 + "\n")
+    says(*validate(mini, capsys), ROSES, "set roses", "nested more than 64 levels", "check the brackets")
+
+
+def test_non_utf8_file(mini, capsys):
+    write_raw(mini, ROSES, (mini.root / ROSES).read_text().replace("tulip", "café").encode("latin-1"))
+    says(*validate(mini, capsys), ROSES, "set roses", "not valid UTF-8 (byte", "save the file as UTF-8")
+
+
+def test_absurdly_large_file(mini, capsys):
+    write_raw(mini, ROSES, "id: roses\nnotes: |\n" + "  lorem ipsum\n" * 200_000)
+    t = time.perf_counter()
+    says(*validate(mini, capsys), ROSES, "set roses", "over the 2000000-byte limit", "split it")
+    assert time.perf_counter() - t < 5
+
+
+def test_bom_prefixed_file_loads(mini, capsys):
+    p = mini.root / ROSES
+    p.write_bytes(b"\xef\xbb\xbf" + p.read_bytes())
+    rc, err = validate(mini, capsys)
+    assert rc == 0, err
+    assert Registry(mini.root).sets["roses"].items[0].text == "rose"
+
+
+# ----------------------------------------------------------------------------- fields of a set
+def test_wrong_type_of_field(mini, capsys):
+    says(*with_set(mini, capsys, roses(concept=["Roses", "Tulips"])), ROSES, "set roses", "field 'concept'",
+         "expected str, got list", "quote values")
+
+
+def test_wrong_type_of_item_value(mini, capsys):
+    says(*with_set(mini, capsys, roses([{"text": 1984, "kind": "noun"}, "tulip"])), ROSES, "set roses",
+         "field 'items[0].text'", "expected text, got int", "quote values")
+
+
+def test_items_not_a_list(mini, capsys):
+    says(*with_set(mini, capsys, roses(items=()) | {"items": {"text": "rose"}}), ROSES, "set roses",
+         "field 'items'", "expected list", "write items as a list")
+
+
+def test_unknown_key(mini, capsys):
+    says(*with_set(mini, capsys, roses(colour="red")), ROSES, "set roses", "field 'colour'",
+         "unknown key(s) colour", "allowed: case_sensitive, changelog")
+
+
+def test_unknown_key_in_item(mini, capsys):
+    says(*with_set(mini, capsys, roses([{"text": "rose", "kind": "noun", "colour": "red"}])), ROSES,
+         "set roses", "field 'items[0].colour'", "allowed: article, case")
+
+
+def test_missing_required_field(mini, capsys):
+    doc = roses()
+    del doc["license"]
+    says(*with_set(mini, capsys, doc), ROSES, "set roses", "field 'license'", "missing required field",
+         "add license:")
+
+
+def test_item_without_kind(mini, capsys):
+    says(*with_set(mini, capsys, roses([{"text": "rose"}])), ROSES, "set roses", "field 'items[0].kind'",
+         "the item has no kind", "every item needs text and kind")
+
+
+def test_item_as_bare_string(mini, capsys):
+    doc = roses()
+    doc["items"] = ["rose", "tulip"]
+    says(*with_set(mini, capsys, doc), ROSES, "set roses", "field 'items[0]'", "bare string", "kind: noun")
+
+
+def test_empty_set(mini, capsys):
+    says(*with_set(mini, capsys, roses(items=())), ROSES, "set roses", "field 'items'", "the set has no items",
+         "add items", code=1)
+
+
+def test_duplicate_item(mini, capsys):
+    says(*with_set(mini, capsys, roses(["rose", "tulip", "rose", "lily"])), ROSES, "set roses",
+         "field 'items[2].text'", "duplicate item", "remove the repeated item", code=1)
+
+
+def test_duplicate_after_unicode_normalisation(mini, capsys):
+    says(*with_set(mini, capsys, roses(["café", "cafe\u0301", "daisy", "lily"])), ROSES, "set roses",
+         "field 'items[1].text'", "duplicate item", "Unicode normalisation", "remove the repeated item", code=1)
+
+
+def test_duplicate_after_case_folding(mini, capsys):
+    says(*with_set(mini, capsys, roses(["Rose", "rose", "daisy", "lily"], case_sensitive=False)), ROSES,
+         "set roses", "field 'items[1].text'", "case folded", "remove the repeated item", code=1)
+    rc, err = with_set(mini, capsys, roses(["Rose", "rose", "daisy", "lily"]))   # case-sensitive by default
+    assert rc == 0, err
+
+
+def test_case_sensitive_must_be_a_boolean(mini, capsys):
+    says(*with_set(mini, capsys, roses(case_sensitive="no")), ROSES, "set roses", "field 'case_sensitive'",
+         "expected true or false", "(unquoted)")
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\u3000\t"])
+def test_item_with_empty_text(mini, capsys, text):
+    says(*with_set(mini, capsys, roses([text, "tulip", "daisy", "lily"])), ROSES, "set roses",
+         "field 'items[0].text'", "the item's text is empty", "or remove the item", code=1)
+
+
+def test_pronoun_without_case(mini, capsys):
+    says(*with_set(mini, capsys, roses([{"text": "he", "kind": "pronoun"}, "tulip", "daisy", "lily"])), ROSES,
+         "set roses", "field 'items[0].case'", "a pronoun needs its case", "add case: subject", code=1)
+
+
+def test_case_on_a_noun(mini, capsys):
+    says(*with_set(mini, capsys, roses([{"text": "rose", "kind": "noun", "case": "object"}, "tulip"])), ROSES,
+         "set roses", "field 'items[0].case'", "only pronouns take a case", code=1)
+
+
+def test_unknown_stimulus_kind(mini, capsys):
+    says(*with_set(mini, capsys, roses([{"text": "rose", "kind": "flower"}, "tulip", "daisy", "lily"])), ROSES,
+         "set roses", "field 'items[0].kind'", "'flower'", "one of: name, noun, group_term", code=1)
+
+
+@pytest.mark.parametrize("version, hint", [("1.0", "three numbers"), (1.0, "write it quoted"),
+                                           ("v1.0.0", "three numbers"), ("01.0.0", "three numbers")])
+def test_version_not_semver(mini, capsys, version, hint):
+    says(*with_set(mini, capsys, roses(version=version)), ROSES, "set roses", "field 'version'", "not semantic",
+         hint)
+
+
+@pytest.mark.parametrize("bad", ["../evil", "a/b", "Roses", "a..b", "/etc/passwd", ""])
+def test_ids_with_path_separators_or_dots(mini, capsys, bad):
+    doc = roses()
+    doc["id"] = bad
+    write_yaml(mini.root / ROSES, doc)
+    says(*validate(mini, capsys), ROSES, "field 'id'", "invalid id", "no '/', no '..'")
+
+
+def test_content_changed_without_version_bump(mini, capsys):
+    mini.add_set(roses(["rose", "tulip", "daisy", "iris"]))
+    says(*validate(mini, capsys), ROSES, "set roses", "field 'version'", "content changed but version 1.0.0 did not",
+         "bump the version", code=1)
+    says(*cli(capsys, "--registry", mini.root, "catalog"), ROSES, "set roses", "content changed", "bump the version")
+
+
+# ----------------------------------------------------------------------------- tests (X, Y, A, B)
+def test_item_in_both_concepts(mini, capsys):
+    mini.add_set(make_set("bugs", ["ant", "moth", "rose", "flea"]))
+    says(*validate(mini.sync(), capsys), T1, "test t1", "field 'x/y'", "item(s) in both x and y: 'rose'",
+         "one concept only", code=1)
+
+
+def test_item_in_both_concepts_after_case_folding(mini, capsys):
+    mini.add_set(make_set("bugs", ["ant", "moth", "ROSE", "flea"], case_sensitive=False))
+    says(*validate(mini.sync(), capsys), T1, "test t1", "field 'x/y'", "in both x and y", code=1)
+
+
+def test_unequal_targets(mini, capsys):
+    mini.add_set(make_set("bugs", ["ant", "moth", "wasp"]))
+    says(*validate(mini.sync(), capsys), T1, "test t1", "field 'x/y'", "|X|=4 and |Y|=3",
+         "set equal_targets: false", code=1)
+    mini.add_test(make_test("t1", "roses@1.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0", equal_targets=False))
+    assert validate(mini.sync(), capsys)[0] == 0
+
+
+def test_equal_targets_given_as_text(mini, capsys):
+    mini.add_test(make_test("t1", "roses@1.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0", equal_targets="no"))
+    says(*validate(mini, capsys), T1, "test t1", "field 'equal_targets'", "expected true or false")
+
+
+def test_same_set_twice(mini, capsys):
+    mini.add_test(make_test("t1", "roses@1.0.0", "roses@1.0.0", "good@1.0.0", "bad@1.0.0"))
+    says(*validate(mini.sync(), capsys), T1, "test t1", "field 'y'", "x and y are the same set", "different sets",
+         code=1)
+
+
+def test_missing_set(mini, capsys):
+    mini.add_test(make_test("t1", "roses@1.0.0", "beetles@1.0.0", "good@1.0.0", "bad@1.0.0"))
+    says(*validate(mini.sync(), capsys), T1, "test t1", "field 'y'", "'beetles', which is not in the catalog",
+         "add the set, or fix the id", code=1)
+
+
+def test_missing_set_version(mini, capsys):
+    mini.add_test(make_test("t1", "roses@2.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0"))
+    says(*validate(mini.sync(), capsys), T1, "test t1", "field 'x'", "names roses@2.0.0 but the registry holds "
+         "roses@1.0.0", "update the reference", code=1)
+
+
+@pytest.mark.parametrize("ref, hint", [("roses", "e.g. flowers@1.0.0"), ("roses@", "e.g. flowers@1.0.0"),
+                                       ("roses@1.0.0@x", "e.g. flowers@1.0.0"), (7, "e.g. flowers@1.0.0"),
+                                       ("../roses@1.0.0", "no '/', no '..'"), ("roses@1.0", "three numbers")])
+def test_set_reference_not_id_at_version(mini, capsys, ref, hint):
+    mini.add_test(make_test("t1", ref, "bugs@1.0.0", "good@1.0.0", "bad@1.0.0"))
+    says(*validate(mini, capsys), T1, "test t1", "field 'x'", hint)
+
+
+def test_unknown_test_level(mini, capsys):
+    mini.add_test(make_test("t1", "roses@1.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0", level="sentence"))
+    says(*validate(mini, capsys), T1, "test t1", "field 'level'", "'sentence' is neither 'word'", "one of: word, sent")
+
+
+def test_expansion_names_missing_template(mini, capsys):
+    mini.add_test(make_test("t1", "roses@1.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0",
+                            expansions={"sent": {"template": "no_such@1.0.0"}}))
+    says(*validate(mini.sync(), capsys), T1, "test t1", "field 'expansions.sent.template'",
+         "'no_such', which is not in the catalog", "one of: may2019_bleached", code=1)
+
+
+def test_expansion_names_missing_template_version(mini, capsys):
+    mini.add_test(make_test("t1", "roses@1.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0",
+                            expansions={"sent": {"template": "may2019_bleached@9.0.0"}}))
+    says(*validate(mini.sync(), capsys), T1, "test t1", "field 'expansions.sent.template'",
+         "may2019_bleached@9.0.0", "update the reference", code=1)
+
+
+def test_expansion_names_missing_family(mini, capsys):
+    mini.add_test(make_test("t1", "roses@1.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0",
+                            expansions={"sent": {"template": "may2019_bleached@1.0.0",
+                                                 "families": {"x": "no_such_family"}}}))
+    says(*validate(mini.sync(), capsys), T1, "test t1", "field 'expansions.sent.families.x'",
+         "'no_such_family', which template may2019_bleached@1.0.0 does not have", "one of: adjective", code=1)
+
+
+def test_expansion_with_unknown_level_or_key(mini, capsys):
+    mini.add_test(make_test("t1", "roses@1.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0",
+                            expansions={"sentence": {"template": "may2019_bleached@1.0.0"}}))
+    says(*validate(mini, capsys), T1, "test t1", "field 'expansions.sentence'", "sent or sent(u)")
+    mini.add_test(make_test("t1", "roses@1.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0",
+                            expansions={"sent": {"template": "may2019_bleached@1.0.0", "famlies": {}}}))
+    says(*validate(mini, capsys), T1, "test t1", "field 'expansions.sent.famlies'", "allowed: families, template")
+
+
+# ----------------------------------------------------------------------------- templates
+TMPL = "templates/may2019_bleached.yaml"
+
+
+def _template(mini, family_src: str):
+    doc = yaml.safe_load((mini.root / TMPL).read_text())
+    doc["families"]["name"] = [family_src]
+    write_yaml(mini.root / TMPL, doc)
+    mini.sync()
+
+
+def test_template_unknown_variable(mini, capsys):
+    _template(mini, "This is {{ nme }}.")
+    says(*validate(mini, capsys), TMPL, "template may2019_bleached", "field 'families.name[0]'",
+         "unknown variable(s) nme", "known: article, term", code=1)
+
+
+@pytest.mark.parametrize("src", ["{{ term.upper() }}", "{{ ''.__class__.__mro__ }}",
+                                 "{{ cycler.__init__.__globals__ }}",
+                                 "{% include 'x.html' %}", "{% import 'x' as y %}", "{{ self }}",
+                                 "{% for c in term %}{{ c }}{% endfor %}", "{{ term|attr('x') }}"])
+def test_template_attribute_access_or_code(mini, capsys, src):
+    _template(mini, src)
+    rc, err = validate(mini, capsys)
+    says(rc, err, TMPL, "template may2019_bleached", "field 'families.name[0]'", code=1)
+    assert "are refused" in err or "reserved name" in err or "allowed:" in err, err
+
+
+def test_template_syntax_error(mini, capsys):
+    _template(mini, "This is {{ term .")
+    says(*validate(mini, capsys), TMPL, "template may2019_bleached", "field 'families.name[0]'",
+         "Jinja syntax error", "braces must balance", code=1)
+
+
+# ----------------------------------------------------------------------------- catalog
+def test_catalog_entry_whose_file_is_missing(mini, capsys):
+    (mini.root / ROSES).unlink()
+    says(*validate(mini, capsys), ROSES, "set roses", "file not found", "eatlas catalog --sync")
+
+
+def test_catalog_id_or_version_disagrees_with_file(mini, capsys):
+    edit_catalog(mini, lambda c: c["sets"][[e["id"] for e in c["sets"]].index("roses")].update(version="1.1.0"))
+    says(*validate(mini, capsys), ROSES, "catalog set roses", "field 'id/version'",
+         "catalog says roses@1.1.0 but the file holds roses@1.0.0", "eatlas catalog --sync")
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "../../etc/passwd", "registry/../../outside.yaml", "\x00x"])
+def test_catalog_path_escaping_the_registry(mini, capsys, path):
+    edit_catalog(mini, lambda c: c["sets"][0].update(file=path))
+    rc, err = validate(mini, capsys)
+    says(rc, err, "catalog.yaml", "catalog set", "field 'file'", "relative to the registry folder")
+
+
+def test_catalog_path_through_a_symlink_outside(mini, capsys, tmp_path):
+    outside = write_yaml(tmp_path / "outside.yaml", roses())
+    (mini.root / ROSES).unlink()
+    (mini.root / ROSES).symlink_to(outside)
+    says(*validate(mini, capsys), "catalog.yaml", "catalog set roses", "field 'file'", "leaves the registry folder",
+         "no symlinks pointing outside")
+    says(*cli(capsys, "--registry", mini.root, "catalog"), ROSES, "outside the registry folder",
+         "copy the file into the registry")
+
+
+def test_catalog_not_a_mapping_or_with_unknown_keys(mini, capsys):
+    write_raw(mini, "catalog.yaml", "- sets\n- tests\n")
+    says(*validate(mini, capsys), "catalog.yaml", "catalog", "must be a mapping", "eatlas catalog --sync")
+    write_raw(mini, "catalog.yaml", "sets: []\nstes: []\n")
+    says(*validate(mini, capsys), "catalog.yaml", "catalog", "field 'stes'", "allowed: published, sets")
+
+
+def test_catalog_duplicate_id(mini, capsys):
+    edit_catalog(mini, lambda c: c["sets"].append(dict(c["sets"][0])))
+    says(*validate(mini, capsys), "catalog.yaml", "field 'id'", "duplicate set id", "listed once")
+
+
+def test_not_a_registry_folder(tmp_path, capsys):
+    says(*cli(capsys, "--registry", tmp_path, "validate"), "catalog.yaml", "no catalog.yaml here",
+         "pass --registry DIR")
+
+
+# ----------------------------------------------------------------------------- published results
+def _published(mini, text: str | bytes):
+    d = mini.root / "registry" / "testpaper" / "published"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "table1.csv").write_bytes(text if isinstance(text, bytes) else text.encode())
+    mini.sync()
+
+
+def test_published_csv_with_a_missing_column(mini, capsys, tiny_bert, tmp_path, monkeypatch):
+    monkeypatch.setenv("EATLAS_CACHE", str(tmp_path / "cache"))
+    _published(mini, "paper,table_id,row_label,column_label,statistic,value\ntestpaper,T1,a,b,effect_size,0.5\n")
+    says(*validate(mini, capsys), "registry/testpaper/published/table1.csv", "published testpaper_table1",
+         "field 'significance'", "missing column(s) significance", "the header must name", code=1)
+    db = tmp_path / "r.duckdb"
+    says(*cli(capsys, "--registry", mini.root, "--db", db, "run", "--model", tiny_bert, "--levels", "word",
+              "--n-samples", "200", "--quiet"),
+         "table1.csv", "missing column(s) significance", code=2)
+    assert not db.exists() or _tables(db) == []     # the failed write rolled back, schema included
+
+
+def test_published_csv_not_utf8_or_not_csv(mini, capsys):
+    _published(mini, "paper,table_id\nmay,caf\xe9\n".encode("latin-1"))
+    says(*validate(mini, capsys), "table1.csv", "published testpaper_table1", "not valid UTF-8", "save the file",
+         code=1)
+    _published(mini, 'paper,table_id\n"unclosed,1\n')
+    says(*validate(mini, capsys), "table1.csv", "published testpaper_table1", "not a readable CSV", "one header line",
+         code=1)
+
+
+def _tables(db):
+    import duckdb
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+    finally:
+        con.close()
+
+
+# ----------------------------------------------------------------------------- the command line
+def test_unknown_level_in_run(capsys, tmp_path):
+    says(*cli(capsys, "--db", tmp_path / "r.duckdb", "run", "--tests", "weat1", "--levels", "word,sentence"),
+         "field 'levels'", "unknown level 'sentence'", "one of word, sent", code=2)
+    assert not (tmp_path / "r.duckdb").exists()
+
+
+def test_unknown_test_in_run(capsys, tmp_path):
+    says(*cli(capsys, "--db", tmp_path / "r.duckdb", "run", "--tests", "weat1", "waet3"),
+         "unknown test 'waet3'", "did you mean weat3", "eatlas list", code=2)
+
+
+def test_unknown_model(capsys, tmp_path):
+    says(*cli(capsys, "--db", tmp_path / "r.duckdb", "run", "--tests", "weat1", "--model", "no-such-model"),
+         "field 'model'", "unknown model 'no-such-model'", "eatlas models", code=2)
+    assert not (tmp_path / "r.duckdb").exists()
+
+
+def test_bad_argument_value(capsys, tmp_path):
+    rc = main(["--db", str(tmp_path / "r.duckdb"), "run", "--n-samples", "many"])
+    assert rc == 2 and "invalid int value: 'many'" in capsys.readouterr().err
+
+
+@pytest.fixture
+def db_with_a_run(tmp_path):
+    import duckdb
+
+    from eatlas import store
+    db = tmp_path / "r.duckdb"
+    con = duckdb.connect(str(db))
+    store.init_schema(con)
+    con.close()
+    return db
+
+
+def test_sql_with_bad_sql(db_with_a_run, capsys):
+    says(*cli(capsys, "--db", db_with_a_run, "sql", "SELEC * FROM runs"), "r.duckdb", "SQL error: Parser Error",
+         "tables: runs, results", code=2)
+    says(*cli(capsys, "--db", db_with_a_run, "sql", "SELECT nope FROM runs"), "SQL error: Binder Error",
+         "tables: runs, results", code=2)
+
+
+def test_sql_on_a_missing_or_foreign_database(tmp_path, capsys):
+    says(*cli(capsys, "--db", tmp_path / "none.duckdb", "sql", "SELECT 1"), "none.duckdb", "no such database",
+         "eatlas run", code=2)
+    (tmp_path / "notes.txt").write_text("not a database\n" * 100)
+    says(*cli(capsys, "--db", tmp_path / "notes.txt", "sql", "SELECT 1"), "notes.txt", "cannot open database",
+         "pass another --db", code=2)
+
+
+def test_show_unknown_id(capsys):
+    says(*cli(capsys, "show", "weat33"), "unknown test 'weat33'", "did you mean", code=2)
+
+
+# ----------------------------------------------------------------------------- property-based
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=12),
+                     st.sampled_from(["1.0.0", "roses", "noun", "pronoun", "x@1.0.0", "../x", "roses@1.0.0"]))
+_keys = st.one_of(st.sampled_from(sorted({"id", "version", "items", "text", "kind", "case", "concept", "license",
+                                          "source", "paper", "x", "y", "a", "b", "level", "expansions", "families",
+                                          "parts", "template", "vars", "changelog", "aliases", "template_vars",
+                                          "case_sensitive", "equal_targets", "sets", "tests", "templates",
+                                          "published", "file", "sent"})),
+                  st.text(max_size=8), st.integers())
+_docs = st.recursive(_scalars, lambda kids: st.one_of(st.lists(kids, max_size=5),
+                                                      st.dictionaries(_keys, kids, max_size=6)), max_leaves=30)
+
+
+def _load_all_ways(text: str):
+    doc = parse_yaml(text, "fuzz.yaml")
+    for parse in (parse_set, parse_test, parse_template):
+        try:
+            parse(doc, "fuzz.yaml")
+        except EatlasError:
+            pass
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_docs)
+def test_random_documents_load_or_raise_eatlas_error(doc):
+    text = yaml.safe_dump(doc, allow_unicode=True)
+    try:
+        _load_all_ways(text)
+    except EatlasError:
+        pass
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=200))
+def test_random_text_loads_or_raises_eatlas_error(text):
+    try:
+        _load_all_ways(text)
+    except EatlasError:
+        pass
+
+
+REAL_SET = (ROOT / "registry/caliskan2017/sets/flowers.yaml").read_text(encoding="utf-8")
+_YAMLISH = "\n\t :-[]{},&*!|>'\"#%@`?\ufeff\u0301é0123456789"
+
+
+@st.composite
+def _mutations(draw):
+    text = REAL_SET
+    for _ in range(draw(st.integers(1, 8))):
+        op = draw(st.sampled_from(["insert", "delete", "replace", "dup_line", "drop_line", "swap_lines"]))
+        i = draw(st.integers(0, len(text)))
+        if op == "insert":
+            text = text[:i] + draw(st.text(alphabet=_YAMLISH, min_size=1, max_size=6)) + text[i:]
+        elif op == "delete":
+            text = text[:i] + text[i + draw(st.integers(1, 20)):]
+        elif op == "replace":
+            text = text[:i] + draw(st.sampled_from(_YAMLISH)) + text[i + 1:]
+        else:
+            lines = text.splitlines(keepends=True)
+            if not lines:
+                continue
+            j, k = draw(st.integers(0, len(lines) - 1)), draw(st.integers(0, len(lines) - 1))
+            if op == "dup_line":
+                lines.insert(j, lines[k])
+            elif op == "drop_line":
+                del lines[j]
+            else:
+                lines[j], lines[k] = lines[k], lines[j]
+            text = "".join(lines)
+    return text
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_mutations())
+def test_mutated_real_set_loads_or_raises_eatlas_error(text):
+    try:
+        doc = parse_yaml(text, "flowers.yaml")
+        parse_set(doc, "flowers.yaml")
+    except EatlasError:
+        pass
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(_mutations())
+def test_mutated_set_in_a_registry_validates_or_reports(mini, text):
+    """The whole path (catalog -> file -> parse -> schema -> cross-test checks) on a mutated file."""
+    from eatlas.schemas import check_registry
+    (mini.root / ROSES).write_text(text, encoding="utf-8")
+    try:
+        problems = check_registry(Registry(mini.root))
+    except EatlasError:
+        return
+    assert all(isinstance(p, EatlasError) for p in problems)
+
+
+def test_read_yaml_of_a_folder_or_device(tmp_path):
+    with pytest.raises(EatlasError, match="file not found"):
+        read_yaml(tmp_path)
+    if os.path.exists("/dev/zero"):
+        with pytest.raises(EatlasError, match="file not found"):
+            read_yaml(Path("/dev/zero"))
