@@ -307,3 +307,22 @@ def test_a_model_that_cannot_load_is_reported_with_the_reason(tiny_bert, tmp_pat
         err = capsys.readouterr().err
         assert rc == 2 and "could not load the model" in err and str(folder) in err, (why, err)
         assert not (tmp_path / "r.duckdb").exists()
+
+
+def test_empty_file_left_by_a_kill_during_creation_is_replaced(tmp_path):
+    """A process killed while DuckDB created the file can leave 0 bytes, which DuckDB refuses to open."""
+    from eatlas import store
+    from eatlas.registry import load_registry
+    db = tmp_path / "new.duckdb"
+    db.touch()
+    now = dt.datetime(2026, 1, 1)
+    run = {"run_id": "r1", "method": "weat", "model": "m", "model_fingerprint": "f", "seed": 0, "levels": ["word"],
+           "tests": ["t"], "started_at": now, "finished_at": now}
+    res = [{"run_id": "r1", "test_id": "t", "test_version": "1.0.0", "level": "word", "model": "m", "status": "ok",
+            "effect_size": 0.1, "p_value": 0.5, "dropped": {}}]
+    store.write_run(db, run, res, load_registry())
+    assert snapshot(db)["runs"] == {"r1": [("t", "word", 0.1, 0.5)]}
+    (tmp_path / "text.duckdb").write_text("not empty")       # anything else is never removed
+    with pytest.raises(Exception, match="cannot open database"):
+        store.write_run(tmp_path / "text.duckdb", run, res, load_registry())
+    assert (tmp_path / "text.duckdb").read_text() == "not empty"
