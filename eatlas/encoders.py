@@ -182,8 +182,12 @@ class TransformersEncoder(Encoder):
             self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True,
                                                            trust_remote_code=trust_remote_code)
             self.model = AutoModel.from_pretrained(path, local_files_only=True, trust_remote_code=trust_remote_code)
-        except (OSError, ValueError, KeyError) as e:
-            raise EatlasError(f"could not load the model: {str(e).splitlines()[0]}", file=str(path)) from None
+        except Exception as e:   # noqa: BLE001 - whatever the loaders raise (OSError, safetensors' SafetensorError,
+            # RuntimeError on mismatched shapes, ...), the user needs the folder and the reason, not a traceback
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise EatlasError(f"could not load the model: {type(e).__name__}: {first[:300]}", file=str(path),
+                              hint="is the folder a complete transformers model (config.json, weights, "
+                                   "tokenizer.json) of matching shapes?") from None
         if not getattr(self.tokenizer, "is_fast", False):
             raise EatlasError("a fast tokenizer (tokenizer.json) is needed for character spans", file=str(path))
         # We pad batches ourselves (masked out), so a tokenizer without a pad token (GPT-2) needs none.
