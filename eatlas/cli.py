@@ -110,23 +110,40 @@ def cmd_models(args) -> int:
     return 0
 
 
-def cmd_run(args) -> int:
+def _progress(err, quiet: bool):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=err, transient=True, disable=quiet)
 
+
+def _test_ids(reg, tests, method: str) -> list[str]:
+    if tests:
+        return [reg.get_test_spec(t).id for t in tests]
+    return [t.id for t in reg.tests.values() if t.level == "word"]     # CEAT finds words in a corpus
+
+
+def cmd_run(args) -> int:
     from .runner import RunConfig, evaluate
     from .store import default_db, write_run
     from .registry import load_registry
 
+    if args.method in ("ceat", "ibd"):
+        return _run_corpus_method(args)
     out, err = _console()
+    maps = None
+    if args.method == "mleat" and not args.no_maps:
+        import importlib.util
+        if importlib.util.find_spec("matplotlib") is None:      # say so before the work, not after it
+            raise EatlasError("EAT-Maps need matplotlib", field="--maps",
+                              hint="pip install 'eatlas[plots]', or pass --no-maps")
     cfg = RunConfig(model=args.model, tests=args.tests or None, levels=tuple(args.levels.split(",")),
                     seed=args.seed, n_samples=args.n_samples, alpha=args.alpha, parametric=args.parametric,
                     pooling=args.pooling, layer=args.layer, subword=args.subword, min_coverage=args.min_coverage,
                     batch_size=args.batch_size, trust_remote_code=args.trust_remote_code,
-                    use_cache=not args.no_cache)
+                    use_cache=not args.no_cache, method=args.method, mleat_alpha=args.mleat_alpha,
+                    effect_threshold=args.effect_threshold)
     db = Path(args.db) if args.db else default_db()
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=True, disable=args.quiet) as prog:
+    with _progress(err, args.quiet) as prog:
         task = prog.add_task("testing", total=None)
 
         def tick(t):
@@ -134,24 +151,124 @@ def cmd_run(args) -> int:
             prog.advance(task)
         prog.update(task, description=f"loading {cfg.model or 'default model'} and encoding")
         outcome = evaluate(cfg, registry=args.registry, progress=tick)
-    write_run(db, outcome.run, outcome.results, load_registry(args.registry), wait_s=args.wait)
-    table = Table("test", "version", "level", "n (X,Y,A,B)", "effect size", "p", "Holm α=%g" % cfg.alpha,
-                  "note", title=f"run {outcome.run['run_id'][:8]}  model {outcome.run['model']} "
-                  f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})")
-    for r in outcome.results:
-        n = ",".join(str(r[f"n_{x}"]) for x in "xyab")
-        if r["status"] != "ok":
-            table.add_row(r["test_id"], r["test_version"], r["level"], n, "-", "-", "-", r["reason"])
-            continue
-        note = f"{r['n_dropped']} dropped" if r["n_dropped"] else ("exact" if r["exact"] else "")
-        table.add_row(r["test_id"], r["test_version"], r["level"], n, f"{r['effect_size']:+.2f}",
-                      f"{r['p_value']:.2g}", "*" if r["holm_significant"] else "", note)
+    write_run(db, outcome.run, outcome.results, load_registry(args.registry), wait_s=args.wait,
+              extra_tables=outcome.tables)
+    if outcome.mleat and not args.no_maps:
+        maps = _draw_maps(outcome, Path(args.maps) if args.maps else db.parent / "eat-maps" / outcome.run["run_id"][:8])
     if not args.quiet:
-        out.print(table)
+        out.print(_results_table(outcome, cfg))
         if outcome.skipped:
             out.print(f"[dim]{len(outcome.skipped)} test/level pair(s) not applicable, e.g. "
                       f"{outcome.skipped[0][0]} [{outcome.skipped[0][1]}]: {outcome.skipped[0][2]}[/dim]")
-    out.print(f"run {outcome.run['run_id']} written to {db}: {len(outcome.results)} result(s)")
+    out.print(f"run {outcome.run['run_id']} written to {db}: {len(outcome.results)} result(s)"
+              + (f"; ML-EAT in table mleat_results" if outcome.mleat else ""))
+    if maps:
+        out.print(f"EAT-Maps (PNG and SVG, one per test and a grid) in {maps}", highlight=False)
+    return 0
+
+
+def _results_table(outcome, cfg):
+    from rich.table import Table
+
+    mleat = {(tid, lv): ml for tid, lv, ml in outcome.mleat}
+    cols = ["test", "version", "level", "n (X,Y,A,B)", "effect size", "p", "Holm α=%g" % cfg.alpha]
+    table = Table(*cols, *(["Level 2 d (X, Y)", "EAT pattern"] if mleat else []), "note",
+                  title=f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']} "
+                        f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})")
+    for r in outcome.results:
+        n = ",".join(str(r[f"n_{x}"]) for x in "xyab")
+        if r["status"] != "ok":
+            table.add_row(r["test_id"], r["test_version"], r["level"], n, "-", "-", "-",
+                          *(["-", "-"] if mleat else []), r["reason"])
+            continue
+        note = f"{r['n_dropped']} dropped" if r["n_dropped"] else ("exact" if r["exact"] else "")
+        extra = []
+        if mleat:
+            ml = mleat[(r["test_id"], r["level"])]
+            extra = [f"{ml.x.effect_size:+.2f}, {ml.y.effect_size:+.2f}", ml.pattern]
+        table.add_row(r["test_id"], r["test_version"], r["level"], n, f"{r['effect_size']:+.2f}",
+                      f"{r['p_value']:.2g}", "*" if r["holm_significant"] else "", *extra, note)
+    return table
+
+
+def _draw_maps(outcome, folder: Path) -> Path:
+    """One EAT-Map per ML-EAT result (<test>_<level>.png/.svg) and the grid of the run (grid.png/.svg)."""
+    import re
+
+    from .mleat import draw_eat_map, draw_eat_map_grid
+
+    folder.mkdir(parents=True, exist_ok=True)
+    titled = {}
+    for tid, lv, ml in outcome.mleat:
+        title = f"{tid} [{lv}]"
+        draw_eat_map(ml, folder / re.sub(r"[^\w+.-]", "-", f"{tid}_{lv}").strip("-"), title=title)
+        titled[title] = ml
+    draw_eat_map_grid(titled, folder / "grid")
+    return folder
+
+
+def _run_corpus_method(args) -> int:
+    """CEAT (contexts from a corpus) or IBD/EIBD (Guo & Caliskan's groups and validation lists)."""
+    from rich.table import Table
+
+    from .encoders import load_encoder
+    from .method_runs import read_corpus, run_ceat, run_ibd
+    from .registry import load_registry
+    from .store import default_db, write_run
+
+    out, err = _console()
+    reg = load_registry(args.registry)
+    db = Path(args.db) if args.db else default_db()
+    corpus = None
+    if args.method == "ceat":
+        if not args.corpus:
+            raise EatlasError("CEAT needs a corpus", field="--corpus",
+                              hint="a text file (one sentence or comment per line), a parquet file or a "
+                                   "save_to_disk dataset folder, with --corpus-column for the text column")
+        corpus = read_corpus(Path(args.corpus), args.corpus_column)
+        test_ids = _test_ids(reg, args.tests, "ceat")
+    elif args.tests:
+        raise EatlasError("IBD/EIBD runs on Guo & Caliskan's name groups and validation lists, not on tests",
+                          field="--tests", hint="leave out --tests")
+    with _progress(err, args.quiet) as prog:
+        task = prog.add_task(f"loading {args.model or 'default model'}", total=len(test_ids) if corpus else None)
+        enc = load_encoder(args.model, pooling=args.pooling, layer=args.layer, subword=args.subword,
+                           batch_size=args.batch_size, trust_remote_code=args.trust_remote_code)
+
+        def tick(t):
+            prog.update(task, description=f"CEAT {t.id}: {args.n_draws} draws")
+            prog.advance(task)
+        if corpus is not None:
+            prog.update(task, description="finding and encoding contexts")
+            run, tables = run_ceat(enc, reg, test_ids, corpus, n_draws=args.n_draws, seed=args.seed,
+                                   sampling=args.sampling, max_contexts=args.max_contexts,
+                                   case_sensitive=False if args.case_insensitive else None, progress=tick)
+        else:
+            prog.update(task, description="IBD/EIBD: encoding names and attributes")
+            run, tables = run_ibd(enc, reg, seed=args.seed)
+    write_run(db, run, [], reg, wait_s=args.wait, extra_tables=tables)
+    if not args.quiet:
+        if corpus is not None:
+            t = Table("test", "CES", "SE", "p (two-tailed)", "p (one-tailed)", "tau²", "draws", "missing",
+                      title=f"CEAT  run {run['run_id'][:8]}  model {run['model']} (subword {run['subword']}, "
+                            f"sampling {args.sampling})")
+            for r in tables["ceat_results"].to_dict("records"):
+                if r["status"] != "ok":
+                    t.add_row(r["test_id"], "-", "-", "-", "-", "-", "-", f"not run: {r['reason']}")
+                    continue
+                t.add_row(r["test_id"], f"{r['ces']:+.3f}", f"{r['se']:.3g}", f"{r['p_two_tailed']:.2g}",
+                          f"{r['p_one_tailed']:.2g}", f"{r['tau2']:.3g}", str(r["n_draws"]),
+                          r["missing"] or "")
+        else:
+            t = Table("method", "group", "threshold", "detected", "accuracy", "TPR", "FPR", "chance",
+                      "paper accuracy", title=f"IBD/EIBD  run {run['run_id'][:8]}  model {run['model']}")
+            for r in tables["ibd_results"].to_dict("records"):
+                pa = r.get("paper_accuracy")
+                t.add_row(r["method"], r["target"], f"{r['threshold']:.3g}", str(len(r["detected"].split(","))
+                          if r["detected"] else 0), f"{r['accuracy']:.1%}", f"{r['tpr']:.2f}", f"{r['fpr']:.2f}",
+                          f"{r['chance']:.1%}", "" if pa is None or pa != pa else f"{pa:.1%}")
+        out.print(t)
+    out.print(f"run {run['run_id']} written to {db}: tables {', '.join(sorted(tables))}", highlight=False)
     return 0
 
 
@@ -282,6 +399,25 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--wait", type=float, default=0.0, help="seconds to wait for a database in use")
     r.add_argument("--no-cache", action="store_true", help="encode everything afresh; read and write no cache")
     r.add_argument("--quiet", action="store_true")
+    r.add_argument("--method", choices=("weat", "mleat", "ceat", "ibd"), default="weat",
+                   help="weat (WEAT/SEAT), mleat (ML-EAT levels 1-3, EAT patterns and EAT-Maps), ceat (needs "
+                        "--corpus), ibd (IBD/EIBD on Guo & Caliskan's names and validation lists)")
+    g = r.add_argument_group("ML-EAT")
+    g.add_argument("--mleat-alpha", type=float, default=0.05, help="Level-2 significance of an association")
+    g.add_argument("--effect-threshold", type=float, default=0.2, help="Level-2 |d| of an association")
+    g.add_argument("--maps", help="folder for the EAT-Maps (default: eat-maps/<run id> beside the database)")
+    g.add_argument("--no-maps", action="store_true", help="draw no EAT-Map")
+    g = r.add_argument_group("CEAT")
+    g.add_argument("--corpus", help="text file (one sentence or comment per line), parquet file, or a dataset "
+                                    "folder saved with datasets' save_to_disk")
+    g.add_argument("--corpus-column", help="text column of a parquet file or dataset (default: text)")
+    g.add_argument("--n-draws", type=int, default=10_000)
+    g.add_argument("--sampling", choices=("paper", "authors_code"), default="paper",
+                   help="paper: without replacement where a stimulus has enough contexts; authors_code: always "
+                        "with replacement, as the authors' code")
+    g.add_argument("--max-contexts", type=int, default=1000, help="contexts kept per stimulus (seeded sample)")
+    g.add_argument("--case-insensitive", action="store_true",
+                   help="match stimuli regardless of case (default: as each set says, else case-sensitive)")
     r.set_defaults(fn=cmd_run)
 
     s = sub.add_parser("sql", help="query the results database (read-only unless --write)")

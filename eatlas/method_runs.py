@@ -111,22 +111,48 @@ def _stringify(df: pd.DataFrame) -> pd.DataFrame:
 
 # ------------------------------------------------------------------------------------------ CEAT
 def read_corpus(path: Path, column: str | None = None) -> list[str]:
-    """A text file (one sentence or comment per line) or a parquet file's text column."""
+    """A text file (one sentence or comment per line), a parquet file's text column, or a column of a
+    Hugging Face dataset saved with ``save_to_disk`` (a folder; read with ``datasets.load_from_disk``)."""
     path = Path(path)
+    if path.is_dir():
+        return _dataset_column(path, column)
     if not path.is_file():
         raise EatlasError("corpus file not found", file=str(path))
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
         table = pq.read_table(path)
-        col = column or ("text" if "text" in table.column_names else None)
-        if col not in table.column_names:
-            raise EatlasError(f"no column {col!r} in the parquet file", file=str(path), field="--corpus-column",
-                              hint=f"columns: {', '.join(table.column_names)}")
-        return [str(x) for x in table.column(col).to_pylist() if x is not None]
+        return _column(path, column, table.column_names, lambda c: table.column(c).to_pylist())
     try:
         return path.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as e:
         raise EatlasError(f"corpus is not UTF-8 (byte {e.start})", file=str(path)) from None
+
+
+def _column(path: Path, column: str | None, names: list[str], get) -> list[str]:
+    col = column or ("text" if "text" in names else None)
+    if col not in names:
+        raise EatlasError(f"no column {col!r} in the corpus" if col else "the corpus has no column 'text'",
+                          file=str(path), field="--corpus-column", hint=f"columns: {', '.join(map(str, names))}")
+    return [str(x) for x in get(col) if x is not None]
+
+
+def _dataset_column(path: Path, column: str | None) -> list[str]:
+    try:
+        import datasets
+    except ImportError:
+        raise EatlasError("reading a saved dataset folder needs the datasets package", file=str(path),
+                          hint="pip install 'eatlas[publish]', or pass a text or parquet file") from None
+    try:
+        ds = datasets.load_from_disk(str(path))
+    except (FileNotFoundError, ValueError, OSError) as e:
+        raise EatlasError(f"not a dataset saved with save_to_disk: {str(e).splitlines()[0]}", file=str(path),
+                          hint="pass a text file (one sentence per line), a parquet file, or a save_to_disk folder"
+                          ) from None
+    if isinstance(ds, datasets.DatasetDict):
+        if len(ds) != 1:
+            raise EatlasError(f"the dataset has {len(ds)} splits ({', '.join(ds)}); save one split", file=str(path))
+        ds = next(iter(ds.values()))
+    return _column(path, column, ds.column_names, lambda c: ds[c])
 
 
 def run_ceat(encoder: Encoder, reg: Registry, test_ids: list[str], corpus: list[str], *, n_draws: int = 10_000,
@@ -161,18 +187,25 @@ def run_ceat(encoder: Encoder, reg: Registry, test_ids: list[str], corpus: list[
         dims = {m.shape[1] for mats in per_role.values() for m in mats.values() if len(m)}
         per_role = {r: {s: (m if len(m) else np.zeros((0, max(dims or {1})))) for s, m in mats.items()}
                     for r, mats in per_role.items()}
-        res = ceat(per_role["x"], per_role["y"], per_role["a"], per_role["b"], n_draws=n_draws, seed=seed,
-                   sampling=sampling, on_missing="report")
-        row = {"test_id": spec.id, "test_version": spec.version, "level": "c-word", **res.to_dict()}
-        results.append(row)
+        row = {"test_id": spec.id, "test_version": spec.version, "level": "c-word"}
+        try:
+            res = ceat(per_role["x"], per_role["y"], per_role["a"], per_role["b"], n_draws=n_draws, seed=seed,
+                       sampling=sampling, on_missing="report")
+        except EatlasError as e:       # e.g. a set none of whose stimuli occurs in the corpus: that test only
+            absent = [f"{r.upper()}:{st}" for r, mats in per_role.items() for st, m in mats.items() if not len(m)]
+            results.append({**row, "status": "not_run", "reason": e.message, "n_missing": len(absent),
+                            "missing": ",".join(absent)})
+            continue
+        results.append({**row, "status": "ok", "reason": None, **res.to_dict()})
         draws.append(pd.DataFrame({"test_id": spec.id, "draw": np.arange(res.n_draws),
                                    "effect_size": res.effect_sizes, "variance": res.variances}))
     run = run_record("ceat", encoder, reg, seed=seed, test_ids=[reg.get_test_spec(t).id for t in test_ids],
                      levels=["c-word"], started=started, n_samples=n_draws,
                      settings={"n_draws": n_draws, "sampling": sampling, "max_contexts": max_contexts,
                                "case_sensitive": case_sensitive, "corpus_lines": len(corpus)})
-    tables = {"ceat_results": pd.DataFrame(results), "ceat_draws": pd.concat(draws, ignore_index=True),
-              "ceat_contexts": pd.DataFrame(contexts_rows)}
+    tables = {"ceat_results": pd.DataFrame(results), "ceat_contexts": pd.DataFrame(contexts_rows)}
+    if draws:
+        tables["ceat_draws"] = pd.concat(draws, ignore_index=True)
     for df in tables.values():
         df.insert(0, "run_id", run["run_id"])
     return run, {k: _stringify(v) for k, v in tables.items()}

