@@ -45,8 +45,8 @@ def _run(db, reg, model, family, minute, method="weat", results=(), **tables):
 def db(tmp_path_factory) -> Path:
     reg = load_registry()
     path = tmp_path_factory.mktemp("report") / "eatlas.duckdb"
-    _run(path, reg, "glove-6b-50d", "cbow-glove", 1, results=[(k, (-v[0], 0.9)) for k, v in CELLS.items()])
-    _run(path, reg, "glove-6b-50d", "cbow-glove", 2, results=CELLS.items())           # the latest glove run
+    _run(path, reg, "glove-6b-50d", "glove", 1, results=[(k, (-v[0], 0.9)) for k, v in CELLS.items()])
+    _run(path, reg, "glove-6b-50d", "glove", 2, results=CELLS.items())           # the latest glove run
     _run(path, reg, "tiny-bert", "bert", 3, results=[(k, (v[0] * 0.4, v[1])) for k, v in CELLS.items()])
     _run(path, reg, "tiny-bert", "bert", 4, method="mleat", mleat_results=[
         {"test_id": "weat1", "test_version": "1.0.0", "level": "word", "x_effect_size": 0.9, "x_p_value": 0.001,

