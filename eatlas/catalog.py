@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from .errors import EatlasError
-from .registry import (Registry, check_id, parse_set, parse_template, parse_test, read_yaml)
+from .registry import (Registry, check_id, parse_set, parse_template, parse_test, read_yaml, semver_key)
 
 KINDS = {"sets": parse_set, "tests": parse_test, "templates": parse_template}
 
@@ -53,6 +53,12 @@ def sync(root: Path, *, write: bool = True) -> dict:
             seen[obj.id] = rel
             h = obj.hash()
             prev = previous.get(obj.id)
+            was = semver_key(prev.get("version")) if prev else None
+            if was is not None and semver_key(obj.version) < was:
+                # Versions only go up: otherwise an old version number could come back with other content.
+                raise EatlasError(f"version {obj.version} is lower than {prev['version']}, the version in "
+                                  "catalog.yaml", file=rel, obj=f"{kind[:-1]} {obj.id}", field="version",
+                                  hint=f"give a version above {prev['version']} and add a changelog entry")
             if prev and prev.get("version") == obj.version and prev.get("sha256") not in (None, h):
                 raise EatlasError(f"content changed but version {obj.version} did not", file=rel,
                                   obj=f"{kind[:-1]} {obj.id}", field="version",
@@ -121,6 +127,7 @@ def add(root: Path, file: Path) -> tuple[str, str, Path]:
     dest = root / "registry" / paper / kind / f"{obj.id}.yaml"
     if dest.exists():
         raise EatlasError(f"{dest.relative_to(root)} already exists", file=shown, field="id")
+    made = [d for d in (dest.parent.parent, dest.parent) if not d.exists()]   # removed again on failure
     dest.parent.mkdir(parents=True, exist_ok=True)
     cat_path = root / "catalog.yaml"
     old_cat = cat_path.read_bytes()
@@ -133,6 +140,8 @@ def add(root: Path, file: Path) -> tuple[str, str, Path]:
             raise ValidationFailed(problems)
     except EatlasError:
         dest.unlink(missing_ok=True)   # leave the registry as it was
+        for d in reversed(made):
+            d.rmdir()
         cat_path.write_bytes(old_cat)
         raise
     return kind[:-1], obj.id, dest

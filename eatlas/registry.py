@@ -22,6 +22,11 @@ from .errors import EatlasError
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_+\-]*$")
 SEMVER_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
+
+
+def semver_key(version) -> tuple[int, ...] | None:
+    """(major, minor, patch) for ordering versions; None for anything that is not MAJOR.MINOR.PATCH."""
+    return tuple(int(x) for x in str(version).split(".")) if SEMVER_RE.match(str(version)) else None
 REF_RE = re.compile(r"^(?P<id>[^@\s]+)@(?P<version>[^@\s]+)$")
 KINDS = ("name", "noun", "group_term", "mass_noun", "adjective", "verb", "pronoun", "sentence")
 CASES = ("subject", "object", "possessive")

@@ -16,7 +16,7 @@ import pandera.pandas as pa
 from pandera import extensions
 
 from .errors import EatlasError, ValidationFailed
-from .registry import ROLES, Registry, StimulusSet
+from .registry import ROLES, Registry, StimulusSet, semver_key
 from .templates import vet_template
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "stimuli.yaml"
@@ -221,11 +221,17 @@ def check_registry(reg: Registry) -> list[EatlasError]:
                                         field="source.paper", hint="add it to registry/sources.yaml"))
     for obj in [*reg.sets.values(), *reg.tests.values(), *reg.templates.values()]:
         log = obj.raw.get("changelog") or []
+        kind = type(obj).__name__.replace("StimulusSet", "set").replace("TestSpec", "test").lower()
         if not any(isinstance(e, dict) and str(e.get("version")) == obj.version for e in log):
-            kind = type(obj).__name__.replace("StimulusSet", "set").replace("TestSpec", "test").lower()
             problems.append(EatlasError(f"changelog has no entry for version {obj.version}", file=obj.file,
                                         obj=f"{kind} {obj.id}", field="changelog",
                                         hint="add - {version: ..., date: ..., change: ...}"))
+        logged = [str(e.get("version")) for e in log if isinstance(e, dict) and semver_key(e.get("version"))]
+        newest = max(logged, key=semver_key, default=None)
+        if newest and semver_key(obj.version) and semver_key(newest) > semver_key(obj.version):
+            problems.append(EatlasError(f"version {obj.version} is below {newest}, the newest in the changelog",
+                                        file=obj.file, obj=f"{kind} {obj.id}", field="version",
+                                        hint=f"versions only go up: give a version above {newest}"))
     for t in reg.templates.values():
         extra = set()
         for s in reg.sets.values():

@@ -286,7 +286,37 @@ def test_content_changed_without_version_bump(mini, capsys):
     says(*cli(capsys, "--registry", mini.root, "catalog"), ROSES, "set roses", "content changed", "bump the version")
 
 
+def test_version_may_not_go_down(mini, capsys):
+    """An old version number must not come back with other content: 1.0.0 -> 0.0.1 -> '1.0.0' again."""
+    doc = roses(["rose", "tulip", "daisy", "iris"])
+    doc["version"] = "0.0.1"
+    doc["changelog"] = [{"version": "0.0.1", "date": "2026-11-22", "change": "lower"}]
+    mini.add_set(doc)
+    says(*cli(capsys, "--registry", mini.root, "catalog"), ROSES, "set roses", "field 'version'",
+         "version 0.0.1 is lower than 1.0.0", "above 1.0.0")
+    doc["changelog"] = [{"version": "1.0.0", "date": "2026-11-22", "change": "first"},
+                        {"version": "0.0.1", "date": "2026-11-23", "change": "lower"}]
+    mini.add_set(doc)
+    edit_catalog(mini, lambda cat: next(e for e in cat["sets"] if e["id"] == "roses").update(version="0.0.1"))
+    says(*validate(mini, capsys), ROSES, "set roses", "field 'version'", "below 1.0.0, the newest in the changelog",
+         "versions only go up", code=1)
+
+
+def test_set_citing_an_unknown_paper(mini, capsys):
+    doc = roses()
+    doc["source"] = {"paper": "nopaper", "section": "1"}
+    mini.add_set(doc)
+    says(*validate(mini.sync(), capsys), ROSES, "set roses", "field 'source.paper'", "unknown paper 'nopaper'",
+         "registry/sources.yaml", code=1)
+
+
 # ----------------------------------------------------------------------------- tests (X, Y, A, B)
+def test_item_in_both_attribute_concepts(mini, capsys):
+    mini.add_set(make_set("bad", [{"text": t, "kind": "adjective"} for t in ("ugly", "rotten", "happy", "evil")]))
+    says(*validate(mini.sync(), capsys), T1, "test t1", "field 'a/b'", "item(s) in both a and b: 'happy'",
+         "one concept only", code=1)
+
+
 def test_item_in_both_concepts(mini, capsys):
     mini.add_set(make_set("bugs", ["ant", "moth", "rose", "flea"]))
     says(*validate(mini.sync(), capsys), T1, "test t1", "field 'x/y'", "item(s) in both x and y: 'rose'",

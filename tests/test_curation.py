@@ -39,6 +39,12 @@ def test_add_rejects_invalid_and_leaves_registry_as_it_was(mini, tmp_path, capsy
     nosource["source"] = {"section": "x"}
     assert main(["--registry", str(mini.root), "add", str(write_yaml(tmp_path / "w.yaml", nosource))]) == 2
     assert "source.paper" in capsys.readouterr().err
+    unknown = make_set("weeds", ["thistle", "nettle"])
+    unknown["source"] = {"paper": "nopaper", "section": "x"}      # a paper registry/sources.yaml does not cite
+    assert main(["--registry", str(mini.root), "add", str(write_yaml(tmp_path / "u.yaml", unknown))]) == 1
+    assert "unknown paper 'nopaper'" in capsys.readouterr().err
+    assert not (mini.root / "registry" / "nopaper").exists()        # no folder left behind
+    assert (mini.root / "catalog.yaml").read_bytes() == before
 
 
 def test_changelog_must_cover_the_version(mini, capsys):
