@@ -31,7 +31,7 @@ MLEAT_SEED = SEEDS / "004_1bef118f359bb038.txt"
 
 ROLES = {"x": "targ1", "y": "targ2", "a": "attr1", "b": "attr2"}
 
-CALISKAN = [f"weat{n}" for n in range(2, 11)]
+CALISKAN = [f"weat{n}" for n in range(1, 11)]
 B_VARIANTS = ["weat3b", "weat5b", "weat6b", "weat7b", "weat8b"]
 ABW = ["angry_black_woman_stereotype", "angry_black_woman_stereotype_b"]
 HEILMAN = [f"heilman_double_bind_{c}_{v}" for c in ("competent", "likable")
