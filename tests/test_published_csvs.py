@@ -13,8 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = ["paper", "table_id", "row_label", "column_label", "statistic", "value", "significance",
           "missing", "test_id", "level", "model", "model_family", "note"]
-# Lookup tables kept next to the results but not in the results format.
-LOOKUPS = {"registry/may2019/models_table3.csv": ["model", "pooling", "dimension", "note"]}
+TEXT_STATISTICS = {"pattern", "pooling"}       # printed as words, not numbers
 LEVELS = {"", "word", "sent", "sent(u)", "c-word", "c-word(u)"}
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_+\-]*$")
 
@@ -23,6 +22,8 @@ EXPECTED = {
     # May et al. 2019 Table 4: 14 rows (C1, C3, C6, ABW x word/sent; Competent, Likable x
     # word/sent/sent (u)) x 7 models (CBoW, InferSent, GenSen, USE, ELMo, GPT, BERT) = 98 cells.
     "registry/may2019/published/table4.csv": (98, 0),
+    # Table 3: 7 models x 2 printed facts (Agg., Dim.) = 14 cells.
+    "registry/may2019/published/table3.csv": (14, 0),
     # Tan & Celis 2019 Table 1: 12 rows (4 corpora x 3 pronoun groups) x 4 columns
     # (#occurrence, M-biased %, F-biased %, Neutral %) = 48 cells.
     "registry/tan2019/published/table1.csv": (48, 0),
@@ -114,10 +115,10 @@ def test_expected_files_exist(rel):
 @pytest.mark.parametrize("path", _csvs(), ids=_rel)
 def test_header(path):
     header = path.read_text(encoding="utf-8").splitlines()[0].split(",")
-    assert header == LOOKUPS.get(_rel(path), HEADER)
+    assert header == HEADER
 
 
-@pytest.mark.parametrize("path", [p for p in _csvs() if _rel(p) not in LOOKUPS], ids=_rel)
+@pytest.mark.parametrize("path", _csvs(), ids=_rel)
 def test_cells(path):
     df = _read(path)
     assert len(df) > 0
@@ -133,14 +134,14 @@ def test_cells(path):
             assert r["value"] == "", where
             assert r["significance"] == "", where
             assert r["note"], f"{where}: a missing cell must say why"
-        elif r["statistic"] == "pattern":
+        elif r["statistic"] in TEXT_STATISTICS:
             assert r["value"] and not re.fullmatch(r"[-+.\d]+", r["value"]), where
         else:
             v = float(r["value"])  # raises if not a number
             assert math.isfinite(v), where
 
 
-@pytest.mark.parametrize("path", [p for p in _csvs() if _rel(p) not in LOOKUPS], ids=_rel)
+@pytest.mark.parametrize("path", _csvs(), ids=_rel)
 def test_unique_cells(path):
     df = _read(path)
     keys = df[["model", "row_label", "column_label", "statistic"]].apply(tuple, axis=1)
@@ -179,11 +180,15 @@ def test_wolfe_statistics():
         assert set(counts) <= {"effect_size", "mean", "std", "pattern"}
 
 
-def test_table3_models_lookup():
-    df = _read(ROOT / "registry/may2019/models_table3.csv")
-    assert list(df["model"]) == ["CBoW", "InferSent", "GenSen", "USE", "ELMo", "GPT", "BERT"]
-    assert list(df["pooling"]) == ["mean", "max", "last", "N/A", "mean", "last", "[CLS]"]
-    assert list(df["dimension"]) == ["300", "4096", "4096", "512", "1024", "768", "1024"]
+def test_may_table3_models():
+    df = _read(ROOT / "registry/may2019/published/table3.csv")
+    agg = df[df["statistic"] == "pooling"]
+    dim = df[df["statistic"] == "dimension"]
+    assert list(agg["model"]) == list(dim["model"]) == ["CBoW", "InferSent", "GenSen", "USE", "ELMo", "GPT", "BERT"]
+    assert list(agg["value"]) == ["mean", "max", "last", "N/A", "mean", "last", "[CLS]"]
+    assert list(dim["value"]) == ["300", "4096", "4096", "512", "1024", "768", "1024"]
+    assert set(agg["column_label"]) == {"Agg."} and set(dim["column_label"]) == {"Dim."}
+    assert agg["row_label"].iloc[-1] == "BERT, large, cased (Devlin et al., 2018)"
 
 
 @pytest.mark.parametrize("spot", SPOT, ids=lambda s: f"{s[0].split('/')[1]}:{s[2]}:{s[3]}")
