@@ -36,3 +36,18 @@ def test_the_default_model_is_not_compared_with_another_models_numbers(tmp_path)
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT model_family FROM runs").fetchone()[0] == "minilm"
     assert con.execute("SELECT count(*) FROM reproduction").fetchone()[0] == 0
+
+
+def test_every_ml_eat_row_name_is_an_alias_of_the_test_it_maps_to():
+    """One query joins ML-EAT's tables to ours: each printed row name finds the test its rows are mapped to."""
+    import pandas as pd
+
+    from eatlas.registry import load_registry
+
+    reg = load_registry()
+    pub = pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False)
+                     for p in sorted((reg.root / "registry/wolfe2024/published").glob("*.csv"))])
+    pairs = {(r.row_label.split(" | ")[-1], r.test_id) for r in pub.itertuples() if r.test_id}
+    assert len({name for name, _ in pairs}) >= 12
+    wrong = {(name, tid, reg.get_test_spec(name).id) for name, tid in pairs if reg.get_test_spec(name).id != tid}
+    assert wrong == set()
