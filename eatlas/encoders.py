@@ -447,7 +447,9 @@ def load_encoder(model: str | None = None, *, pooling: str | None = None, layer:
     p = Path(model)
     if p.is_dir():
         if (p / "config.json").is_file():
-            return TransformersEncoder(p, pooling=pooling or "mean", layer=-1 if layer is None else layer,
+            # A sentence-transformers folder pools as its own Pooling module says, unless --pooling overrides.
+            pooling = pooling or _st_pooling(p) or "mean"
+            return TransformersEncoder(p, pooling=pooling, layer=-1 if layer is None else layer,
                                        subword=subword or "last", batch_size=batch_size,
                                        normalize=_st_normalize(p), trust_remote_code=trust_remote_code,
                                        max_length=_st_max_length(p))
@@ -469,6 +471,32 @@ def _st_max_length(path: Path) -> int | None:
     except (ValueError, AttributeError):
         return None
     return n if isinstance(n, int) and n > 0 else None
+
+
+_ST_POOLING = {"pooling_mode_cls_token": "cls", "pooling_mode_mean_tokens": "mean",
+               "pooling_mode_max_tokens": "max", "pooling_mode_lasttoken": "last"}
+
+
+def _st_pooling(path: Path) -> str | None:
+    """The pooling a sentence-transformers folder's Pooling module asks for (None: not such a folder)."""
+    try:
+        modules = json.loads((path / "modules.json").read_text()) if (path / "modules.json").is_file() else []
+        pool = next((m for m in modules if "Pooling" in (m.get("type") or "")), None)
+        if pool is None:
+            return None
+        cfg_file = path / str(pool.get("path", "")) / "config.json"
+        if not cfg_file.resolve().is_relative_to(path.resolve()):
+            raise EatlasError("the Pooling module's path leaves the model folder", file=str(path / "modules.json"))
+        cfg = json.loads(cfg_file.read_text())
+    except (OSError, ValueError, AttributeError, TypeError) as e:
+        raise EatlasError(f"unreadable sentence-transformers pooling config: {e}", file=str(path),
+                          hint="fix 1_Pooling/config.json, or pass --pooling") from None
+    on = [k for k, v in cfg.items() if k.startswith("pooling_mode") and v is True]
+    if len(on) != 1 or on[0] not in _ST_POOLING:
+        raise EatlasError(f"sentence-transformers pooling {', '.join(on) or 'none'} is not one EATlas computes",
+                          file=str(cfg_file), field="pooling_mode",
+                          hint=f"pass --pooling ({', '.join(POOLINGS)}) to choose one explicitly")
+    return _ST_POOLING[on[0]]
 
 
 def _st_normalize(path: Path) -> bool:

