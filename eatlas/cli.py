@@ -118,8 +118,20 @@ def _progress(err, quiet: bool):
 
 def _test_ids(reg, tests, method: str) -> list[str]:
     if tests:
-        return [reg.get_test_spec(t).id for t in tests]
+        return list(dict.fromkeys(reg.get_test_spec(t).id for t in tests))
     return [t.id for t in reg.tests.values() if t.level == "word"]     # CEAT finds words in a corpus
+
+
+def _trusted(args) -> bool:
+    """--trust-remote-code MODEL holds only for the model it names."""
+    if not args.trust_remote_code:
+        return False
+    named, model = args.trust_remote_code, args.model or ""
+    if named != model and not (Path(named).exists() and Path(model).exists()
+                               and Path(named).resolve() == Path(model).resolve()):
+        raise EatlasError(f"--trust-remote-code names {named!r}, but the model is {model or 'the default model'!r}",
+                          field="--trust-remote-code", hint="name the same model as --model, or leave the flag out")
+    return True
 
 
 def cmd_run(args) -> int:
@@ -139,7 +151,7 @@ def cmd_run(args) -> int:
     cfg = RunConfig(model=args.model, tests=args.tests or None, levels=tuple(args.levels.split(",")),
                     seed=args.seed, n_samples=args.n_samples, alpha=args.alpha, parametric=args.parametric,
                     pooling=args.pooling, layer=args.layer, subword=args.subword, min_coverage=args.min_coverage,
-                    batch_size=args.batch_size, trust_remote_code=args.trust_remote_code,
+                    batch_size=args.batch_size, trust_remote_code=_trusted(args),
                     use_cache=not args.no_cache, method=args.method, mleat_alpha=args.mleat_alpha,
                     effect_threshold=args.effect_threshold)
     db = Path(args.db) if args.db else default_db()
@@ -233,7 +245,7 @@ def _run_corpus_method(args) -> int:
     with _progress(err, args.quiet) as prog:
         task = prog.add_task(f"loading {args.model or 'default model'}", total=len(test_ids) if corpus else None)
         enc = load_encoder(args.model, pooling=args.pooling, layer=args.layer, subword=args.subword,
-                           batch_size=args.batch_size, trust_remote_code=args.trust_remote_code)
+                           batch_size=args.batch_size, trust_remote_code=_trusted(args))
 
         def tick(t):
             prog.update(task, description=f"CEAT {t.id}: {args.n_draws} draws")
@@ -376,6 +388,33 @@ def cmd_report(args) -> int:
     return 0
 
 
+def _at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if v < low:
+            raise argparse.ArgumentTypeError(f"{v} is below {low}")
+        return v
+    return parse
+
+
+def _between(low: float, high: float, *, open_low: bool = False):
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not (low < v if open_low else low <= v) or not v <= high:
+            raise argparse.ArgumentTypeError(f"{v:g} is outside {'(' if open_low else '['}{low:g}, {high:g}]")
+        return v
+    return parse
+
+
+SEED, POSITIVE, PROBABILITY = _at_least(0), _at_least(1), _between(0.0, 1.0, open_low=True)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="eatlas", description="Embedding Association Tests: registry, runs, results.")
     p.add_argument("--registry", help="registry folder (catalog.yaml, registry/, templates/); env EATLAS_REGISTRY")
@@ -386,36 +425,40 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, or a vector file")
     r.add_argument("--tests", nargs="+", help="test ids (default: every test in the catalog)")
     r.add_argument("--levels", default="word,sent", help="comma-separated: word,sent,sent(u),c-word,c-word(u)")
-    r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--n-samples", type=int, default=100_000, help="permutation samples (exact when fewer partitions)")
-    r.add_argument("--alpha", type=float, default=0.01, help="Holm-Bonferroni family-wise level")
+    r.add_argument("--seed", type=SEED, default=0)
+    r.add_argument("--n-samples", type=_at_least(2), default=100_000,
+                   help="permutation samples (exact when fewer partitions)")
+    r.add_argument("--alpha", type=PROBABILITY, default=0.01, help="Holm-Bonferroni family-wise level")
     r.add_argument("--parametric", action="store_true", help="normal-approximation p-value (Caliskan et al.)")
     r.add_argument("--pooling", help="mean, mean_nospecial, cls, last, max (default: the model's)")
     r.add_argument("--layer", help="-1 (top), a hidden-state index, or 'sum'")
     r.add_argument("--subword", help="c-word subword choice: first, last, mean")
-    r.add_argument("--min-coverage", type=float, default=0.8, help="share of a set's stimuli that must be encodable")
-    r.add_argument("--batch-size", type=int, default=64)
-    r.add_argument("--trust-remote-code", action="store_true", help="allow model code from the model folder")
-    r.add_argument("--wait", type=float, default=0.0, help="seconds to wait for a database in use")
+    r.add_argument("--min-coverage", type=_between(0.0, 1.0), default=0.8,
+                   help="share of a set's stimuli that must be encodable")
+    r.add_argument("--batch-size", type=POSITIVE, default=64)
+    r.add_argument("--trust-remote-code", metavar="MODEL",
+                   help="let the model folder's own Python code run; must name the --model, so the trust is "
+                        "given to one model, never by habit")
+    r.add_argument("--wait", type=_between(0.0, 86_400.0), default=0.0, help="seconds to wait for a database in use")
     r.add_argument("--no-cache", action="store_true", help="encode everything afresh; read and write no cache")
     r.add_argument("--quiet", action="store_true")
     r.add_argument("--method", choices=("weat", "mleat", "ceat", "ibd"), default="weat",
                    help="weat (WEAT/SEAT), mleat (ML-EAT levels 1-3, EAT patterns and EAT-Maps), ceat (needs "
                         "--corpus), ibd (IBD/EIBD on Guo & Caliskan's names and validation lists)")
     g = r.add_argument_group("ML-EAT")
-    g.add_argument("--mleat-alpha", type=float, default=0.05, help="Level-2 significance of an association")
-    g.add_argument("--effect-threshold", type=float, default=0.2, help="Level-2 |d| of an association")
+    g.add_argument("--mleat-alpha", type=PROBABILITY, default=0.05, help="Level-2 significance of an association")
+    g.add_argument("--effect-threshold", type=_between(0.0, 100.0), default=0.2, help="Level-2 |d| of an association")
     g.add_argument("--maps", help="folder for the EAT-Maps (default: eat-maps/<run id> beside the database)")
     g.add_argument("--no-maps", action="store_true", help="draw no EAT-Map")
     g = r.add_argument_group("CEAT")
     g.add_argument("--corpus", help="text file (one sentence or comment per line), parquet file, or a dataset "
                                     "folder saved with datasets' save_to_disk")
     g.add_argument("--corpus-column", help="text column of a parquet file or dataset (default: text)")
-    g.add_argument("--n-draws", type=int, default=10_000)
+    g.add_argument("--n-draws", type=_at_least(2), default=10_000)
     g.add_argument("--sampling", choices=("paper", "authors_code"), default="paper",
                    help="paper: without replacement where a stimulus has enough contexts; authors_code: always "
                         "with replacement, as the authors' code")
-    g.add_argument("--max-contexts", type=int, default=1000, help="contexts kept per stimulus (seeded sample)")
+    g.add_argument("--max-contexts", type=POSITIVE, default=1000, help="contexts kept per stimulus (seeded sample)")
     g.add_argument("--case-insensitive", action="store_true",
                    help="match stimuli regardless of case (default: as each set says, else case-sensitive)")
     r.set_defaults(fn=cmd_run)
@@ -435,8 +478,8 @@ def build_parser() -> argparse.ArgumentParser:
     sh = sub.add_parser("show", help="show a set or test with provenance and expanded items")
     sh.add_argument("id")
     sh.add_argument("--level")
-    sh.add_argument("--seed", type=int, default=0)
-    sh.add_argument("--limit", type=int, default=10)
+    sh.add_argument("--seed", type=SEED, default=0)
+    sh.add_argument("--limit", type=_at_least(0), default=10)
     sh.add_argument("--all", action="store_true")
     sh.set_defaults(fn=cmd_show)
 
@@ -463,7 +506,7 @@ def build_parser() -> argparse.ArgumentParser:
     pu.add_argument("out_dir", help="folder to write: README.md dataset card, LICENSE.md, data/<config>/")
     pu.add_argument("--push", metavar="REPO_ID", help="upload to this Hub dataset repo, tagged with the registry "
                     "version (needs HF_TOKEN or a cached login)")
-    pu.add_argument("--seed", type=int, default=0, help="seed of the truncation of unequal expanded sets")
+    pu.add_argument("--seed", type=SEED, default=0, help="seed of the truncation of unequal expanded sets")
     pu.set_defaults(fn=cmd_publish)
 
     ex = sub.add_parser("export", help="export tests as sent-bias JSON files or stimulus tables")
@@ -472,13 +515,13 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--tests", nargs="+", help="test ids (default: every test)")
     ex.add_argument("--level", choices=("word", "sent", "sent(u)"),
                     help="default: sent-bias at the test's own level, tables at every level it has")
-    ex.add_argument("--seed", type=int, default=0, help="seed of the truncation of unequal expanded sets")
+    ex.add_argument("--seed", type=SEED, default=0, help="seed of the truncation of unequal expanded sets")
     ex.set_defaults(fn=cmd_export)
 
     rp = sub.add_parser("report", help="write a self-contained HTML report of the results database")
     rp.add_argument("out", help="the HTML file to write")
     rp.add_argument("--run", help="one run id (or a unique prefix); default: the latest run per model")
-    rp.add_argument("--alpha", type=float, default=0.01, help="family-wise level of the Holm marks")
+    rp.add_argument("--alpha", type=PROBABILITY, default=0.01, help="family-wise level of the Holm marks")
     rp.set_defaults(fn=cmd_report)
     return p
 

@@ -185,9 +185,11 @@ class TransformersEncoder(Encoder):
         except Exception as e:   # noqa: BLE001 - whatever the loaders raise (OSError, safetensors' SafetensorError,
             # RuntimeError on mismatched shapes, ...), the user needs the folder and the reason, not a traceback
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            custom = "custom code" in str(e) or "trust_remote_code" in str(e)
             raise EatlasError(f"could not load the model: {type(e).__name__}: {first[:300]}", file=str(path),
-                              hint="is the folder a complete transformers model (config.json, weights, "
-                                   "tokenizer.json) of matching shapes?") from None
+                              hint=f"the folder's own code runs only with --trust-remote-code {path}" if custom and
+                              not trust_remote_code else "is the folder a complete transformers model (config.json, "
+                              "weights, tokenizer.json) of matching shapes?") from None
         if not getattr(self.tokenizer, "is_fast", False):
             raise EatlasError("a fast tokenizer (tokenizer.json) is needed for character spans", file=str(path))
         # We pad batches ourselves (masked out), so a tokenizer without a pad token (GPT-2) needs none.
@@ -209,6 +211,12 @@ class TransformersEncoder(Encoder):
                          info={"path": str(path), "model_type": getattr(config, "model_type", None),
                                "normalize": normalize, "max_length": self.max_length, "device": self.device})
         self._layer = str(layer)
+        n_states = getattr(config, "num_hidden_layers", None)
+        if n_states is not None and self._layer not in ("-1", "sum") and \
+                not -(n_states + 1) <= int(self._layer) <= n_states:
+            raise EatlasError(f"layer {layer} is out of range: the model has {n_states + 1} hidden states "
+                              f"(0 = embeddings .. {n_states} = top)", file=str(path), field="layer",
+                              hint=f"an index from {-(n_states + 1)} to {n_states}, -1 (top) or sum")
 
     def cache_key(self, mode: str) -> dict:
         import tokenizers
@@ -533,6 +541,10 @@ def read_vectors(p: Path) -> tuple[list[str], np.ndarray]:
                 first = f.readline().split()
             no_header = not (len(first) == 2 and all(x.isdigit() for x in first))
             kv = KeyedVectors.load_word2vec_format(str(p), binary=False, no_header=no_header)
-    except (ValueError, UnicodeDecodeError, EOFError) as e:
-        raise EatlasError(f"not a readable word2vec/GloVe vector file: {e}", file=str(p)) from None
+    except (ValueError, UnicodeDecodeError, EOFError, TypeError, IndexError) as e:   # gensim on empty/odd files
+        raise EatlasError(f"not a readable word2vec/GloVe vector file: {type(e).__name__}: {e}", file=str(p),
+                          hint="one word and its numbers per line (word2vec text may start with 'COUNT DIM'), "
+                               "or a word2vec .bin") from None
+    if not len(kv.index_to_key):
+        raise EatlasError("the vector file holds no vectors", file=str(p))
     return list(kv.index_to_key), np.asarray(kv.vectors)

@@ -135,12 +135,14 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     for lv in cfg.levels:
         if lv not in LEVELS:
             raise EatlasError(f"unknown level {lv!r}", field="levels", hint=f"one of {', '.join(LEVELS)}")
-    test_ids = [reg.get_test_spec(t).id for t in cfg.tests] if cfg.tests else list(reg.tests)
+    # A test named twice (or by id and by alias) or a level given twice runs once.
+    test_ids = list(dict.fromkeys(reg.get_test_spec(t).id for t in cfg.tests)) if cfg.tests else list(reg.tests)
+    levels = tuple(dict.fromkeys(cfg.levels))
     started = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
     built, skipped = [], []
     for tid in test_ids:
         spec = reg.tests[tid]
-        for lv in cfg.levels:
+        for lv in levels:
             if lv == "word" and spec.level != "word":
                 skipped.append((tid, lv, f"written at level {spec.level}"))
                 continue
@@ -171,7 +173,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     run = {"run_id": str(uuid.uuid4()), "method": cfg.method, "model": settings["model"],
            "model_fingerprint": settings["fingerprint"], "model_family": settings["family"],
            "pooling": settings["pooling"], "layer": settings["layer"], "subword": settings["subword"],
-           "seed": cfg.seed, "n_samples": cfg.n_samples, "alpha": cfg.alpha, "levels": list(cfg.levels),
+           "seed": cfg.seed, "n_samples": cfg.n_samples, "alpha": cfg.alpha, "levels": list(levels),
            "tests": test_ids, "started_at": started,
            "finished_at": _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None),
            "eatlas_version": __version__, "package_versions": package_versions(),

@@ -539,11 +539,6 @@ def test_unknown_model(capsys, tmp_path):
     assert not (tmp_path / "r.duckdb").exists()
 
 
-def test_bad_argument_value(capsys, tmp_path):
-    rc = main(["--db", str(tmp_path / "r.duckdb"), "run", "--n-samples", "many"])
-    assert rc == 2 and "invalid int value: 'many'" in capsys.readouterr().err
-
-
 @pytest.fixture
 def db_with_a_run(tmp_path):
     import duckdb
@@ -677,3 +672,44 @@ def test_read_yaml_of_a_folder_or_device(tmp_path):
     if os.path.exists("/dev/zero"):
         with pytest.raises(EatlasError, match="file not found"):
             read_yaml(Path("/dev/zero"))
+
+
+# ----------------------------------------------------------------------------- command-line values
+@pytest.mark.parametrize("args,needle", [
+    (["run", "--batch-size", "0"], "--batch-size: 0 is below 1"),
+    (["run", "--n-samples", "1"], "--n-samples: 1 is below 2"),
+    (["run", "--n-samples", "many"], "'many' is not a whole number"),
+    (["run", "--seed", "-1"], "--seed: -1 is below 0"),
+    (["run", "--alpha", "5"], "--alpha: 5 is outside (0, 1]"),
+    (["run", "--min-coverage", "1.5"], "--min-coverage: 1.5 is outside [0, 1]"),
+    (["run", "--method", "mleat", "--mleat-alpha", "0"], "--mleat-alpha: 0 is outside (0, 1]"),
+    (["run", "--method", "ceat", "--n-draws", "1"], "--n-draws: 1 is below 2"),
+    (["show", "weat1", "--seed", "-3"], "--seed: -3 is below 0"),
+])
+def test_bad_command_line_values_are_refused_before_any_work(tmp_path, capsys, args, needle):
+    rc = main(["--db", str(tmp_path / "r.duckdb"), *args])
+    err = capsys.readouterr().err
+    assert rc == 2 and needle in err and "Traceback" not in err
+    assert not (tmp_path / "r.duckdb").exists()
+
+
+def test_a_layer_the_model_does_not_have(tiny_bert, tmp_path, capsys):
+    says(*cli(capsys, "--db", tmp_path / "r.duckdb", "run", "--model", tiny_bert, "--layer", "9", "--tests", "weat1",
+              "--levels", "word"), "field 'layer'", "layer 9 is out of range", "3 hidden states", "from -3 to 2", code=2)
+    assert not (tmp_path / "r.duckdb").exists()
+
+
+def test_an_empty_vector_file(tmp_path, capsys):
+    (tmp_path / "empty.txt").write_text("")
+    says(*cli(capsys, "--db", tmp_path / "r.duckdb", "run", "--model", tmp_path / "empty.txt", "--tests", "weat1",
+              "--levels", "word"), "empty.txt", "vector file", code=2)
+
+
+def test_a_test_or_level_named_twice_runs_once(tiny_bert, tmp_path, capsys):
+    import duckdb
+    db = tmp_path / "r.duckdb"
+    assert main(["--db", str(db), "run", "--model", str(tiny_bert), "--tests", "weat1", "sent-weat1", "weat1",
+                 "--levels", "word,word", "--n-samples", "200", "--quiet"]) == 0
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT test_id, level FROM results").fetchall() == [("weat1", "word")]
+    assert con.execute("SELECT tests, levels FROM runs").fetchone() == (["weat1"], ["word"])

@@ -64,7 +64,7 @@ def test_jinja_globals_are_not_reachable(name):
 
 # ----------------------------------------------------------------------------- model code
 def test_trust_remote_code_is_off_by_default():
-    assert build_parser().parse_args(["run"]).trust_remote_code is False
+    assert not build_parser().parse_args(["run"]).trust_remote_code
     from eatlas.runner import RunConfig
     assert RunConfig().trust_remote_code is False
 
@@ -83,7 +83,17 @@ def test_model_folder_with_custom_code_is_refused_without_the_flag(tmp_path, cap
     rc = main(["--db", str(db), "run", "--model", str(folder), "--tests", "weat1", "--levels", "word", "--quiet"])
     err = capsys.readouterr().err
     assert rc == 2 and "custom code" in err and str(folder) in err and "Traceback" not in err
+    assert f"--trust-remote-code {folder}" in err                       # says how, naming this model
     assert not marker.exists() and not db.exists()
+    # The flag must name the model it trusts: naming another one is refused before anything loads.
+    rc = main(["--db", str(db), "run", "--model", str(folder), "--trust-remote-code", str(tmp_path / "other"),
+               "--tests", "weat1", "--levels", "word", "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--trust-remote-code names" in err and not marker.exists()
+    # Naming it lets its code run (here it only writes the marker, then fails to build a model).
+    rc = main(["--db", str(db), "run", "--model", str(folder), "--trust-remote-code", str(folder),
+               "--tests", "weat1", "--levels", "word", "--quiet"])
+    assert rc == 2 and marker.read_text() == "ran" and not db.exists()
 
 
 # ----------------------------------------------------------------------------- eatlas sql
