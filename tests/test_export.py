@@ -61,11 +61,15 @@ def test_every_word_test_round_trips(sent_bias_dir):
 
 def test_sentence_tests_export_at_their_own_level(sent_bias_dir):
     reg = load_registry()
-    tid = "heilman_double_bind_competent_1+3-"
-    back = read_sent_bias(sent_bias_dir / f"{tid}.jsonl")
-    built = build_test(reg, reg.tests[tid])
-    assert built.level == "sent(u)"
-    assert back["x"] == (built.x.name, built.x.items)
+    sentence_tests = [t for t in reg.tests.values() if t.level != "word"]
+    assert len(sentence_tests) >= 8
+    for spec in sentence_tests:
+        back = read_sent_bias(sent_bias_dir / f"{spec.id}.jsonl")
+        built = build_test(reg, spec)
+        assert built.level == "sent(u)"
+        for role, c in built.concepts.items():
+            assert back[role] == (c.name, c.items), (spec.id, role)
+    back = read_sent_bias(sent_bias_dir / "heilman_double_bind_competent_1+3-.jsonl")
     assert back["x"][1][0].startswith("John is the assistant vice president")
 
 

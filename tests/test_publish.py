@@ -20,8 +20,8 @@ from eatlas.store import read_published
 
 from tests.conftest import make_set, make_test
 
-CONFIGS = ["weat1", "weat_plus_occ", "heilman_double_bind_competent_1_plus_3-", "weat_hdb_competent", "ceat_i1",
-           "sets", "published_results"]
+# Every config the registry publishes: one per test, the raw sets, the published results.
+CONFIGS = [config_name(t) for t in load_registry().tests] + ["sets", "published_results"]
 
 LOADER = textwrap.dedent("""
     import json, sys
