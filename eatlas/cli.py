@@ -101,11 +101,13 @@ def cmd_models(args) -> int:
     from .encoders import entry_installed, model_entries
 
     out, _ = _console()
-    table = Table("id", "installed", "backend", "family", "dim", "pooling", "licence", "install")
+    table = Table("id", "installed", "backend", "family", "dim", "pooling", "layer", "licence", "install")
     for mid, e in model_entries().items():
+        static = e.get("backend") == "static"
         table.add_row(mid + (" (default)" if e.get("default") else ""), "yes" if entry_installed(e) else "no",
                       e.get("backend", ""), e.get("family", ""), str(e.get("dimension", "")),
-                      str(e.get("pooling", "") or ""), e.get("license", ""), e.get("install", ""))
+                      "cbow" if static else str(e.get("pooling", "") or ""),
+                      "-" if static else str(e.get("layer", -1)), e.get("license", ""), e.get("install", ""))
     out.print(table)
     return 0
 

@@ -258,7 +258,7 @@ def build_report(db: str | Path, *, run_id: str | None = None, registry: str | P
         version=__version__, generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         db=str(db), run_id=run_id, registry_root=str(reg.root),
         runs=[{**r, "n_results": int((results["run_id"] == r["run_id"]).sum()) if len(results) else 0}
-              for r in runs.to_dict("records")],
+              for r in runs.astype(object).where(runs.notna(), None).to_dict("records")],   # NaN -> blank
         matrix=matrix(results, runs, reg, alpha) if len(results) else None,
         mleat_table="mleat_results" in tables, eat_maps=eat_maps(mleat, reg) if len(mleat) else [],
         ceat_table="ceat_results" in tables, ceat=ceat_histograms(ceat, draws) if len(ceat) else None,
