@@ -297,10 +297,11 @@ def cmd_sql(args) -> int:
     elif args.format == "json":
         sys.stdout.write(df.to_json(orient="records", indent=1) + "\n")
     else:
+        import pandas as pd
         from rich.table import Table
-        t = Table(*map(str, df.columns))
+        t = Table(*map(str, df.columns))      # SQL NULL (None, NaN or NA in the frame) shows as blank
         for row in df.itertuples(index=False):
-            t.add_row(*("" if v is None else str(v) for v in row))
+            t.add_row(*("" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v) for v in row))
         out.print(t)
         out.print(f"{len(df)} row(s)")
     return 0
