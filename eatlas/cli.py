@@ -118,7 +118,7 @@ def _progress(err, quiet: bool):
                     console=err, transient=True, disable=quiet)
 
 
-def _test_ids(reg, tests, method: str) -> list[str]:
+def _test_ids(reg, tests) -> list[str]:
     if tests:
         return list(dict.fromkeys(reg.get_test_spec(t).id for t in tests))
     return [t.id for t in reg.tests.values() if t.level == "word"]     # CEAT finds words in a corpus
@@ -144,7 +144,6 @@ def cmd_run(args) -> int:
     if args.method in ("ceat", "ibd"):
         return _run_corpus_method(args)
     out, err = _console()
-    maps = None
     if args.method == "mleat" and not args.no_maps:
         import importlib.util
         if importlib.util.find_spec("matplotlib") is None:      # say so before the work, not after it
@@ -167,6 +166,7 @@ def cmd_run(args) -> int:
         outcome = evaluate(cfg, registry=args.registry, progress=tick)
     write_run(db, outcome.run, outcome.results, load_registry(args.registry), wait_s=args.wait,
               extra_tables=outcome.tables)
+    maps = None
     if outcome.mleat and not args.no_maps:
         maps = _draw_maps(outcome, Path(args.maps) if args.maps else db.parent / "eat-maps" / outcome.run["run_id"][:8])
     if not args.quiet:
@@ -175,7 +175,7 @@ def cmd_run(args) -> int:
             out.print(f"[dim]{len(outcome.skipped)} test/level pair(s) not applicable, e.g. "
                       f"{outcome.skipped[0][0]} [{outcome.skipped[0][1]}]: {outcome.skipped[0][2]}[/dim]")
     out.print(f"run {outcome.run['run_id']} written to {db}: {len(outcome.results)} result(s)"
-              + (f"; ML-EAT in table mleat_results" if outcome.mleat else ""))
+              + ("; ML-EAT in table mleat_results" if outcome.mleat else ""))
     if maps:
         out.print(f"EAT-Maps (PNG and SVG, one per test and a grid) in {maps}", highlight=False)
     return 0
@@ -240,7 +240,7 @@ def _run_corpus_method(args) -> int:
                               hint="a text file (one sentence or comment per line), a parquet file or a "
                                    "save_to_disk dataset folder, with --corpus-column for the text column")
         corpus = read_corpus(Path(args.corpus), args.corpus_column)
-        test_ids = _test_ids(reg, args.tests, "ceat")
+        test_ids = _test_ids(reg, args.tests)
     elif args.tests:
         raise EatlasError("IBD/EIBD runs on Guo & Caliskan's name groups and validation lists, not on tests",
                           field="--tests", hint="leave out --tests")

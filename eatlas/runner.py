@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from . import __version__
 from .cache import EmbeddingCache
@@ -185,7 +186,6 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
         r["run_id"] = run["run_id"]
     tables = {}
     if mleat_rows:
-        import pandas as pd
         tables["mleat_results"] = pd.DataFrame(
             [{"run_id": run["run_id"], "test_id": t.id, "test_version": t.version, "level": t.level, **ml.to_dict()}
              for t, ml in mleat_rows])
