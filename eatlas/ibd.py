@@ -24,9 +24,9 @@ largest t. ``nonnegative_threshold=True`` keeps t >= 0 ("positive effect size th
 Reported: accuracy (TP+TN)/all, TPR, FPR, and the chance rate |positives| / |words| (the paper's
 "random chance of correct classification", e.g. 14/98 = 14.3% for AF intersectional).
 
-Labels are plain data (word -> names of the validation lists it is on); list names are free, and
-``PAPER_CHANCE`` holds the paper's stated chance rates under short keys (``af_intersectional``,
-``female``, ...; a ``guo2021_val_`` prefix is ignored when looking one up).
+Labels are plain data (word -> names of the validation lists it is on); list names are free. The
+paper's own chance rates and accuracies are published numbers, kept with the registry's published
+results (registry/guo2021/published/) and joined to a run by ``eatlas.method_runs.run_ibd``.
 """
 from __future__ import annotations
 
@@ -38,22 +38,9 @@ import numpy as np
 from .sceat import effect_sizes
 
 __all__ = [
-    "PAPER_CHANCE", "PAPER_ACCURACY", "DetectionResult", "association_scores", "ibd_scores",
+    "DetectionResult", "association_scores", "ibd_scores",
     "constituent_scores", "roc_threshold", "ibd", "eibd", "labels_from_lists",
 ]
-
-# Random chance of correct classification as the paper's appendix states it (percent / 100).
-PAPER_CHANCE = {
-    "female": 0.133, "male": 0.133, "african_american": 0.122, "european_american": 0.153,
-    "mexican_american": 0.143,
-    "af_intersectional": 0.143, "af_emergent": 0.092, "am_intersectional": 0.133, "am_emergent": 0.031,
-    "ef_intersectional": 0.143, "ef_emergent": 0.010, "em_intersectional": 0.153, "em_emergent": 0.031,
-    "mf_intersectional": 0.133, "mf_emergent": 0.061, "mm_intersectional": 0.153, "mm_emergent": 0.041,
-    "random": 0.255,
-}
-# Detection accuracy the paper reports on GloVe (Common Crawl 840B), for comparison.
-PAPER_ACCURACY = {("IBD", "AF"): 0.816, ("IBD", "MF"): 0.827, ("EIBD", "AF"): 0.847, ("EIBD", "MF"): 0.653}
-
 
 def labels_from_lists(lists: Mapping[str, Collection[str]]) -> dict[str, frozenset[str]]:
     """Invert ``{list name: words}`` into ``{word: frozenset of list names}``."""
@@ -62,10 +49,6 @@ def labels_from_lists(lists: Mapping[str, Collection[str]]) -> dict[str, frozens
         for w in words:
             out.setdefault(w, set()).add(name)
     return {w: frozenset(s) for w, s in out.items()}
-
-
-def _paper_chance(list_name: str) -> float | None:
-    return PAPER_CHANCE.get(list_name.removeprefix("guo2021_val_"))
 
 
 def _categories(groups: Mapping[str, np.ndarray], categories) -> dict[str, tuple[str, str]]:
@@ -178,7 +161,6 @@ class DetectionResult:
     tpr: float | None
     fpr: float | None
     chance: float | None              # n_positive / n_words
-    paper_chance: float | None        # as the paper states it, when the list is one of its lists
     missing: tuple[str, ...]          # labelled words without a vector (left out, listed here)
     pair_scores: dict = field(repr=False, compare=False, default_factory=dict)
     labels: dict = field(repr=False, compare=False, default_factory=dict)
@@ -240,7 +222,7 @@ def _run(method: str, groups, attributes, labels, target, positive_list, thresho
         t, source = float(threshold), "given"
     det = _detect(np.array([t]), score, excl)[0]
     metrics = dict(n_positive=None, tp=None, fp=None, tn=None, fn=None, accuracy=None, tpr=None, fpr=None,
-                   chance=None, paper_chance=None)
+                   chance=None)
     if positive is not None:
         tp = int((det & positive).sum())
         fp = int((det & ~positive).sum())
@@ -250,7 +232,7 @@ def _run(method: str, groups, attributes, labels, target, positive_list, thresho
         metrics = dict(n_positive=npos, tp=tp, fp=fp, tn=tn, fn=fn, accuracy=(tp + tn) / len(words),
                        tpr=tp / npos if npos else float("nan"),
                        fpr=fp / (len(words) - npos) if len(words) > npos else float("nan"),
-                       chance=npos / len(words), paper_chance=_paper_chance(positive_list))
+                       chance=npos / len(words))
     return DetectionResult(
         method=method, target=target, positive_list=positive_list, threshold=t, threshold_source=source,
         words=tuple(words), scores=tuple(float(x) for x in score),

@@ -62,7 +62,7 @@ def ibd_inputs(reg: Registry):
 
 def run_ibd(encoder: Encoder, reg: Registry, *, targets: list[str] | None = None, seed: int = 0):
     """IBD and EIBD for each intersectional group, thresholds chosen on the ROC curve."""
-    from .ibd import PAPER_ACCURACY, eibd, ibd, labels_from_lists
+    from .ibd import eibd, ibd, labels_from_lists
 
     started = now()
     groups, lists = ibd_inputs(reg)
@@ -81,6 +81,9 @@ def run_ibd(encoder: Encoder, reg: Registry, *, targets: list[str] | None = None
         gm[code] = np.vstack(kept)
     labels = labels_from_lists(lists)
     labels = {w: labels.get(w, frozenset()) for w in wvec}
+    concepts = {s.id.removeprefix("guo2021_val_"): s.concept for s in reg.sets.values()
+                if "ibd_validation" in (s.raw.get("tags") or [])}
+    printed = _printed_rates(reg)
     summaries, words_rows = [], []
     for code in targets or sorted(gm):
         lc = code.lower()
@@ -89,7 +92,8 @@ def run_ibd(encoder: Encoder, reg: Registry, *, targets: list[str] | None = None
                 continue
             r = fn(gm, wvec, labels, target=code, positive_list=plist)
             row = r.to_dict()
-            row["paper_accuracy"] = PAPER_ACCURACY.get((method, code))
+            row["paper_chance"] = printed.get(("chance", concepts.get(plist)))
+            row["paper_accuracy"] = printed.get(("accuracy", f"{method} | {_group_words(code)}"))
             row["missing"] = ",".join(sorted(set(words) - set(wvec)))
             row["dropped_names"] = ",".join(dropped_names)
             summaries.append(row)
@@ -100,6 +104,30 @@ def run_ibd(encoder: Encoder, reg: Registry, *, targets: list[str] | None = None
         for r in rows:
             r["run_id"] = run["run_id"]
     return run, {"ibd_results": pd.DataFrame(summaries), "ibd_words": _stringify(pd.DataFrame(words_rows))}
+
+
+RACE_WORDS = {"A": "African American", "E": "European American", "M": "Mexican American"}
+GENDER_WORDS = {"F": "females", "M": "males"}
+
+
+def _group_words(code: str) -> str:
+    """'AF' -> 'African American females', as the paper's prose names the group."""
+    return f"{RACE_WORDS.get(code[:1], code)} {GENDER_WORDS.get(code[1:], '')}".strip()
+
+
+def _printed_rates(reg: Registry) -> dict:
+    """The paper's printed chance rates (by list, as printed) and detection accuracies (by 'IBD | group'),
+    as fractions, from the registry's published results of Guo & Caliskan."""
+    from .store import read_published
+
+    pub = read_published(reg)
+    pub = pub[(pub["paper"] == "guo2021") & ~pub["missing"]]
+    out = {}
+    for r in pub.itertuples():
+        kind = {"random_chance_percent": "chance", "detection_accuracy_percent": "accuracy"}.get(r.statistic)
+        if kind and r.table_id == ("Appendix" if kind == "chance" else "prose"):
+            out[(kind, r.row_label)] = float(r.value) / 100
+    return out
 
 
 def _stringify(df: pd.DataFrame) -> pd.DataFrame:

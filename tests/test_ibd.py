@@ -6,7 +6,7 @@ import statistics
 import numpy as np
 import pytest
 
-from eatlas.ibd import (PAPER_CHANCE, association_scores, constituent_scores, eibd, ibd, ibd_scores,
+from eatlas.ibd import (association_scores, constituent_scores, eibd, ibd, ibd_scores,
                         labels_from_lists, roc_threshold)
 
 GROUPS = ("AF", "AM", "EF", "EM", "MF", "MM")
@@ -168,17 +168,12 @@ def test_labels_and_missing_words(world):
         eibd({"AFX": groups["AF"], "AM": groups["AM"]}, words, labels, target="AFX", positive_list="af_emergent")
 
 
-def test_paper_chance_rates_and_records(world):
+def test_records(world):
     groups, words, labels, _ = world
-    # the curated registry names its lists guo2021_val_<key>; the prefix is ignored for PAPER_CHANCE
-    lab = {w: frozenset({"guo2021_val_af_intersectional"}) if "af_intersectional" in labels[w] else frozenset()
-           for w in words}
-    r = ibd(groups, words, lab, target="AF", positive_list="guo2021_val_af_intersectional")
-    assert r.paper_chance == PAPER_CHANCE["af_intersectional"] == 0.143
-    assert PAPER_CHANCE["af_emergent"] == 0.092 and PAPER_CHANCE["mf_emergent"] == 0.061
+    r = ibd(groups, words, labels, target="AF", positive_list="af_intersectional")
     row = r.to_dict()
     assert all(isinstance(v, (int, float, str, bool, type(None))) for v in row.values())
-    assert row["method"] == "IBD" and row["paper_chance"] == 0.143
+    assert row["method"] == "IBD" and row["chance"] == r.n_positive / r.n_words
     rows = r.to_rows()
     assert len(rows) == len(words)
     by_word = {x["word"]: x for x in rows}

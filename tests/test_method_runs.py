@@ -1,5 +1,6 @@
 """CEAT and IBD runs end to end: registry -> encoder -> method -> tables written with the run."""
 import duckdb
+import pytest
 import numpy as np
 
 from eatlas.encoders import StaticEncoder
@@ -34,7 +35,12 @@ def test_ibd_detects_planted_words_and_is_stored(tmp_path):
     assert res.loc["IBD", "tpr"] >= 0.9 and res.loc["IBD", "fpr"] <= 0.1
     detected = set(res.loc["IBD", "detected"].split(","))
     assert len(detected & positives) >= 0.9 * len(positives)
-    assert res.loc["IBD", "paper_accuracy"] == 0.816
+    # The paper's printed numbers come from the registry's published results, not from code.
+    assert res.loc["IBD", "paper_accuracy"] == pytest.approx(0.816)          # prose: IBD, AF
+    assert res.loc["EIBD", "paper_accuracy"] == pytest.approx(0.847)
+    assert res.loc["IBD", "paper_chance"] == pytest.approx(0.143)            # appendix: AF intersectional
+    assert res.loc["EIBD", "paper_chance"] == pytest.approx(0.092)           # appendix: AF emergent
+    assert res.loc["IBD", "chance"] == pytest.approx(14 / 98, abs=0.0005)    # ours agrees with the printed rate
     db = tmp_path / "r.duckdb"
     write_run(db, run, [], reg, extra_tables=tables)
     con = duckdb.connect(str(db), read_only=True)

@@ -60,6 +60,9 @@ EXPECTED = {
     # Guo & Caliskan 2021: Table 1 and appendix Table 2 absent from the text (1 missing row
     # each) + 8 IBD/EIBD accuracy / random-chance numbers + 3 CEAT counts quoted in prose = 13.
     "registry/guo2021/published/unavailable.csv": (13, 2),
+    # Appendix: the 18 validation lists (17 group lists + random insects), each with its printed
+    # random chance of correct classification.
+    "registry/guo2021/published/appendix_chance.csv": (18, 0),
 }
 
 # Cells whose value can be confirmed from the papers' prose or a second extraction.
@@ -92,6 +95,8 @@ SPOT = [
     ("registry/wolfe2024/published/table12.csv", "CLIP-ViT-L14-336", "White/Black P/U25", "Level 1: A,B,X,Y", "effect_size", "1.05", "*"),
     ("registry/wolfe2024/published/table6.csv", "GPT-2 Medium", "Mental/Physical Temporary/Permanent", "Level 3: A,X mean", "mean", ".00", ""),
     ("registry/guo2021/published/unavailable.csv", "GloVe", "IBD | African American females", "accuracy (%)", "detection_accuracy_percent", "81.6", ""),
+    ("registry/guo2021/published/appendix_chance.csv", "", "Emergent Intersectional Biases of European American Females", "random chance of correct classification (%)", "random_chance_percent", "1.0", ""),
+    ("registry/guo2021/published/appendix_chance.csv", "", "Random (Insects)", "random chance of correct classification (%)", "random_chance_percent", "25.5", ""),
 ]
 
 
