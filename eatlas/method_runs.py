@@ -42,16 +42,23 @@ def run_record(method: str, encoder: Encoder, reg: Registry, *, seed: int, test_
 
 
 # ------------------------------------------------------------------------------------------ IBD
+def _validation_sets(reg: Registry) -> dict:
+    """The Ghavami & Peplau validation lists (sets tagged ibd_validation), keyed without 'guo2021_val_'."""
+    return {s.id.removeprefix("guo2021_val_"): s for s in reg.sets.values()
+            if "ibd_validation" in (s.raw.get("tags") or [])}
+
+
 def ibd_inputs(reg: Registry):
     """(groups: code -> [names], lists: short name -> [words]) from the registry's Guo & Caliskan sets."""
     groups: dict[str, list[str]] = {}
-    lists: dict[str, list[str]] = {}
+    validation = _validation_sets(reg)
+    lists = {key: [i.text for i in s.items] for key, s in validation.items()}
+    listed = {v.id for v in validation.values()}
     for s in reg.sets.values():
         g = s.group or {}
-        tags = s.raw.get("tags") or []
-        if "ibd_validation" in tags:
-            lists[s.id.removeprefix("guo2021_val_")] = [i.text for i in s.items]
-        elif s.source.get("paper") == "guo2021" and g.get("race") in RACE_CODE and g.get("gender") in GENDER_CODE \
+        if s.id in listed:
+            continue
+        if s.source.get("paper") == "guo2021" and g.get("race") in RACE_CODE and g.get("gender") in GENDER_CODE \
                 and all(i.kind == "name" for i in s.items):
             groups[RACE_CODE[g["race"]] + GENDER_CODE[g["gender"]]] = [i.text for i in s.items]
     if len(groups) < 2 or not lists:
@@ -81,8 +88,7 @@ def run_ibd(encoder: Encoder, reg: Registry, *, targets: list[str] | None = None
         gm[code] = np.vstack(kept)
     labels = labels_from_lists(lists)
     labels = {w: labels.get(w, frozenset()) for w in wvec}
-    concepts = {s.id.removeprefix("guo2021_val_"): s.concept for s in reg.sets.values()
-                if "ibd_validation" in (s.raw.get("tags") or [])}
+    concepts = {key: s.concept for key, s in _validation_sets(reg).items()}
     printed = _printed_rates(reg)
     summaries, words_rows = [], []
     for code in targets or sorted(gm):
