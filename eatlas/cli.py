@@ -391,6 +391,14 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_cite(args) -> int:
+    from .cite import citations
+    from .registry import load_registry
+
+    print("\n\n".join(b for _, b in citations(load_registry(args.registry), args.test_id, args.level)))
+    return 0
+
+
 def _at_least(low: int):
     def parse(text: str) -> int:
         try:
@@ -526,6 +534,12 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--run", help="one run id (or a unique prefix); default: the latest run per model")
     rp.add_argument("--alpha", type=PROBABILITY, default=0.01, help="family-wise level of the Holm marks")
     rp.set_defaults(fn=cmd_report)
+
+    ci = sub.add_parser("cite", help="print the BibTeX for a test: its papers, its sets', its template's, EATlas")
+    ci.add_argument("test_id")
+    ci.add_argument("--level", choices=("word", "sent", "sent(u)", "c-word", "c-word(u)"),
+                    help="default: the test's own level")
+    ci.set_defaults(fn=cmd_cite)
     return p
 
 

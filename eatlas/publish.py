@@ -247,9 +247,31 @@ def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str 
         src = src or {}
         cite = src.get("citation", key)
         doi = f" https://doi.org/{src['doi']}" if src.get("doi") else ""
-        repo = f" Authors' files: {src['authors_repository']}." if src.get("authors_repository") else ""
-        lines.append(f"- `{key}`: {cite}{doi}{repo}")
+        url = "" if doi or not src.get("url") else f" {src['url']}"
+        r = src.get("authors_repository") or {}
+        repo = f" Authors' files: {r['url']} (licence: {r['license']})." if r else ""
+        lines.append(f"- `{key}`: {cite}{doi}{url}{repo}")
+    lines += _citation_section(reg, tests)
     return "\n".join(lines) + "\n"
+
+
+def _citation_section(reg: Registry, tests: list[dict]) -> list[str]:
+    """Which works each test config draws on (eatlas.cite), and their BibTeX once each."""
+    from .cite import bibtex_for_tests, source_keys
+
+    per_test = {c["config_name"]: list(dict.fromkeys(k for lv in reg.tests[c["test_id"]].levels
+                                                     for k in source_keys(reg, c["test_id"], lv)))
+                for c in tests}
+    entries = bibtex_for_tests(reg, [c["test_id"] for c in tests])
+    cited = {k for k, _ in entries}
+    rest = [(k, reg.sources[k]["bibtex"].strip()) for k in sorted(reg.sources) if k not in cited]
+    return [
+        "", "## Citation", "",
+        "If you use a config, cite the works it draws on (its test's paper, its sets' and templates' papers, "
+        "at every level it has) and EATlas. `eatlas cite TEST_ID [--level L]` prints the same for one level.", "",
+        *(f"- {name}: {', '.join(keys + ['eatlas'])}" for name, keys in per_test.items()),
+        f"- {SETS_CONFIG}, {PUBLISHED_CONFIG}: the works of the rows you use (their `paper` column), and eatlas",
+        "", "```bibtex", "\n\n".join(b for _, b in entries[:-1] + rest + entries[-1:]), "```"]
 
 
 def _licence_file(configs: list[dict], version: str) -> str:

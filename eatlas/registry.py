@@ -623,11 +623,9 @@ class Registry:
     @cached_property
     def sources(self) -> dict:
         p = self.root / "registry" / "sources.yaml"
-        doc = (read_yaml(p, root=self.root) or {}) if p.is_file() else {}
-        if not isinstance(doc, dict):
-            raise EatlasError(f"expected a mapping paper key -> citation, got {_typename(doc)}",
-                              file="registry/sources.yaml", obj="sources", hint="write caliskan2017: {citation: ...}")
-        return doc
+        from .cite import check_sources     # the bibliography's schema lives with the citation code
+
+        return check_sources((read_yaml(p, root=self.root) or {}) if p.is_file() else {})
 
 
 def _suggest(name: str, known, where: str) -> str:

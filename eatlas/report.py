@@ -22,7 +22,7 @@ from .store import connect
 from .weat import holm
 
 TEMPLATE = Path(__file__).with_name("report_template.html.j2")
-SECTIONS = ("runs", "matrix", "eat-map", "ceat", "reproduction", "provenance")
+SECTIONS = ("runs", "matrix", "eat-map", "ceat", "reproduction", "provenance", "references")
 MAX_ES = 2.0   # effect sizes lie in [-2, 2]
 
 # EAT pattern -> (association of X, association of Y) with A or B (ML-EAT, Wolfe et al. 2024)
@@ -224,6 +224,35 @@ def provenance(reg: Registry | None) -> list[dict]:
     return out
 
 
+def references(reg: Registry | None, *frames: pd.DataFrame) -> list[dict]:
+    """The works to cite for the tests (at their levels) in the result tables, via eatlas.cite: each with
+    its one-line citation, its BibTeX and the tests that draw on it; EATlas last."""
+    from .cite import EATLAS_AUTHORS, EATLAS_TITLE, citations
+
+    if reg is None:
+        return []
+    pairs = dict.fromkeys((str(r["test_id"]), r.get("level") if isinstance(r.get("level"), str) else None)
+                          for df in frames if len(df) and "test_id" in df.columns
+                          for r in df.to_dict("records"))
+    out: dict[str, dict] = {}
+    for tid, level in pairs:
+        try:
+            cites = citations(reg, tid, level)
+        except EatlasError:          # a test this registry does not hold, or a level it lacks: its own level
+            try:
+                cites = citations(reg, tid)
+            except EatlasError:
+                continue
+        for key, bib in cites:
+            e = out.setdefault(key, {"key": key, "bibtex": bib, "tests": [],
+                                     "citation": reg.sources[key]["citation"] if key in reg.sources
+                                     else f"{EATLAS_AUTHORS}. {EATLAS_TITLE}."})
+            label = tid + (f" [{level}]" if level else "")
+            if label not in e["tests"]:
+                e["tests"].append(label)
+    return sorted(out.values(), key=lambda e: e["key"] == "eatlas")
+
+
 # ------------------------------------------------------------------ the page
 
 def build_report(db: str | Path, *, run_id: str | None = None, registry: str | Path | None = None,
@@ -264,7 +293,8 @@ def build_report(db: str | Path, *, run_id: str | None = None, registry: str | P
         ceat_table="ceat_results" in tables, ceat=ceat_histograms(ceat, draws) if len(ceat) else None,
         reproduction=reproduction_scatter(repro) if len(repro) else None,
         sets=provenance(reg), svg_safe=_safe,
-        sources=sorted((k, (v or {}).get("citation", "")) for k, v in reg.sources.items()))
+        sources=sorted((k, (v or {}).get("citation", "")) for k, v in reg.sources.items()),
+        references=references(reg, results, mleat, ceat))
 
 
 def _safe(svg: str):

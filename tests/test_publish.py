@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -130,6 +131,22 @@ def test_card_header_and_licences(published):
     for key, src in reg.sources.items():
         assert src["citation"] in text, key
     assert registry_version(reg) in text and summary["version"] == registry_version(reg)
+
+
+def test_card_cites_each_config(published):
+    from eatlas.cite import source_keys
+
+    text = (published[1]["out"] / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Citation"):]
+    reg = load_registry()
+    assert "- weat_plus_occ: tan2019, zhao2018, may2019, eatlas" in section
+    assert "- weat1: caliskan2017, may2019, wolfe2024, eatlas" in section
+    bib = section[section.index("```bibtex"):]
+    keys = re.findall(r"^@\w+\{([^,]+),", bib, flags=re.M)
+    assert len(keys) == len(set(keys)) and keys[-1] == "eatlas"
+    assert set(keys) == set(reg.sources) | {"eatlas"}
+    for tid in reg.tests:                                   # every config's works are in the block
+        assert set(source_keys(reg, tid)) <= set(keys)
 
 
 def test_card_parses_with_huggingface_hub(published):

@@ -107,6 +107,24 @@ def test_every_section_and_figure(db):
     assert "flowers@1.0.0" in html and "sent-bias tests/weat1.jsonl targ1" in html
 
 
+def _references(html: str) -> str:
+    return html[html.index('<section id="references">'):]
+
+
+def test_references_cite_the_tests_shown(db, tmp_path):
+    refs = _references(build_report(db))
+    for key in ("caliskan2017", "may2019", "tan2019", "zhao2018", "eatlas"):
+        assert f'id="ref-{key}"' in refs, key
+    assert refs.index('id="ref-caliskan2017"') < refs.index('id="ref-eatlas"')       # EATlas last
+    assert "@article{caliskan2017," in refs and "@software{eatlas," in refs
+    assert "weat+occ [word]" in refs and "weat1 [c-word]" in refs                   # which tests draw on it
+    # a report of weat2 alone cites none of Tan & Celis's or WinoBias's works
+    path = tmp_path / "w.duckdb"
+    _run(path, load_registry(), "some-model", "glove", 1, results=[(("weat2", "word"), (0.4, 0.2))])
+    refs = _references(build_report(path))
+    assert 'id="ref-caliskan2017"' in refs and 'id="ref-tan2019"' not in refs and 'id="ref-zhao2018"' not in refs
+
+
 def test_sections_say_when_there_is_nothing(tmp_path):
     reg = load_registry()
     path = tmp_path / "e.duckdb"
