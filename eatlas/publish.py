@@ -269,8 +269,8 @@ def _citation_section(reg: Registry, tests: list[dict]) -> list[str]:
         "", "## Citation", "",
         "If you use a config, cite the works it draws on (its test's paper, its sets' and templates' papers, "
         "at every level it has) and EATlas. `eatlas cite TEST_ID [--level L]` prints the same for one level.", "",
-        *(f"- {name}: {', '.join(keys + ['eatlas'])}" for name, keys in per_test.items()),
-        f"- {SETS_CONFIG}, {PUBLISHED_CONFIG}: the works of the rows you use (their `paper` column), and eatlas",
+        *(f"- `{name}`: {', '.join(f'`{k}`' for k in keys + ['eatlas'])}" for name, keys in per_test.items()),
+        f"- `{SETS_CONFIG}`, `{PUBLISHED_CONFIG}`: the works of the rows you use (their `paper` column), and `eatlas`",
         "", "```bibtex", "\n\n".join(b for _, b in entries[:-1] + rest + entries[-1:]), "```"]
 
 

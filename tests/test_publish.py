@@ -139,8 +139,8 @@ def test_card_cites_each_config(published):
     text = (published[1]["out"] / "README.md").read_text(encoding="utf-8")
     section = text[text.index("## Citation"):]
     reg = load_registry()
-    assert "- weat_plus_occ: tan2019, zhao2018, may2019, eatlas" in section
-    assert "- weat1: caliskan2017, may2019, wolfe2024, eatlas" in section
+    assert "- `weat_plus_occ`: `tan2019`, `zhao2018`, `may2019`, `eatlas`" in section
+    assert "- `weat1`: `caliskan2017`, `may2019`, `wolfe2024`, `eatlas`" in section
     bib = section[section.index("```bibtex"):]
     keys = re.findall(r"^@\w+\{([^,]+),", bib, flags=re.M)
     assert len(keys) == len(set(keys)) and keys[-1] == "eatlas"
