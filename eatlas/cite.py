@@ -34,7 +34,7 @@ def _fail(key: str, field: str | None, message: str, hint: str) -> EatlasError:
 
 
 def format_citation(src: dict) -> str:
-    """One line, author-year style: 'Caliskan, A., Bryson, J. J., & Narayanan, A. (2017). Title. Venue, 356(6334), 183-186.'"""
+    """One line: 'Caliskan, A., Bryson, J. J., & Narayanan, A. (2017). Title. Venue, 356(6334), 183-186.'"""
     names = [_initials(a) for a in src["authors"]]
     who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + ", & " + names[-1]
     where = src["venue"]
@@ -82,8 +82,8 @@ def check_sources(doc: Any) -> dict[str, dict]:
         missing = [f for f in REQUIRED if src.get(f) is None]
         if missing:
             raise _fail(key, missing[0], f"missing required field(s) {', '.join(missing)}",
-                        "every source needs type, authors, year, title, venue and bibtex "
-                        "(see docs/registry-format.md, 'Sources')")
+                        "every source needs type, authors, year, title, venue and bibtex; "
+                        "see docs/registry-format.md, 'Sources'")
         for f, typ in {**REQUIRED, **OPTIONAL}.items():
             v = src.get(f)
             if v is None:
@@ -94,14 +94,16 @@ def check_sources(doc: Any) -> dict[str, dict]:
         if not src["authors"] or not all(isinstance(a, str) and "," in a for a in src["authors"]):
             raise _fail(key, "authors", "each author must be text 'Last, First'", 'authors: ["Caliskan, Aylin", ...]')
         if src["type"] not in BIBTEX_TYPES:
-            raise _fail(key, "type", f"unknown BibTeX entry type {src['type']!r}", f"one of {', '.join(sorted(BIBTEX_TYPES))}")
+            raise _fail(key, "type", f"unknown BibTeX entry type {src['type']!r}",
+                        f"one of {', '.join(sorted(BIBTEX_TYPES))}")
         if src.get("doi") and not re.match(r"^10\.\d{4,9}/\S+$", src["doi"]):
             raise _fail(key, "doi", f"{src['doi']!r} is not a DOI", "write the bare DOI, e.g. 10.1126/science.aal4230")
         repo = src.get("authors_repository")
         if repo is not None:
             bad = sorted(set(repo) - REPOSITORY_KEYS)
             if bad or not isinstance(repo.get("url"), str) or not isinstance(repo.get("license"), str):
-                raise _fail(key, "authors_repository", "needs url and license (text), and nothing but url, license, note",
+                raise _fail(key, "authors_repository",
+                            "needs url and license (text), and nothing but url, license, note",
                             "write license: unspecified where the repository states none")
         bib = src["bibtex"].strip()
         m = re.match(r"^@(\w+)\{([^,\s]+),", bib)

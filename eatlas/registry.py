@@ -622,9 +622,9 @@ class Registry:
 
     @cached_property
     def sources(self) -> dict:
-        p = self.root / "registry" / "sources.yaml"
-        from .cite import check_sources     # the bibliography's schema lives with the citation code
+        from .cite import check_sources  # the bibliography's schema lives with the citation code
 
+        p = self.root / "registry" / "sources.yaml"
         return check_sources((read_yaml(p, root=self.root) or {}) if p.is_file() else {})
 
 

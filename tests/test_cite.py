@@ -15,14 +15,13 @@ from eatlas.errors import EatlasError
 from eatlas.registry import Registry, load_registry
 from tests.conftest import TESTPAPER, make_set, write_yaml
 
-pybtex = pytest.importorskip("pybtex.database")
-
 ROOT = Path(__file__).resolve().parents[1]
 KEY = re.compile(r"\b[a-z][a-z_]*\d{4}[a-z]?\b")
 
 
 def _parse(bib: str):
-    return pybtex.parse_string(bib, "bibtex")
+    """A real BibTeX parser (pybtex, a test extra) reads the entries."""
+    return pytest.importorskip("pybtex.database").parse_string(bib, "bibtex")
 
 
 # ---------------------------------------------------------------- the shipped bibliography
@@ -78,7 +77,8 @@ def _entry(**change):
     ({"authors": ["Ada Tester"]}, "each author must be text 'Last, First'"),
     ({"doi": "https://doi.org/10.1/x"}, "is not a DOI"),
     ({"bibtex": TESTPAPER["bibtex"].replace("{testpaper,", "{other,")}, "entry is @article{other"),
-    ({"bibtex": TESTPAPER["bibtex"].replace("2026", "2025")}, "BibTeX year '2025' differs from the entry's year '2026'"),
+    ({"bibtex": TESTPAPER["bibtex"].replace("2026", "2025")},
+     "BibTeX year '2025' differs from the entry's year '2026'"),
     ({"authors_repository": {"url": "https://github.com/a/b"}}, "needs url and license"),
 ])
 def test_bad_entries_are_refused_with_the_field(change, says):

@@ -3,7 +3,8 @@
 The repository has no licence file, so EATlas does not redistribute its lists: the curation tests
 compare our sets with these digests instead. Usage (a curator, with the authors' repository at hand):
 
-    python tests/data/authors/make_digests.py PATH/TO/social-biases-contextualized COMMIT > tests/data/authors/tan-celis/digests.json
+    python tests/data/authors/make_digests.py PATH/TO/social-biases-contextualized COMMIT \
+        > tests/data/authors/tan-celis/digests.json
 
 A digest is the sha256 of the list as compact JSON (UTF-8, no ASCII escaping, separators "," and ":"):
 ``list_digest`` below, which the tests import.
