@@ -154,7 +154,7 @@ def cmd_run(args) -> int:
                     pooling=args.pooling, layer=args.layer, subword=args.subword, min_coverage=args.min_coverage,
                     batch_size=args.batch_size, trust_remote_code=_trusted(args),
                     use_cache=not args.no_cache, method=args.method, mleat_alpha=args.mleat_alpha,
-                    effect_threshold=args.effect_threshold)
+                    effect_threshold=args.effect_threshold, mleat_p=args.mleat_p)
     db = Path(args.db) if args.db else default_db()
     with _progress(err, args.quiet) as prog:
         task = prog.add_task("testing", total=None)
@@ -451,6 +451,9 @@ def build_parser() -> argparse.ArgumentParser:
     g = r.add_argument_group("ML-EAT")
     g.add_argument("--mleat-alpha", type=PROBABILITY, default=0.05, help="Level-2 significance of an association")
     g.add_argument("--effect-threshold", type=_between(0.0, 100.0), default=0.2, help="Level-2 |d| of an association")
+    g.add_argument("--mleat-p", choices=("permutation", "authors"), default="permutation",
+                   help="p-values: permutation test (default), or the authors' code (normal fit to the permutation "
+                        "distribution, smaller tail, at every level; docs/methods.md)")
     g.add_argument("--maps", help="folder for the EAT-Maps (default: eat-maps/<run id> beside the database)")
     g.add_argument("--no-maps", action="store_true", help="draw no EAT-Map")
     g = r.add_argument_group("CEAT")

@@ -143,6 +143,18 @@ def permutation_p(s_x: np.ndarray, s_y: np.ndarray, *, n_samples: int = 100_000,
     return p, exact, int(dist.shape[0]), float(observed)
 
 
+P_METHODS = ("permutation", "authors")
+
+
+def authors_normal_p(dist: np.ndarray) -> float:
+    """Wolfe et al.'s ML-EAT p-value (wolferobert3/ml-eat mleat.py, ``compute_p_value``): a normal
+    curve fitted to the permutation distribution (mean, std with ddof=1), and the *smaller* of its
+    two tails at the observed statistic ``dist[0]``: ``min(cdf, 1 - cdf)``, whatever the direction."""
+    dist = np.asarray(dist, dtype=np.float64)
+    c = float(_stats.norm.cdf(dist[0], loc=dist.mean(), scale=dist.std(ddof=1)))
+    return min(c, 1.0 - c)
+
+
 def weat(X, Y, A, B, *, n_samples: int = 100_000, seed: int = 0, parametric: bool = False) -> WeatResult:
     """The WEAT (word) / SEAT (sentence) test on embedding matrices, one row per stimulus."""
     if n_samples < 2:

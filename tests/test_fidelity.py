@@ -79,3 +79,84 @@ def test_mleat_level2_counts_ties_of_duplicated_attributes(seed):
     low, _ = exact_count(-u, -u)
     assert r.exact and r.n_partitions == total
     assert (r.p_upper, r.p_lower) == (up / total, low / total)
+
+
+# ------------------------------------------------------------------ ML-EAT p-values: --mleat-p authors
+# A small fixed example: targets X lean to B, Y to A, so the Level-1 effect is negative.
+FX = np.array([[0.2, 1.0, 0.1], [0.1, 0.9, 0.3], [0.3, 1.1, 0.0], [0.0, 0.8, 0.2]])
+FY = np.array([[1.0, 0.2, 0.1], [0.9, 0.1, 0.2], [1.1, 0.3, 0.0], [0.8, 0.0, 0.3]])
+FA = np.array([[1.0, 0.0, 0.2], [0.9, 0.1, 0.0], [1.0, 0.2, 0.1]])
+FB = np.array([[0.0, 1.0, 0.1], [0.1, 0.9, 0.2], [0.2, 1.0, 0.0]])
+
+
+def _cos(P, Q):
+    P = P / np.sqrt((P ** 2).sum(axis=1))[:, None]
+    Q = Q / np.sqrt((Q ** 2).sum(axis=1))[:, None]
+    return P @ Q.T
+
+
+def _authors_formula(v1, v2):
+    """wolferobert3/ml-eat mleat.py compute_p_value, over every equal-size split of v1 u v2 (the
+    distribution their random permutations sample): normal fit (ddof=1), min(cdf, 1 - cdf)."""
+    v = list(v1) + list(v2)
+    k = len(v1)
+    stats = [sum(v[i] for i in c) - sum(v[i] for i in range(len(v)) if i not in c)
+             for c in itertools.combinations(range(len(v)), k)]
+    c = norm.cdf(sum(v1) - sum(v2), loc=np.mean(stats), scale=np.std(stats, ddof=1))
+    return min(c, 1 - c)
+
+
+def test_mleat_authors_p_is_their_normal_fit_smaller_tail_at_level_1_and_2():
+    ours = mleat(FX, FY, FA, FB)
+    theirs = mleat(FX, FY, FA, FB, p_method="authors")
+    s = lambda T: _cos(T, FA).mean(axis=1) - _cos(T, FB).mean(axis=1)     # noqa: E731
+    assert ours.level1.effect_size < 0 and theirs.level1.effect_size == ours.level1.effect_size
+    assert theirs.level1.p_value == pytest.approx(_authors_formula(s(FX), s(FY)), rel=1e-9)
+    # A negative Level-1 effect: the one-sided permutation p is near 1, the authors' smaller tail is small.
+    assert ours.level1.p_value > 0.95 and theirs.level1.p_value < 0.05
+    for T, r in ((FX, theirs.x), (FY, theirs.y)):
+        u = _cos(FA, T).mean(axis=1), _cos(FB, T).mean(axis=1)
+        assert r.p_value == pytest.approx(_authors_formula(*u), rel=1e-9)
+        assert r.p_method == "authors" and r.p_value == min(r.p_upper, r.p_lower)
+    assert theirs.to_dict()["p_method"] == "authors" and ours.to_dict()["p_method"] == "permutation"
+    with pytest.raises(ValueError, match="p_method"):
+        mleat(FX, FY, FA, FB, p_method="normal")
+
+
+def _vector_file(tmp_path, words):
+    rng = np.random.default_rng(0)
+    path = tmp_path / "vectors.txt"
+    path.write_text("".join(f"{w} {' '.join(f'{x:.6f}' for x in rng.normal(size=12))}\n" for w in words),
+                    encoding="utf-8")
+    return path
+
+
+def _words(test_id):
+    from eatlas.registry import load_registry
+    reg = load_registry()
+    return [i.text for ref in reg.tests[test_id].sets.values() for i in reg.get_set(ref).items]
+
+
+def test_mleat_p_option_is_recorded_with_the_run(tmp_path):
+    import json
+
+    import duckdb
+
+    from eatlas.cli import main
+    vec = _vector_file(tmp_path, _words("weat1"))
+    db = tmp_path / "r.duckdb"
+    common = ["--db", str(db), "run", "--method", "mleat", "--model", str(vec), "--tests", "weat1", "--levels",
+              "word", "--n-samples", "500", "--no-maps", "--no-cache", "--quiet"]
+    assert main(common + ["--mleat-p", "authors"]) == 0
+    assert main(common) == 0
+    con = duckdb.connect(str(db), read_only=True)
+    rows = con.execute("SELECT m.p_method, r.settings, m.level1_p_value, s.p_value FROM mleat_results m "
+                       "JOIN runs r USING (run_id) JOIN results s USING (run_id, test_id, level) "
+                       "ORDER BY r.started_at").fetchall()
+    assert [r[0] for r in rows] == ["authors", "permutation"]
+    assert [json.loads(r[1])["mleat_p"] for r in rows] == ["authors", "permutation"]
+    assert all(r[2] == r[3] for r in rows) and rows[0][2] != rows[1][2]
+    # The option belongs to ML-EAT and is not mixed with Caliskan's one-tailed normal p.
+    assert main(["--db", str(db), "run", "--model", str(vec), "--tests", "weat1", "--levels", "word",
+                 "--mleat-p", "authors", "--quiet"]) == 2
+    assert main(common + ["--mleat-p", "authors", "--parametric"]) == 2
