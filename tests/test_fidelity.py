@@ -160,3 +160,63 @@ def test_mleat_p_option_is_recorded_with_the_run(tmp_path):
     assert main(["--db", str(db), "run", "--model", str(vec), "--tests", "weat1", "--levels", "word",
                  "--mleat-p", "authors", "--quiet"]) == 2
     assert main(common + ["--mleat-p", "authors", "--parametric"]) == 2
+
+
+# ------------------------------------------------------------------ EIBD: --eibd-rule any|all
+def _eibd_world():
+    """Four groups (race A/E x gender F/M). Words: one only AF names share, one of race A, one of race
+    A *and* gender F, one of nothing; names and words carry small noise in 30 further dimensions."""
+    rng = np.random.default_rng(3)
+    dim = {"A": 0, "E": 1, "F": 2, "M": 3, "AF": 4, "AM": 5, "EF": 6, "EM": 7}
+
+    def vec(*dims, n=1):
+        v = np.zeros((n, 38))
+        v[:, 8:] = 0.1 * rng.normal(size=(n, 30))
+        for d in dims:
+            v[:, dim[d]] += 1.0
+        return v
+    groups = {g: vec(g[0], g[1], g, n=8) for g in ("AF", "AM", "EF", "EM")}
+    words = {"emergent": vec("AF")[0], "race": vec("A")[0], "race_gender": vec("A", "F")[0], "none": vec()[0]}
+    return groups, words
+
+
+def test_eibd_rule_any_drops_a_word_above_t_on_one_constituent_all_only_on_every_one():
+    from eatlas.ibd import association_scores, eibd, ibd
+    groups, words = _eibd_world()
+    t = 1.25
+    W = np.vstack(list(words.values()))
+    union = lambda *gs: np.vstack([groups[g] for g in gs])        # noqa: E731
+    race = association_scores(W, union("AF", "AM"), union("EF", "EM"))      # A vs E
+    gender = association_scores(W, union("AF", "EF"), union("AM", "EM"))    # F vs M
+    ibd_words = set(ibd(groups, words, None, target="AF", threshold=t).detected)
+    expect = {rule: {w for i, w in enumerate(words) if w in ibd_words
+                     and not agg([race[i] > t, gender[i] > t])} for rule, agg in (("any", any), ("all", all))}
+    got = {rule: eibd(groups, words, None, target="AF", threshold=t, rule=rule) for rule in ("any", "all")}
+    assert {k: set(r.detected) for k, r in got.items()} == expect
+    # The world is built so the two rules differ: a race-only word is kept by 'all', dropped by 'any'.
+    assert expect == {"any": {"emergent"}, "all": {"emergent", "race"}}
+    assert got["any"].eibd_rule == "any" and got["all"].to_dict()["eibd_rule"] == "all"
+    with pytest.raises(ValueError, match="rule"):
+        eibd(groups, words, None, target="AF", threshold=t, rule="some")
+
+
+def test_eibd_rule_is_recorded_with_the_run(tmp_path):
+    import json
+
+    import duckdb
+
+    from eatlas.cli import main
+    from eatlas.method_runs import ibd_inputs
+    from eatlas.registry import load_registry
+    groups, lists = ibd_inputs(load_registry())
+    vec = _vector_file(tmp_path, sorted({w for ws in [*groups.values(), *lists.values()] for w in ws}))
+    db = tmp_path / "r.duckdb"
+    for rule in ("all", "any"):
+        assert main(["--db", str(db), "run", "--method", "ibd", "--model", str(vec), "--eibd-rule", rule,
+                     "--quiet"]) == 0
+    con = duckdb.connect(str(db), read_only=True)
+    rows = con.execute("SELECT DISTINCT r.settings, i.method, i.eibd_rule FROM ibd_results i JOIN runs r "
+                       "USING (run_id)").fetchall()
+    got = {(json.loads(s)["eibd_rule"], m, e) for s, m, e in rows}
+    assert got == {("all", "IBD", None), ("all", "EIBD", "all"), ("any", "IBD", None), ("any", "EIBD", "any")}
+    assert main(["--db", str(db), "run", "--model", str(vec), "--tests", "weat1", "--eibd-rule", "all"]) == 2
