@@ -220,3 +220,49 @@ def test_eibd_rule_is_recorded_with_the_run(tmp_path):
     got = {(json.loads(s)["eibd_rule"], m, e) for s, m, e in rows}
     assert got == {("all", "IBD", None), ("all", "EIBD", "all"), ("any", "IBD", None), ("any", "EIBD", "any")}
     assert main(["--db", str(db), "run", "--model", str(vec), "--tests", "weat1", "--eibd-rule", "all"]) == 2
+
+
+# ------------------------------------------------------------------ registry variants (variant / variant_of)
+def test_a_variant_is_a_separate_entry_linked_to_an_existing_canonical_one(mini):
+    from conftest import make_set, make_test
+
+    from eatlas.errors import EatlasError
+    mini.add_set(make_set("roses_v", ["rose", "tulip", "daisy", "iris"], variant="authors-code", variant_of="roses"))
+    mini.add_test(make_test("t1_v", "roses_v@1.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0",
+                            variant="authors-code", variant_of="t1"))
+    reg = mini.sync().load()
+    assert reg.sets["roses_v"].raw["variant_of"] == "roses" and reg.tests["t1_v"].raw["variant"] == "authors-code"
+    bad = [({"variant_of": "t1"}, "variant_of", "no set 't1'"),          # a set names a test
+           ({"variant_of": "tulips"}, "variant_of", "no set 'tulips'"),
+           ({"variant_of": "roses_v"}, "variant_of", "itself"),
+           ({"variant": None}, "variant", "both")]
+    for change, fld, msg in bad:
+        doc = make_set("roses_v", ["rose", "tulip", "daisy", "iris"], variant="authors-code", variant_of="roses")
+        doc.update(change)
+        mini.add_set({k: v for k, v in doc.items() if v is not None})
+        with pytest.raises(EatlasError, match=msg) as e:
+            mini.sync().load()
+        assert e.value.field == fld and "roses_v" in str(e.value.obj)
+
+
+def test_the_authors_notebook_variants_hold_the_notebooks_lists():
+    """The registry's Google News variants differ from their canonical lists exactly as the notebook's
+    replacement block says (wolferobert3/ml-eat empirical_analysis.ipynb): read from the registry here."""
+    from eatlas.registry import load_registry
+    reg = load_registry()
+
+    def words(test_id, role):
+        return [i.text for i in reg.get_set(reg.tests[test_id].sets[role]).items]
+    for tid in ("wolfe2024_gnews_weat2", "wolfe2024_gnews_weat5", "wolfe2024_gnews_weat9"):
+        t = reg.tests[tid]
+        assert t.raw["variant"] == "authors-notebook" and t.raw["variant_of"] == tid.split("_")[-1]
+    assert words("wolfe2024_gnews_weat2", "x") == [w for w in words("weat2", "x") if w != "banjo"]
+    assert words("wolfe2024_gnews_weat2", "y") == [w for w in words("weat2", "y") if w != "axe"]
+    assert words("wolfe2024_gnews_weat5", "x") == words("weat5", "x") + ["Jay", "Kristen"]
+    assert words("wolfe2024_gnews_weat5", "y") == words("weat5", "y") + ["Tremayne", "Latonya"]
+    assert words("wolfe2024_gnews_weat9", "a") == [w for w in words("weat9", "a") if w != "short-term"] + ["short"]
+    for tid in ("wolfe2024_gnews_weat2", "wolfe2024_gnews_weat5", "wolfe2024_gnews_weat9"):
+        for role in "xyab":
+            if words(tid, role) == words(tid.split("_")[-1], role):
+                assert reg.tests[tid].sets[role] == reg.tests[tid.split("_")[-1]].sets[role]   # unchanged: same set
+    assert reg.get_test_spec("EA/AA18 P/U8").id == "wolfe2024_gnews_weat5"
