@@ -39,7 +39,15 @@ from pathlib import Path
 import numpy as np
 
 from .sceat import SingleCategoryResult, single_category_test
-from .weat import P_METHODS, WeatResult, _unit_rows, association, authors_normal_p, null_distribution, weat
+from .weat import (
+    P_METHODS,
+    WeatResult,
+    _unit_rows,
+    association,
+    authors_normal_p,
+    null_distribution,
+    weat,
+)
 
 __all__ = [
     "PATTERNS", "Level3Result", "MlEatResult", "classify_pattern", "level2", "level3", "mleat",
