@@ -141,6 +141,8 @@ def cmd_run(args) -> int:
     from .store import default_db, write_run
     from .registry import load_registry
 
+    if args.eibd_rule != "any" and args.method != "ibd":
+        raise EatlasError("--eibd-rule applies to IBD/EIBD runs only", field="--eibd-rule", hint="add --method ibd")
     if args.method in ("ceat", "ibd"):
         return _run_corpus_method(args)
     out, err = _console()
@@ -154,7 +156,7 @@ def cmd_run(args) -> int:
                     pooling=args.pooling, layer=args.layer, subword=args.subword, min_coverage=args.min_coverage,
                     batch_size=args.batch_size, trust_remote_code=_trusted(args),
                     use_cache=not args.no_cache, method=args.method, mleat_alpha=args.mleat_alpha,
-                    effect_threshold=args.effect_threshold)
+                    effect_threshold=args.effect_threshold, mleat_p=args.mleat_p)
     db = Path(args.db) if args.db else default_db()
     with _progress(err, args.quiet) as prog:
         task = prog.add_task("testing", total=None)
@@ -259,7 +261,7 @@ def _run_corpus_method(args) -> int:
                                    case_sensitive=False if args.case_insensitive else None, progress=tick)
         else:
             prog.update(task, description="IBD/EIBD: encoding names and attributes")
-            run, tables = run_ibd(enc, reg, seed=args.seed)
+            run, tables = run_ibd(enc, reg, seed=args.seed, eibd_rule=args.eibd_rule)
     write_run(db, run, [], reg, wait_s=args.wait, extra_tables=tables)
     if not args.quiet:
         if corpus is not None:
@@ -459,6 +461,9 @@ def build_parser() -> argparse.ArgumentParser:
     g = r.add_argument_group("ML-EAT")
     g.add_argument("--mleat-alpha", type=PROBABILITY, default=0.05, help="Level-2 significance of an association")
     g.add_argument("--effect-threshold", type=_between(0.0, 100.0), default=0.2, help="Level-2 |d| of an association")
+    g.add_argument("--mleat-p", choices=("permutation", "authors"), default="permutation",
+                   help="p-values: permutation test (default), or the authors' code (normal fit to the permutation "
+                        "distribution, smaller tail, at every level; docs/methods.md)")
     g.add_argument("--maps", help="folder for the EAT-Maps (default: eat-maps/<run id> beside the database)")
     g.add_argument("--no-maps", action="store_true", help="draw no EAT-Map")
     g = r.add_argument_group("CEAT")
@@ -472,6 +477,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--max-contexts", type=POSITIVE, default=1000, help="contexts kept per stimulus (seeded sample)")
     g.add_argument("--case-insensitive", action="store_true",
                    help="match stimuli regardless of case (default: as each set says, else case-sensitive)")
+    g = r.add_argument_group("IBD/EIBD")
+    g.add_argument("--eibd-rule", choices=("any", "all"), default="any",
+                   help="EIBD drops a word when any constituent (race, gender) score exceeds t (the "
+                        "paper, default) or only when all do (the rule the authors' code intends)")
     r.set_defaults(fn=cmd_run)
 
     s = sub.add_parser("sql", help="query the results database (read-only unless --write)")

@@ -67,8 +67,10 @@ def ibd_inputs(reg: Registry):
     return groups, lists
 
 
-def run_ibd(encoder: Encoder, reg: Registry, *, targets: list[str] | None = None, seed: int = 0):
-    """IBD and EIBD for each intersectional group, thresholds chosen on the ROC curve."""
+def run_ibd(encoder: Encoder, reg: Registry, *, targets: list[str] | None = None, seed: int = 0,
+            eibd_rule: str = "any"):
+    """IBD and EIBD for each intersectional group, thresholds chosen on the ROC curve; ``eibd_rule``:
+    EIBD drops a word when "any" constituent score exceeds t (the paper) or "all" do (authors' code)."""
     from .ibd import eibd, ibd, labels_from_lists
 
     started = now()
@@ -96,7 +98,8 @@ def run_ibd(encoder: Encoder, reg: Registry, *, targets: list[str] | None = None
         for method, fn, plist in (("IBD", ibd, f"{lc}_intersectional"), ("EIBD", eibd, f"{lc}_emergent")):
             if plist not in lists:
                 continue
-            r = fn(gm, wvec, labels, target=code, positive_list=plist)
+            r = fn(gm, wvec, labels, target=code, positive_list=plist,
+                   **({"rule": eibd_rule} if method == "EIBD" else {}))
             row = r.to_dict()
             row["paper_chance"] = printed.get(("chance", concepts.get(plist)))
             row["paper_accuracy"] = printed.get(("accuracy", f"{method} | {_group_words(code)}"))
@@ -105,7 +108,8 @@ def run_ibd(encoder: Encoder, reg: Registry, *, targets: list[str] | None = None
             summaries.append(row)
             words_rows += r.to_rows()
     run = run_record("ibd", encoder, reg, seed=seed, test_ids=[], levels=["word"], started=started,
-                     settings={"targets": targets, "lists": sorted(lists), "groups": sorted(groups)})
+                     settings={"targets": targets, "lists": sorted(lists), "groups": sorted(groups),
+                               "eibd_rule": eibd_rule})
     for rows in (summaries, words_rows):
         for r in rows:
             r["run_id"] = run["run_id"]

@@ -25,17 +25,29 @@ yet the paper marks negative Level-2 effects as significant, so a B association 
 tail of the same permutation distribution; the EAT-Map text says "p-value > 0.05" which must mean
 p < 0.05; both comparisons are strict; ties in the permutation distribution count (>=) as in
 ``weat.permutation_p``.
+
+``p_method="authors"`` gives the p-values of the authors' code instead (wolferobert3/ml-eat mleat.py,
+``compute_p_value``): a normal curve fitted to the permutation distribution and the smaller of its
+two tails, at Level 1 and Level 2 alike (``weat.authors_normal_p``); see docs/methods.md.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from .sceat import SingleCategoryResult, single_category_test
-from .weat import WeatResult, _unit_rows, weat
+from .weat import (
+    P_METHODS,
+    WeatResult,
+    _unit_rows,
+    association,
+    authors_normal_p,
+    null_distribution,
+    weat,
+)
 
 __all__ = [
     "PATTERNS", "Level3Result", "MlEatResult", "classify_pattern", "level2", "level3", "mleat",
@@ -91,13 +103,14 @@ def level3(X, Y, A, B) -> Level3Result:
 
 
 def level2(T, A, B, *, n_samples: int = 100_000, seed: int = 0, parametric: bool = False,
-           alpha: float = 0.05, effect_threshold: float = 0.2) -> SingleCategoryResult:
+           alpha: float = 0.05, effect_threshold: float = 0.2, p_method: str = "permutation") -> SingleCategoryResult:
     """Level 2: target group T (one row per stimulus) against A and B, attribute words permuted."""
     T, A, B = _unit_rows(T, "T"), _unit_rows(A, "A"), _unit_rows(B, "B")
     u_a = (A @ T.T).mean(axis=1)
     u_b = (B @ T.T).mean(axis=1)
     return single_category_test(u_a, u_b, n_target=len(T), n_samples=n_samples, seed=seed,
-                                parametric=parametric, alpha=alpha, effect_threshold=effect_threshold)
+                                parametric=parametric, alpha=alpha, effect_threshold=effect_threshold,
+                                p_method=p_method)
 
 
 @dataclass(frozen=True)
@@ -113,6 +126,7 @@ class MlEatResult:
     seed: int
     parametric: bool
     names: tuple[str, str, str, str] = ("X", "Y", "A", "B")
+    p_method: str = "permutation"
 
     def to_dict(self) -> dict:
         """One flat record (scalars only), e.g. one row of a DuckDB table ``mleat_results``."""
@@ -121,6 +135,7 @@ class MlEatResult:
             "n_x": self.level1.n_x, "n_y": self.level1.n_y, "n_a": self.level1.n_a, "n_b": self.level1.n_b,
             "pattern": self.pattern, "alpha": self.alpha, "effect_threshold": self.effect_threshold,
             "n_samples": self.n_samples, "seed": self.seed, "parametric": self.parametric,
+            "p_method": self.p_method,
             "level1_effect_size": self.level1.effect_size, "level1_p_value": self.level1.p_value,
             "level1_statistic": self.level1.statistic, "level1_exact": self.level1.exact,
             "level1_n_partitions": self.level1.n_partitions,
@@ -141,23 +156,32 @@ class MlEatResult:
 
 def mleat(X, Y, A, B, *, n_samples: int = 100_000, seed: int = 0, parametric: bool = False,
           alpha: float = 0.05, effect_threshold: float = 0.2,
-          names: Sequence[str] = ("X", "Y", "A", "B")) -> MlEatResult:
+          names: Sequence[str] = ("X", "Y", "A", "B"), p_method: str = "permutation") -> MlEatResult:
     """All three ML-EAT levels and the EAT pattern for embedding matrices (one row per stimulus).
 
     ``n_samples``/``seed``/``parametric`` are passed to every permutation test (Level 1 permutes
     targets, Level 2 attributes); ``alpha`` and ``effect_threshold`` set the association rule.
+    ``p_method``: "permutation" (default) or "authors" (the authors' normal fit, smaller tail).
     """
     if len(names) != 4:
         raise ValueError("names must give the four concepts X, Y, A, B")
+    if p_method not in P_METHODS:
+        raise ValueError(f"p_method must be one of {P_METHODS}, got {p_method!r}")
+    if p_method == "authors" and parametric:
+        raise ValueError("p_method='authors' is its own normal approximation; leave parametric off")
     kw = dict(n_samples=n_samples, seed=seed, parametric=parametric)
     l1 = weat(X, Y, A, B, **kw)
-    rule = dict(alpha=alpha, effect_threshold=effect_threshold)
+    if p_method == "authors":
+        s = np.concatenate([association(X, A, B), association(Y, A, B)])
+        dist, _ = null_distribution(s, len(X), n_samples=int(n_samples), seed=int(seed))
+        l1 = replace(l1, p_value=authors_normal_p(dist))
+    rule = dict(alpha=alpha, effect_threshold=effect_threshold, p_method=p_method)
     rx, ry = level2(X, A, B, **kw, **rule), level2(Y, A, B, **kw, **rule)
     return MlEatResult(
         level1=l1, x=rx, y=ry, level3=level3(X, Y, A, B),
         pattern=classify_pattern(rx.association, ry.association),
         alpha=float(alpha), effect_threshold=float(effect_threshold), n_samples=int(n_samples),
-        seed=int(seed), parametric=bool(parametric), names=tuple(str(n) for n in names),
+        seed=int(seed), parametric=bool(parametric), names=tuple(str(n) for n in names), p_method=p_method,
     )
 
 

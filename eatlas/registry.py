@@ -42,6 +42,11 @@ TEST_KEYS = {"id", "version", "title", "bias_type", "level", "license", "source"
              "methods", "tags"}
 TEMPLATE_KEYS = {"id", "version", "license", "source", "description", "parts", "families", "changelog"}
 CATALOG_KEYS = {"sets", "tests", "templates", "published"}
+# A variant (e.g. the list an author's code ran, beside the paper's) is a separate id linked to its
+# canonical entry of the same kind: `variant: <short label>`, `variant_of: <id>` (docs/registry-format.md).
+VARIANT_KEYS = {"variant", "variant_of"}
+SET_KEYS |= VARIANT_KEYS
+TEST_KEYS |= VARIANT_KEYS
 
 
 def default_root() -> Path:
@@ -564,6 +569,9 @@ class Registry:
                 store[eid] = parsed
                 if entry.get("sha256"):
                     self.recorded_hash[(kind, eid)] = entry["sha256"]
+        for kind, store in (("set", self.sets), ("test", self.tests)):
+            for obj in store.values():
+                _check_variant(obj.raw, obj.file, f"{kind} {obj.id}", store, kind)
         published = cat.get("published") or []
         if not isinstance(published, list):
             raise EatlasError("expected a list of entries", file="catalog.yaml", obj="catalog", field="published",
@@ -626,6 +634,27 @@ class Registry:
 
         p = self.root / "registry" / "sources.yaml"
         return check_sources((read_yaml(p, root=self.root) or {}) if p.is_file() else {})
+
+
+def _check_variant(doc: dict, file: str, obj: str, store: dict, kind: str) -> None:
+    """`variant` and `variant_of` come together; variant_of names another existing entry of the same kind."""
+    label, of = doc.get("variant"), doc.get("variant_of")
+    if label is None and of is None:
+        return
+    if label is None or of is None:
+        missing = "variant" if label is None else "variant_of"
+        raise EatlasError("a variant needs both variant and variant_of", file=file, obj=obj, field=missing,
+                          hint="e.g. variant: authors-notebook and variant_of: <the canonical id>")
+    if not isinstance(label, str) or not label.strip():
+        raise EatlasError(f"expected a short text label, got {_typename(label)}", file=file, obj=obj,
+                          field="variant", hint="e.g. variant: authors-notebook")
+    check_id(of, file, obj, "variant_of")
+    if of == doc.get("id"):
+        raise EatlasError("variant_of names the entry itself", file=file, obj=obj, field="variant_of",
+                          hint=f"name the canonical {kind} this one is a variant of")
+    if of not in store:
+        raise EatlasError(f"variant_of names no {kind} {of!r}", file=file, obj=obj, field="variant_of",
+                          hint=_suggest(of, store, f"the catalog's {kind}s"))
 
 
 def _suggest(name: str, known, where: str) -> str:

@@ -54,6 +54,7 @@ class RunConfig:
     method: str = "weat"            # "weat" or "mleat"
     mleat_alpha: float = 0.05       # ML-EAT association rule: Level-2 p < mleat_alpha ...
     effect_threshold: float = 0.2   # ... and |d| > effect_threshold (Wolfe et al. 2024)
+    mleat_p: str = "permutation"    # ML-EAT p-values: "permutation", or "authors" (their normal fit, smaller tail)
 
 
 @dataclass
@@ -133,6 +134,13 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     reg = load_registry(registry)
     if cfg.method not in METHODS:
         raise EatlasError(f"unknown method {cfg.method!r}", field="method", hint=f"one of {', '.join(METHODS)}")
+    if cfg.mleat_p not in ("permutation", "authors"):
+        raise EatlasError(f"unknown ML-EAT p-value {cfg.mleat_p!r}", field="--mleat-p", hint="permutation or authors")
+    if cfg.mleat_p != "permutation" and cfg.method != "mleat":
+        raise EatlasError("--mleat-p applies to ML-EAT runs only", field="--mleat-p", hint="add --method mleat")
+    if cfg.mleat_p == "authors" and cfg.parametric:
+        raise EatlasError("--mleat-p authors is its own normal approximation", field="--parametric",
+                          hint="leave out --parametric, or use --mleat-p permutation")
     for lv in cfg.levels:
         if lv not in LEVELS:
             raise EatlasError(f"unknown level {lv!r}", field="levels", hint=f"one of {', '.join(LEVELS)}")
@@ -227,7 +235,7 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
         from .mleat import mleat
         ml = mleat(mats["x"], mats["y"], mats["a"], mats["b"], n_samples=cfg.n_samples, seed=cfg.seed,
                    parametric=cfg.parametric, alpha=cfg.mleat_alpha, effect_threshold=cfg.effect_threshold,
-                   names=[t.concepts[r].name for r in ROLES])
+                   names=[t.concepts[r].name for r in ROLES], p_method=cfg.mleat_p)
         res = ml.level1
     else:
         res = weat(mats["x"], mats["y"], mats["a"], mats["b"], n_samples=cfg.n_samples, seed=cfg.seed,

@@ -72,7 +72,7 @@ CREATE TABLE IF NOT EXISTS mleat_results (
     x_name VARCHAR, y_name VARCHAR, a_name VARCHAR, b_name VARCHAR,
     n_x INTEGER, n_y INTEGER, n_a INTEGER, n_b INTEGER,
     pattern VARCHAR NOT NULL,
-    alpha DOUBLE, effect_threshold DOUBLE, n_samples BIGINT, seed BIGINT, parametric BOOLEAN,
+    alpha DOUBLE, effect_threshold DOUBLE, n_samples BIGINT, seed BIGINT, parametric BOOLEAN, p_method VARCHAR,
     level1_effect_size DOUBLE, level1_p_value DOUBLE, level1_statistic DOUBLE, level1_exact BOOLEAN,
     level1_n_partitions BIGINT,
     x_effect_size DOUBLE, x_p_value DOUBLE, x_p_upper DOUBLE, x_p_lower DOUBLE, x_statistic DOUBLE,
