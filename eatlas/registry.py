@@ -28,7 +28,7 @@ def semver_key(version) -> tuple[int, ...] | None:
     """(major, minor, patch) for ordering versions; None for anything that is not MAJOR.MINOR.PATCH."""
     return tuple(int(x) for x in str(version).split(".")) if SEMVER_RE.match(str(version)) else None
 REF_RE = re.compile(r"^(?P<id>[^@\s]+)@(?P<version>[^@\s]+)$")
-KINDS = ("name", "noun", "group_term", "mass_noun", "adjective", "verb", "pronoun", "sentence")
+KINDS = ("name", "noun", "group_term", "mass_noun", "adjective", "verb", "pronoun", "sentence", "word")
 CASES = ("subject", "object", "possessive")
 ROLES = ("x", "y", "a", "b")
 LEVELS = ("word", "sent", "sent(u)", "c-word", "c-word(u)")
