@@ -47,7 +47,7 @@ TEST_KEYS = {"id", "version", "title", "bias_type", "level", "license", "source"
              "expansions", "aliases", "notes", "changelog", "equal_targets", "equal_attributes",
              "methods", "tags", "language", "variant", "variant_of", "license_note"}
 TEMPLATE_KEYS = {"id", "version", "license", "source", "description", "parts", "families", "changelog",
-                 "language"}
+                 "language", "variables"}
 CATALOG_KEYS = {"sets", "tests", "templates", "published"}
 
 
@@ -583,6 +583,10 @@ def parse_template(doc: Any, file: str) -> Template:
     if not isinstance(parts, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in parts.items()):
         raise EatlasError("parts must map names to template strings", file=file, obj=obj, field="parts",
                           hint='e.g. parts: {s1: "{{ term }} is here."}')
+    variables = doc.get("variables") or []      # fields the caller fills (e.g. a prompt's), beyond term/article
+    if not isinstance(variables, list) or not all(isinstance(v, str) and v.isidentifier() for v in variables):
+        raise EatlasError("variables must be a list of variable names", file=file, obj=obj, field="variables",
+                          hint="e.g. variables: [group0, group1, attributes]")
     return Template(id=tid, version=version, families=fams, parts=parts, file=file, source=doc.get("source"),
                     license=doc.get("license"), language=check_language(doc, file, obj), raw=doc)
 

@@ -998,6 +998,7 @@ def bai2024() -> tuple[int, int]:
                            "Alpaca and LLaMA scripts wrap the text in an instruction format). For generative "
                            "models; EATlas does not run prompts. The families print no {{ term }}, so they cannot "
                            "expand a test's stimuli."),
+           "variables": FlowList(["group0", "group1", "attributes"]),
            "families": fams,
            "changelog": [Flow(version="1.0.0", date=DATE, change="Initial curation from llm-implicit-bias "
                                                                   "prompt/implicit/gpt4/racism/*.py.")]}
