@@ -406,6 +406,7 @@ CEAT_TESTS = {  # test -> ((x, y, a, b) code variables in ceat.py weat_groups, c
 }
 CODE_FORMS = {"chicken": ("fried-chicken", "mass_noun"), "status": ("high-status", "mass_noun"),
               "American": ("all-American", "adjective")}
+CEAT_WEAT_KINDS = {"short": "adjective"}      # words of CEAT's WEAT lists absent from Caliskan et al.'s sets
 IBD_LISTS = {   # ibd.py variable -> canonical guo2021 validation set
     "african_female_bias": "guo2021_val_af_intersectional", "african_female_intersectional_bias": "guo2021_val_af_emergent",
     "african_male_bias": "guo2021_val_am_intersectional", "african_male_intersectional_bias": "guo2021_val_am_emergent",
@@ -534,6 +535,54 @@ def guo2021_code() -> tuple[int, int]:
                           f"weat_groups): names truncated to the first 12 of the code's lists and attribute words "
                           f"in the code's forms ('chicken', 'status', 'American'). The paper's version, with the "
                           f"appendix lists, is {tid}@{canon_test['version']}. Word level only, as CEAT."),
+                   change="Initial curation from CEAT code/ceat.py.")
+        n_tests += 1
+    # CEAT's WEAT 1-10 (weat_groups rows 1-10) against Caliskan et al.'s lists: a variant where the words differ
+    rows = [[e.id for e in r.elts] for node in __import__("ast").parse(A.text(CE, "code/ceat.py")).body
+            if isinstance(node, __import__("ast").Assign) and getattr(node.targets[0], "id", None) == "weat_groups"
+            for r in node.value.elts]
+    for n in range(1, 11):
+        canon_test = yaml.safe_load((ROOT / "registry/caliskan2017/tests" / f"weat{n}.yaml").read_text())
+        refs, changed, same_order = {}, [], []
+        for role, var in zip("xyab", rows[n - 1]):
+            canonical = canon_test[role].split("@")[0]
+            lst, l0, l1 = ceat[var]
+            if set(lst) == set(texts_of(BEFORE[canonical])):
+                refs[role] = canon_test[role]
+                if lst != texts_of(BEFORE[canonical]):
+                    same_order.append(f"{var} ({role})")
+                continue
+            canon = BEFORE[canonical]
+            ck = kinds_of(canon)
+            kinds = {t: ck.get(t) or CEAT_WEAT_KINDS[t] for t in lst}
+            sid = f"{canonical}_ceat_code"
+            refs[role] = write_set(
+                "guo2021", sid, concept=canon["concept"] + " (CEAT code)", license="unspecified", paper="guo2021",
+                section="Authors' code (CEAT's WEAT replications)",
+                authors_file_=authors_file(CE, "code/ceat.py", f"{var}, line {l0}" if l0 == l1 else f"{var}, lines {l0}-{l1}"),
+                texts=lst, default_kind=canon.get("kind") or max(
+                    [k if isinstance(k, str) else k["kind"] for k in kinds.values()],
+                    key=[k if isinstance(k, str) else k["kind"] for k in kinds.values()].count),
+                kinds=kinds, derive={"repo": CE, "path": "code/ceat.py", "fmt": "python", "var": var},
+                source_kind=list(canon.get("source_kind") or []) or ["prior_work"], variant="authors-code",
+                variant_of=canonical, extra_source={"authors_commit": A.REPOS[CE][0]},
+                notes=(f"The list `{var}` that Guo & Caliskan's CEAT code runs for WEAT {n} (code/ceat.py, "
+                       + (f"line {l0}" if l0 == l1 else f"lines {l0}-{l1}") + f"): compared with Caliskan et al.'s {canonical}@{canon['version']}, it "
+                       f"{compare(lst, texts_of(canon))}."))
+            changed.append(role)
+            n_sets += 1
+        if not changed:
+            continue
+        write_test("guo2021", f"weat{n}_ceat_code", title=canon_test["title"] + " (CEAT code)", bias_type=canon_test.get(
+                       "bias_type", "non-social"), license="unspecified", variant="authors-code", variant_of=f"weat{n}",
+                   source={"paper": "guo2021", "section": "Authors' code, weat_groups row " + str(n), "table": None,
+                           "authors_file": f"{CE} code/ceat.py weat_groups", "authors_commit": A.REPOS[CE][0]},
+                   x=refs["x"], y=refs["y"], a=refs["a"], b=refs["b"],
+                   notes=(f"WEAT {n} as Guo & Caliskan's CEAT code ran it (code/ceat.py weat_groups, row {n}); "
+                          f"the {', '.join(changed)} list(s) differ in their words from Caliskan et al.'s, see the "
+                          f"variant sets. " + (f"The code also orders {', '.join(same_order)} differently (same "
+                                               f"words), which WEAT does not see. " if same_order else "")
+                          + "Word level only, as CEAT."),
                    change="Initial curation from CEAT code/ceat.py.")
         n_tests += 1
     for var, canonical in IBD_LISTS.items():
@@ -833,7 +882,7 @@ def badseeds() -> tuple[int, int]:
     rows = A.json_file(BS, path)
     authors_file(BS, path)
     pool = {**BEFORE, **WRITTEN}
-    pool = {k: v for k, v in pool.items() if k.split("_")[0] != "badseeds"}
+    pool = {k: v for k, v in pool.items() if k.split("_")[0] != "badseeds" and not v.get("variant")}  # canonical only
     by_exact = {}
     for sid, doc in pool.items():
         by_exact.setdefault(tuple(texts_of(doc)), sid)

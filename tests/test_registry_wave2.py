@@ -267,6 +267,10 @@ def test_guo_code_forms_are_the_code_s():
         words |= set(texts(_load(SET_FILES[sid])))
     assert {"chicken", "status", "American"} <= words
     assert not {"fried-chicken", "high-status", "all-American"} & words
+    weat9 = _load(TEST_FILES["weat9_ceat_code"])
+    assert weat9["variant_of"] == "weat9" and weat9["a"] == "temporary_ceat_code@1.0.0"
+    assert "short" in texts(_load(SET_FILES["temporary_ceat_code"]))
+    assert "short-term" in texts(_load(SET_FILES["temporary"]))
 
 
 # ---------------------------------------------------------------- 8. Bad Seeds
