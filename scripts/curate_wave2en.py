@@ -1021,7 +1021,10 @@ def bai2024() -> tuple[int, int]:
                           f"halves of the attribute words (column C). The authors measured it by prompting "
                           f"generative models (templates/bai2024_llm_iat.yaml), which EATlas does not run; the "
                           f"word level here is for embedding tests. Group lists may differ in size (the paper "
-                          f"samples one term from each per prompt), hence equal_targets: false."),
+                          f"samples one term from each per prompt), hence equal_targets: false."
+                          + (" Here X and Y hold a single term each, too few for a WEAT (EATlas needs at least two "
+                             "encodable stimuli per set and reports the test as not run); the lists are kept as the "
+                             "authors give them." if min(len(cols["A"]), len(cols["B"])) < 2 else "")),
                    change="Initial curation from llm-implicit-bias stimuli/iat_stimuli.csv.")
         n_tests += 1
     # the prompt family: the f-strings of the GPT-4 racism prompts, as Jinja
