@@ -358,6 +358,30 @@ def meade2022() -> tuple[int, int]:
                 continue
             sid = f"meade2022_sent_{names[cat]}"
             assert sid not in WRITTEN, (sid, "a second, different list under the same category")
+            words = []
+            for sent in ex:                       # the words the sentences frame ("This is [a|an] X.", "This will X.")
+                m = re.match(r"^(?:This is (?:an? )?|This will )(.+)\.$", sent)
+                if m and m.group(1) not in words:
+                    words.append(m.group(1))
+            pool = {k: v for k, v in {**BEFORE, **WRITTEN}.items() if not v.get("variant")}
+            best, score = None, 0.0
+            for osid, odoc in pool.items():
+                ot = {t.lower() for t in texts_of(odoc)}
+                j = len(ot & set(words)) / len(ot | set(words))
+                if j > score:
+                    best, score = osid, j
+            rel = ""
+            if best and score >= 0.6:
+                ot = [t.lower() for t in texts_of(pool[best])]
+                extra_w = [w for w in words if w not in ot]
+                miss_w = [t for t in texts_of(pool[best]) if t.lower() not in words]
+                rel = (f" Compared case-insensitively with {best}@{pool[best]['version']}, the framed words "
+                       + ("are the same" if not extra_w and not miss_w else
+                          " and ".join(x for x in (f"add {oxford(extra_w)}" if extra_w else "",
+                                                   f"lack {oxford(miss_w)}" if miss_w else "") if x)) + ".")
+            framed = (f" The {len(words)} words the sentences frame ('This is [a/an] X.', 'This will X.'): "
+                      f"{', '.join(words)}."
+                      + rel)
             refs[role] = write_set(
                 "meade2022", sid, concept=cat, license="unspecified", paper="meade2022",
                 section="Section 3 and Appendix (SEAT religion tests)", authors_file_=authors_file(BB, path, key),
@@ -369,7 +393,7 @@ def meade2022() -> tuple[int, int]:
                 notes=(f"The {len(ex)} sentences of category '{cat}' exactly as the authors ship them, stored as "
                        f"the sent level. They were made by May et al.'s sentence generator (each word's kind "
                        f"guessed by that generator, e.g. 'This is a cherish.'), and the authors ship no word "
-                       f"list, so no word set is derived from them here."))
+                       f"list, so no word set is derived from them here." + framed))
             by_list[tuple(ex)] = refs[role]
             n_sets += 1
         tid = f"sent-religion{t}"
