@@ -983,6 +983,28 @@ BAI_PROMPTS = {"replication": "prompt/implicit/gpt4/racism/replication.py",
                "synonym": "prompt/implicit/gpt4/racism/synonym.py"}
 
 
+def relation(words: list[str], exclude_prefix: str) -> str:
+    """A sentence naming the registry set whose words these are (case-insensitive Jaccard >= 0.6), if any."""
+    pool = {k: v for k, v in {**BEFORE, **WRITTEN}.items()
+            if not v.get("variant") and not k.startswith(exclude_prefix) and v.get("kind") != "sentence"}
+    low = [w.lower() for w in words]
+    best, score = None, 0.0
+    for osid, odoc in sorted(pool.items()):
+        ot = {t.lower() for t in texts_of(odoc)}
+        j = len(ot & set(low)) / len(ot | set(low))
+        if j > score:
+            best, score = osid, j
+    if not best or score < 0.6:
+        return ""
+    ot = [t.lower() for t in texts_of(pool[best])]
+    extra_w = [w for w in words if w.lower() not in ot]
+    miss_w = [t for t in texts_of(pool[best]) if t.lower() not in low]
+    return (f" Compared case-insensitively with {best}@{pool[best]['version']}, the words "
+            + ("are the same" if not extra_w and not miss_w else
+               " and ".join(x for x in (f"add {oxford(extra_w)}" if extra_w else "",
+                                        f"lack {oxford(miss_w)}" if miss_w else "") if x)) + ".")
+
+
 def bai2024() -> tuple[int, int]:
     path = "stimuli/iat_stimuli.csv"
     rows = A.csv_rows(BA, path)
@@ -1031,7 +1053,7 @@ def bai2024() -> tuple[int, int]:
                           f"second half with the stigmatised group B) in additional/gpt4 iat vs openai embed/"
                           f"clean_gpt4_temp0_responses.ipynb" if col == "C" else "")
                        + ". Their prompts lower-case every term (.str.lower()); the registry keeps the file's case. "
-                         "Kind 'word': the file gives no part of speech."))
+                         "Kind 'word': the file gives no part of speech." + relation(lst, "bai2024_")))
             n_sets += 1
         write_test("bai2024", f"bai2024_{key}", title=f"LLM IAT '{ds}' ({cat}): group A vs B, attributes",
                    bias_type={"race": "race", "gender": "gender", "religion": "religion", "health": "health",
