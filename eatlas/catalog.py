@@ -67,6 +67,7 @@ def sync(root: Path, *, write: bool = True) -> dict:
             if kind != "templates":
                 entry["source"] = obj.source.get("paper")
             entry["license"] = obj.license
+            entry["language"] = obj.language
             entry["file"] = rel
             entry["sha256"] = h
             entries.append(entry)

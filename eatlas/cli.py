@@ -43,17 +43,28 @@ def cmd_list(args) -> int:
 
     out, _ = _console()
     reg = load_registry(args.registry)
-    table = Table("id", "version", "source", "bias type", "levels", "title")
+    table = Table("id", "version", "source", "language", "bias type", "levels", "title")
     n = 0
+    if args.source_kind:
+        from .schemas import stimulus_schema
+        known = stimulus_schema().columns["source_kind"].checks[0].statistics.get("allowed_values") or []
+        if args.source_kind not in known:
+            raise EatlasError(f"unknown source kind {args.source_kind!r}", field="--source-kind",
+                              hint=f"one of: {', '.join(known)}")
     for t in reg.tests.values():
         if args.source and t.source.get("paper") != args.source:
+            continue
+        if args.language and t.language != args.language:
+            continue
+        if args.source_kind and not any(args.source_kind in reg.get_set(ref).source_kind for ref in t.sets.values()):
             continue
         if args.bias_type and t.bias_type != args.bias_type:
             continue
         if args.level and args.level not in t.levels + (["c-word"] if "sent" in t.expansions else []) + \
                 (["c-word(u)"] if "sent(u)" in t.expansions else []):
             continue
-        table.add_row(t.id, t.version, t.source.get("paper", ""), t.bias_type or "", ",".join(t.levels), t.title)
+        table.add_row(t.id, t.version, t.source.get("paper", ""), t.language, t.bias_type or "", ",".join(t.levels),
+                      t.title)
         n += 1
     out.print(table)
     out.print(f"{n} test(s)")
@@ -118,10 +129,11 @@ def _progress(err, quiet: bool):
                     console=err, transient=True, disable=quiet)
 
 
-def _test_ids(reg, tests) -> list[str]:
+def _test_ids(reg, tests, language: str = "en") -> list[str]:
     if tests:
         return list(dict.fromkeys(reg.get_test_spec(t).id for t in tests))
-    return [t.id for t in reg.tests.values() if t.level == "word"]     # CEAT finds words in a corpus
+    return [t.id for t in reg.tests.values() if t.level == "word"     # CEAT finds words in a corpus
+            and language in ("all", t.language)]
 
 
 def _trusted(args) -> bool:
@@ -156,7 +168,7 @@ def cmd_run(args) -> int:
                     pooling=args.pooling, layer=args.layer, subword=args.subword, min_coverage=args.min_coverage,
                     batch_size=args.batch_size, trust_remote_code=_trusted(args),
                     use_cache=not args.no_cache, method=args.method, mleat_alpha=args.mleat_alpha,
-                    effect_threshold=args.effect_threshold, mleat_p=args.mleat_p)
+                    effect_threshold=args.effect_threshold, mleat_p=args.mleat_p, language=args.language)
     db = Path(args.db) if args.db else default_db()
     with _progress(err, args.quiet) as prog:
         task = prog.add_task("testing", total=None)
@@ -242,7 +254,7 @@ def _run_corpus_method(args) -> int:
                               hint="a text file (one sentence or comment per line), a parquet file or a "
                                    "save_to_disk dataset folder, with --corpus-column for the text column")
         corpus = read_corpus(Path(args.corpus), args.corpus_column)
-        test_ids = _test_ids(reg, args.tests)
+        test_ids = _test_ids(reg, args.tests, args.language)
     elif args.tests:
         raise EatlasError("IBD/EIBD runs on Guo & Caliskan's name groups and validation lists, not on tests",
                           field="--tests", hint="leave out --tests")
@@ -436,7 +448,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run tests on a model and store the results")
     r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, or a vector file")
-    r.add_argument("--tests", nargs="+", help="test ids (default: every test in the catalog)")
+    r.add_argument("--tests", nargs="+", help="test ids (default: every test in the catalog in --language)")
+    r.add_argument("--language", default="en",
+                   help="BCP-47 tag of the tests run when --tests is not given (default en; 'all': every language)")
     r.add_argument("--levels", default="word,sent", help="comma-separated: word,sent,sent(u),c-word,c-word(u)")
     r.add_argument("--seed", type=SEED, default=0)
     r.add_argument("--n-samples", type=_at_least(2), default=100_000,
@@ -493,6 +507,9 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--source")
     ls.add_argument("--bias-type")
     ls.add_argument("--level")
+    ls.add_argument("--language", help="BCP-47 tag, e.g. en, hi")
+    ls.add_argument("--source-kind", help="tests with a set of this source kind, e.g. social_science "
+                                          "(the tags are in schemas/stimuli.yaml)")
     ls.set_defaults(fn=cmd_list)
 
     sh = sub.add_parser("show", help="show a set or test with provenance and expanded items")

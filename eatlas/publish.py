@@ -93,10 +93,13 @@ def _sets_frame(reg: Registry) -> pd.DataFrame:
     for s in reg.sets.values():
         src = s.source
         for n, it in enumerate(s.items):
-            rows.append({"set_id": s.id, "set_version": s.version, "concept": s.concept, "item_index": n,
+            rows.append({"set_id": s.id, "set_version": s.version, "language": s.language, "concept": s.concept,
+                         "item_index": n,
                          **{k: getattr(it, k) for k in ("text", "kind", "case", "number", "plural", "singular",
                                                          "article", "note")},
-                         "license": s.license, "paper": src.get("paper"), "section": _str(src.get("section")),
+                         "license": s.license, "license_note": s.raw.get("license_note"),
+                         "source_kind": list(s.source_kind), "variant": s.variant, "variant_of": s.variant_of,
+                         "paper": src.get("paper"), "section": _str(src.get("section")),
                          "table": _str(src.get("table")), "page": _str(src.get("page")),
                          "authors_file": _str(src.get("authors_file")),
                          "source": json.dumps(src, ensure_ascii=False, sort_keys=True, default=str),
@@ -146,13 +149,16 @@ def publish(reg: Registry, out_dir: str | Path, *, seed: int = 0, repo_id: str |
     for tid, spec in reg.tests.items():
         rows = [r for lv in export_levels(spec) for r in stimulus_rows(reg, build_test(reg, spec, lv, seed=seed))]
         parts = licences_of(reg, spec)
+        frame = rows_frame(rows)
+        frame.insert(2, "language", spec.language)
         configs.append({"config_name": config_name(tid), "test_id": tid, "version": spec.version,
                         "title": spec.title, "levels": export_levels(spec), "rows": len(rows),
-                        "licences": set(parts), "licence": _licence_text(parts),
-                        "path": _write(rows_frame(rows), out, config_name(tid))})
+                        "language": spec.language, "licences": set(parts), "licence": _licence_text(parts),
+                        "path": _write(frame, out, config_name(tid))})
     sets = _sets_frame(reg)
     set_lics = set(sets["license"])
     configs.append({"config_name": SETS_CONFIG, "test_id": None, "version": None, "levels": [],
+                    "language": ", ".join(sorted(set(sets["language"]))),
                     "title": "every stimulus set, one row per item with its provenance", "rows": len(sets),
                     "licences": set_lics, "licence": "per row (column license): " + ", ".join(sorted(set_lics)),
                     "path": _write(sets, out, SETS_CONFIG)})
@@ -160,6 +166,7 @@ def publish(reg: Registry, out_dir: str | Path, *, seed: int = 0, repo_id: str |
     if len(pub):
         configs.append({"config_name": PUBLISHED_CONFIG, "test_id": None, "version": None, "levels": [],
                         "title": "results the papers published, one row per printed cell", "rows": len(pub),
+                        "language": "",
                         "licences": {UNSPECIFIED}, "licence": f"{UNSPECIFIED} (numbers transcribed from the papers)",
                         "path": _write(pub, out, PUBLISHED_CONFIG)})
     version = registry_version(reg)
@@ -170,9 +177,10 @@ def publish(reg: Registry, out_dir: str | Path, *, seed: int = 0, repo_id: str |
 
 def card_header(configs: list[dict]) -> dict:
     licences = set().union(*(c["licences"] for c in configs))
+    languages = sorted({c["language"] for c in configs if c.get("test_id")} or {"en"})
     return {
         "pretty_name": "EATlas: Embedding Association Test stimuli",
-        "language": ["en"],
+        "language": languages,
         **hub_license(licences),
         "tags": ["bias", "social-bias", "fairness", "embedding-association-test", "weat", "seat",
                  "word-embeddings", "sentence-embeddings"],
@@ -208,10 +216,10 @@ def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str 
         f'sets = load_dataset("{repo}", "sets", split="test")', "```", "",
         "## Configurations", "",
         "One config per test, plus `sets` and `published_results`. Each has a single split, `test`.", "",
-        "| config | test id | version | levels | rows | licence | title |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
-        *(f"| `{c['config_name']}` | {_code(c['test_id'])} | {c['version'] or ''} | {', '.join(c['levels'])} | "
-          f"{c['rows']} | {_md(c['licence'])} | {_md(c['title'])} |" for c in configs),
+        "| config | test id | version | language | levels | rows | licence | title |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        *(f"| `{c['config_name']}` | {_code(c['test_id'])} | {c['version'] or ''} | {c.get('language', '')} | "
+          f"{', '.join(c['levels'])} | {c['rows']} | {_md(c['licence'])} | {_md(c['title'])} |" for c in configs),
         "",
         "### Config names", "",
         "Hub config names cannot carry every character our ids use, so a test's config name is its id with "
@@ -239,6 +247,7 @@ def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str 
         "derived from May et al.'s sent-bias repository are CC-BY-NC-4.0 (non-commercial); Tan & Celis's "
         "repository has no licence file, so their sets are `unspecified`: ask the authors before reuse beyond "
         "research. A test's sentence levels also carry the licence of the template that made them.", "",
+        *licence_groups(configs), *licence_notes(reg),
         "## Sources", "",
         "Every paper the registry cites (`registry/sources.yaml`); the `paper` column of `sets` and "
         "`published_results` holds these keys. Cite the papers of the tests you use.", "",
@@ -272,6 +281,40 @@ def _citation_section(reg: Registry, tests: list[dict]) -> list[str]:
         *(f"- `{name}`: {', '.join(f'`{k}`' for k in keys + ['eatlas'])}" for name, keys in per_test.items()),
         f"- `{SETS_CONFIG}`, `{PUBLISHED_CONFIG}`: the works of the rows you use (their `paper` column), and `eatlas`",
         "", "```bibtex", "\n\n".join(b for _, b in entries[:-1] + rest + entries[-1:]), "```"]
+def _group_key(c: dict) -> tuple[str, ...]:
+    return tuple(sorted(c["licences"], key=lambda lic: (lic == UNSPECIFIED, lic)))
+
+
+def licence_groups(configs: list[dict]) -> list[str]:
+    """The configs grouped by the licences they carry: every licence of a group applies to each of its
+    configs; a group with an unspecified part is never called open."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for c in configs:
+        groups.setdefault(_group_key(c), []).append(c["config_name"])
+    lines = ["### Configs by licence", ""]
+    for key in sorted(groups, key=lambda k: (UNSPECIFIED in k, len(k), k)):
+        what = " + ".join(f"`{lic}`" for lic in key)
+        if UNSPECIFIED in key:
+            what += " (the source states no licence: not open; ask the authors before reuse beyond research)"
+        names = groups[key]
+        lines.append(f"- {what}: {len(names)} config(s): " + ", ".join(f"`{n}`" for n in names))
+    return lines + [""]
+
+
+def licence_notes(reg: Registry) -> list[str]:
+    """What the sources say about their licences beyond the SPDX id (``license_note`` of sets and tests)."""
+    notes: dict[tuple[str, str], list[str]] = {}
+    for kind, objs in (("set", reg.sets), ("test", reg.tests)):
+        for o in objs.values():
+            note = o.raw.get("license_note")
+            if note:
+                notes.setdefault((o.license, " ".join(str(note).split())), []).append(f"{kind} {o.id}")
+    if not notes:
+        return []
+    lines = ["### Licence notes", ""]
+    for (lic, note), who in sorted(notes.items()):
+        lines.append(f"- `{lic}` ({len(who)} entries, e.g. {who[0]}): {note}")
+    return lines + [""]
 
 
 def _licence_file(configs: list[dict], version: str) -> str:
@@ -280,7 +323,7 @@ def _licence_file(configs: list[dict], version: str) -> str:
         "Each config is under the terms of every source it draws on (all of the licences listed for it apply). "
         "`unspecified`: the source grants no licence.", "",
         "| config | licence |", "| --- | --- |",
-        *(f"| `{c['config_name']}` | {_md(c['licence'])} |" for c in configs), ""])
+        *(f"| `{c['config_name']}` | {_md(c['licence'])} |" for c in configs), "", *licence_groups(configs)])
 
 
 def hub_token() -> str:

@@ -28,25 +28,29 @@ def semver_key(version) -> tuple[int, ...] | None:
     """(major, minor, patch) for ordering versions; None for anything that is not MAJOR.MINOR.PATCH."""
     return tuple(int(x) for x in str(version).split(".")) if SEMVER_RE.match(str(version)) else None
 REF_RE = re.compile(r"^(?P<id>[^@\s]+)@(?P<version>[^@\s]+)$")
-KINDS = ("name", "noun", "group_term", "mass_noun", "adjective", "verb", "pronoun", "sentence")
+KINDS = ("name", "noun", "group_term", "mass_noun", "adjective", "verb", "pronoun", "sentence", "word")
 CASES = ("subject", "object", "possessive")
 ROLES = ("x", "y", "a", "b")
 LEVELS = ("word", "sent", "sent(u)", "c-word", "c-word(u)")
 MAX_FILE_BYTES = 2_000_000
+DEFAULT_LANGUAGE = "en"
+# BCP-47 (RFC 5646) language tag in its canonical case: language (2-3 letters; no 5-8 letter subtag is
+# registered), optional extlang, Script (Title case), REGION (upper case or 3 digits), variants; -x- private use.
+LANGUAGE_RE = re.compile(r"^(?P<lang>[a-z]{2,3}(-[a-z]{3}){0,3})(-(?P<script>[A-Z][a-z]{3}))?"
+                         r"(-(?P<region>[A-Z]{2}|[0-9]{3}))?(-([a-z0-9]{5,8}|[0-9][a-z0-9]{3}))*(-x(-[a-z0-9]{1,8})+)?$")
 
 SET_KEYS = {"id", "version", "concept", "license", "source", "notes", "changelog", "items",
-            "template_vars", "group", "case_sensitive", "tags"}
+            "template_vars", "group", "case_sensitive", "tags",
+            "language", "kind", "source_kind", "variant", "variant_of", "license_note"}
 ITEM_KEYS = {"text", "kind", "case", "number", "plural", "singular", "article", "note"}
 TEST_KEYS = {"id", "version", "title", "bias_type", "level", "license", "source", "x", "y", "a", "b",
              "expansions", "aliases", "notes", "changelog", "equal_targets", "equal_attributes",
-             "methods", "tags"}
-TEMPLATE_KEYS = {"id", "version", "license", "source", "description", "parts", "families", "changelog"}
+             "methods", "tags", "language", "variant", "variant_of", "license_note"}
+TEMPLATE_KEYS = {"id", "version", "license", "source", "description", "parts", "families", "changelog",
+                 "language", "variables"}
 CATALOG_KEYS = {"sets", "tests", "templates", "published"}
 # A variant (e.g. the list an author's code ran, beside the paper's) is a separate id linked to its
 # canonical entry of the same kind: `variant: <short label>`, `variant_of: <id>` (docs/registry-format.md).
-VARIANT_KEYS = {"variant", "variant_of"}
-SET_KEYS |= VARIANT_KEYS
-TEST_KEYS |= VARIANT_KEYS
 
 
 def default_root() -> Path:
@@ -225,14 +229,19 @@ class StimulusSet:
     changelog: list = field(default_factory=list)
     template_vars: dict = field(default_factory=dict)
     group: dict | None = None
+    language: str = DEFAULT_LANGUAGE
+    source_kind: list[str] = field(default_factory=list)
+    variant: str | None = None
+    variant_of: str | None = None
     raw: dict = field(default_factory=dict, repr=False)
 
     @property
     def ref(self) -> str:
         return f"{self.id}@{self.version}"
 
-    def hash(self) -> str:
-        return content_hash({"items": [i.lexical() for i in self.items], "template_vars": self.template_vars})
+    def hash(self) -> str:      # the language counts as content, but English (the default) leaves old hashes as they were
+        return content_hash({"items": [i.lexical() for i in self.items], "template_vars": self.template_vars,
+                             "language": None if self.language == DEFAULT_LANGUAGE else self.language})
 
 
 @dataclass
@@ -244,6 +253,7 @@ class Template:
     file: str
     source: dict | None = None
     license: str | None = None
+    language: str = DEFAULT_LANGUAGE
     raw: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -251,7 +261,8 @@ class Template:
         return f"{self.id}@{self.version}"
 
     def hash(self) -> str:
-        return content_hash({"families": self.families, "parts": self.parts})
+        return content_hash({"families": self.families, "parts": self.parts,
+                             "language": None if self.language == DEFAULT_LANGUAGE else self.language})
 
 
 @dataclass
@@ -277,6 +288,9 @@ class TestSpec:
     notes: str | None = None
     equal_targets: bool = True
     equal_attributes: bool = False
+    language: str = DEFAULT_LANGUAGE
+    variant: str | None = None
+    variant_of: str | None = None
     raw: dict = field(default_factory=dict, repr=False)
 
     __test__ = False  # not a pytest class
@@ -292,7 +306,8 @@ class TestSpec:
 
     def hash(self) -> str:
         return content_hash({"sets": self.sets, "level": self.level,
-                             "expansions": {k: vars(v) for k, v in self.expansions.items()}})
+                             "expansions": {k: vars(v) for k, v in self.expansions.items()},
+                             "language": None if self.language == DEFAULT_LANGUAGE else self.language})
 
 
 _TYPE_WORDS = {str: "text", dict: "a mapping", list: "a list", bool: "true or false"}
@@ -394,6 +409,44 @@ def _check_bool(doc: dict, key: str, default: bool, file: str, obj: str) -> bool
     return v
 
 
+def check_language(doc: dict, file: str, obj: str) -> str:
+    """A BCP-47 tag in canonical case (``en``, ``hi``, ``zh-Hans``, ``pt-BR``); default ``en``."""
+    v = doc.get("language")
+    if v is None:
+        return DEFAULT_LANGUAGE
+    if not isinstance(v, str) or not LANGUAGE_RE.match(v):
+        fixed = _canonical_language(v) if isinstance(v, str) else None
+        raise EatlasError(f"language {v!r:.40} is not a BCP-47 tag", file=file, obj=obj, field="language",
+                          hint=f"write {fixed}" if fixed and fixed != v else
+                          "e.g. en, hi, ckb, zh-Hans, pt-BR (language lower case, Script title case, REGION upper)")
+    return v
+
+
+def _canonical_language(tag: str) -> str | None:
+    """The tag in canonical case (``EN_us`` -> ``en-US``) when that makes it valid, else None."""
+    parts = tag.replace("_", "-").split("-")
+    out = [parts[0].lower()]
+    for p in parts[1:]:
+        out.append(p.title() if len(p) == 4 and p.isalpha() else p.upper() if len(p) == 2 else p.lower())
+    fixed = "-".join(out)
+    return fixed if LANGUAGE_RE.match(fixed) else None
+
+
+def _check_variant(doc: dict, file: str, obj: str) -> tuple[str | None, str | None]:
+    """``variant`` (a label) and ``variant_of`` (the canonical entry's id): a variant names both."""
+    label = _optional(doc, "variant", str, file, obj)
+    of = doc.get("variant_of")
+    if of is not None:
+        check_id(of, file, obj, "variant_of")
+        if of == doc.get("id"):
+            raise EatlasError("an entry cannot be a variant of itself", file=file, obj=obj, field="variant_of",
+                              hint="name the canonical entry's id, or remove variant_of")
+        if not label:
+            raise EatlasError("variant_of needs a variant label", file=file, obj=obj, field="variant",
+                              hint="say what this variant is, e.g. variant: machine_translation")
+    return label, of
+
+
 def parse_set(doc: Any, file: str) -> StimulusSet:
     if not isinstance(doc, dict):
         raise _not_mapping("a stimulus set", doc, file)
@@ -407,13 +460,26 @@ def parse_set(doc: Any, file: str) -> StimulusSet:
     _optional(doc, "notes", str, file, obj)
     changelog = _check_changelog(doc, file, obj)
     _check_bool(doc, "case_sensitive", True, file, obj)
+    language = check_language(doc, file, obj)
+    set_kind = _optional(doc, "kind", str, file, obj)
+    _optional(doc, "license_note", str, file, obj)
+    source_kind = doc.get("source_kind") or []
+    if isinstance(source_kind, str):
+        source_kind = [source_kind]
+    if not isinstance(source_kind, list) or not all(isinstance(k, str) for k in source_kind):
+        raise EatlasError("source_kind must be a list of tags", file=file, obj=obj, field="source_kind",
+                          hint="e.g. source_kind: [social_science]; the tags are in schemas/stimuli.yaml")
+    variant, variant_of = _check_variant(doc, file, obj)
     raw_items = _need(doc, "items", list, file, obj)
     items = []
     for n, it in enumerate(raw_items):
         fld = f"items[{n}]"
         if isinstance(it, str):
-            raise EatlasError(f"item {it!r:.60} is a bare string; give its kind", file=file, obj=obj, field=fld,
-                              hint="write - {text: ..., kind: noun}")
+            if set_kind is None:
+                raise EatlasError(f"item {it!r:.60} is a bare string; give its kind", file=file, obj=obj,
+                                  field=fld, hint="write - {text: ..., kind: noun}, or declare the set's kind: "
+                                                  "(e.g. kind: name) so its items may be bare strings")
+            it = {"text": it}
         if not isinstance(it, dict):
             raise EatlasError(f"expected a mapping, got {_typename(it)}", file=file, obj=obj, field=fld,
                               hint="write - {text: ..., kind: noun}")
@@ -422,6 +488,8 @@ def parse_set(doc: Any, file: str) -> StimulusSet:
             if v is not None and not isinstance(v, str):
                 raise EatlasError(f"expected text, got {_typename(v)} {v!r:.40}", file=file, obj=obj,
                                   field=f"{fld}.{k}", hint="quote values such as yes/no/numbers")
+        if it.get("kind") is None and set_kind is not None:
+            it = {**it, "kind": set_kind}
         for k in ("text", "kind"):
             if it.get(k) is None:
                 raise EatlasError(f"the item has no {k}", file=file, obj=obj, field=f"{fld}.{k}",
@@ -433,7 +501,8 @@ def parse_set(doc: Any, file: str) -> StimulusSet:
                           hint="e.g. template_vars: {subject: he, possessive: his}")
     return StimulusSet(id=sid, version=version, concept=concept, items=items, license=lic, source=source,
                        file=file, notes=doc.get("notes"), changelog=changelog,
-                       template_vars=tv, group=doc.get("group"), raw=doc)
+                       template_vars=tv, group=doc.get("group"), language=language,
+                       source_kind=list(source_kind), variant=variant, variant_of=variant_of, raw=doc)
 
 
 def parse_test(doc: Any, file: str) -> TestSpec:
@@ -448,7 +517,10 @@ def parse_test(doc: Any, file: str) -> TestSpec:
     source = _check_source(doc, file, obj)
     _optional(doc, "notes", str, file, obj)
     _optional(doc, "bias_type", str, file, obj)
+    _optional(doc, "license_note", str, file, obj)
     _check_changelog(doc, file, obj)
+    language = check_language(doc, file, obj)
+    variant, variant_of = _check_variant(doc, file, obj)
     sets = {}
     for role in ROLES:
         parse_ref(doc.get(role), file, obj, role)
@@ -489,7 +561,8 @@ def parse_test(doc: Any, file: str) -> TestSpec:
                     expansions=exps, license=lic, source=source, file=file, bias_type=doc.get("bias_type"),
                     aliases=aliases, notes=doc.get("notes"),
                     equal_targets=_check_bool(doc, "equal_targets", True, file, obj),
-                    equal_attributes=_check_bool(doc, "equal_attributes", False, file, obj), raw=doc)
+                    equal_attributes=_check_bool(doc, "equal_attributes", False, file, obj), language=language,
+                    variant=variant, variant_of=variant_of, raw=doc)
 
 
 def parse_template(doc: Any, file: str) -> Template:
@@ -512,8 +585,12 @@ def parse_template(doc: Any, file: str) -> Template:
     if not isinstance(parts, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in parts.items()):
         raise EatlasError("parts must map names to template strings", file=file, obj=obj, field="parts",
                           hint='e.g. parts: {s1: "{{ term }} is here."}')
+    variables = doc.get("variables") or []      # fields the caller fills (e.g. a prompt's), beyond term/article
+    if not isinstance(variables, list) or not all(isinstance(v, str) and v.isidentifier() for v in variables):
+        raise EatlasError("variables must be a list of variable names", file=file, obj=obj, field="variables",
+                          hint="e.g. variables: [group0, group1, attributes]")
     return Template(id=tid, version=version, families=fams, parts=parts, file=file, source=doc.get("source"),
-                    license=doc.get("license"), raw=doc)
+                    license=doc.get("license"), language=check_language(doc, file, obj), raw=doc)
 
 
 class Registry:
@@ -571,7 +648,7 @@ class Registry:
                     self.recorded_hash[(kind, eid)] = entry["sha256"]
         for kind, store in (("set", self.sets), ("test", self.tests)):
             for obj in store.values():
-                _check_variant(obj.raw, obj.file, f"{kind} {obj.id}", store, kind)
+                _check_variant_link(obj, store, kind)
         published = cat.get("published") or []
         if not isinstance(published, list):
             raise EatlasError("expected a list of entries", file="catalog.yaml", obj="catalog", field="published",
@@ -636,25 +713,13 @@ class Registry:
         return check_sources((read_yaml(p, root=self.root) or {}) if p.is_file() else {})
 
 
-def _check_variant(doc: dict, file: str, obj: str, store: dict, kind: str) -> None:
-    """`variant` and `variant_of` come together; variant_of names another existing entry of the same kind."""
-    label, of = doc.get("variant"), doc.get("variant_of")
-    if label is None and of is None:
-        return
-    if label is None or of is None:
-        missing = "variant" if label is None else "variant_of"
-        raise EatlasError("a variant needs both variant and variant_of", file=file, obj=obj, field=missing,
-                          hint="e.g. variant: authors-notebook and variant_of: <the canonical id>")
-    if not isinstance(label, str) or not label.strip():
-        raise EatlasError(f"expected a short text label, got {_typename(label)}", file=file, obj=obj,
-                          field="variant", hint="e.g. variant: authors-notebook")
-    check_id(of, file, obj, "variant_of")
-    if of == doc.get("id"):
-        raise EatlasError("variant_of names the entry itself", file=file, obj=obj, field="variant_of",
-                          hint=f"name the canonical {kind} this one is a variant of")
-    if of not in store:
-        raise EatlasError(f"variant_of names no {kind} {of!r}", file=file, obj=obj, field="variant_of",
-                          hint=_suggest(of, store, f"the catalog's {kind}s"))
+def _check_variant_link(entry, store: dict, kind: str) -> None:
+    """``variant_of`` names another existing entry of the same kind (the fields themselves are checked
+    when the file is parsed, by :func:`_check_variant`)."""
+    of = entry.variant_of
+    if of is not None and of not in store:
+        raise EatlasError(f"variant_of names no {kind} {of!r}", file=entry.file, obj=f"{kind} {entry.id}",
+                          field="variant_of", hint=_suggest(of, store, f"the catalog's {kind}s"))
 
 
 def _suggest(name: str, known, where: str) -> str:

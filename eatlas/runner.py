@@ -55,6 +55,7 @@ class RunConfig:
     mleat_alpha: float = 0.05       # ML-EAT association rule: Level-2 p < mleat_alpha ...
     effect_threshold: float = 0.2   # ... and |d| > effect_threshold (Wolfe et al. 2024)
     mleat_p: str = "permutation"    # ML-EAT p-values: "permutation", or "authors" (their normal fit, smaller tail)
+    language: str = "en"            # the tests run when none are named: this language's ("all": every one)
 
 
 @dataclass
@@ -145,7 +146,12 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
         if lv not in LEVELS:
             raise EatlasError(f"unknown level {lv!r}", field="levels", hint=f"one of {', '.join(LEVELS)}")
     # A test named twice (or by id and by alias) or a level given twice runs once.
-    test_ids = list(dict.fromkeys(reg.get_test_spec(t).id for t in cfg.tests)) if cfg.tests else list(reg.tests)
+    test_ids = list(dict.fromkeys(reg.get_test_spec(t).id for t in cfg.tests)) if cfg.tests else \
+        [t.id for t in reg.tests.values() if cfg.language in ("all", t.language)]
+    if not test_ids:
+        langs = sorted({t.language for t in reg.tests.values()})
+        raise EatlasError(f"no test in language {cfg.language!r}", field="language",
+                          hint=f"one of: {', '.join(langs)}, or all")
     levels = tuple(dict.fromkeys(cfg.levels))
     started = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
     built, skipped = [], []
