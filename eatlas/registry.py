@@ -646,9 +646,6 @@ class Registry:
                 store[eid] = parsed
                 if entry.get("sha256"):
                     self.recorded_hash[(kind, eid)] = entry["sha256"]
-        for kind, store in (("set", self.sets), ("test", self.tests)):
-            for obj in store.values():
-                _check_variant_link(obj, store, kind)
         published = cat.get("published") or []
         if not isinstance(published, list):
             raise EatlasError("expected a list of entries", file="catalog.yaml", obj="catalog", field="published",
@@ -711,15 +708,6 @@ class Registry:
 
         p = self.root / "registry" / "sources.yaml"
         return check_sources((read_yaml(p, root=self.root) or {}) if p.is_file() else {})
-
-
-def _check_variant_link(entry, store: dict, kind: str) -> None:
-    """``variant_of`` names another existing entry of the same kind (the fields themselves are checked
-    when the file is parsed, by :func:`_check_variant`)."""
-    of = entry.variant_of
-    if of is not None and of not in store:
-        raise EatlasError(f"variant_of names no {kind} {of!r}", file=entry.file, obj=f"{kind} {entry.id}",
-                          field="variant_of", hint=_suggest(of, store, f"the catalog's {kind}s"))
 
 
 def _suggest(name: str, known, where: str) -> str:

@@ -231,11 +231,18 @@ def test_a_variant_is_a_separate_entry_linked_to_an_existing_canonical_one(mini)
                             variant="authors-code", variant_of="t1"))
     reg = mini.sync().load()
     assert reg.sets["roses_v"].raw["variant_of"] == "roses" and reg.tests["t1_v"].raw["variant"] == "authors-code"
-    bad = [({"variant_of": "t1"}, "variant_of", "no set 't1'"),          # a set names a test
-           ({"variant_of": "tulips"}, "variant_of", "no set 'tulips'"),
-           ({"variant_of": "roses_v"}, "variant_of", "itself"),
-           ({"variant": None}, "variant", "both")]
-    for change, fld, msg in bad:
+    from eatlas.registry import Registry
+    from eatlas.schemas import check_registry
+    bad = [({"variant_of": "t1"}, "'t1', which is not a set"),          # a set names a test
+           ({"variant_of": "tulips"}, "'tulips', which is not a set")]
+    for change, msg in bad:
+        doc = make_set("roses_v", ["rose", "tulip", "daisy", "iris"], variant="authors-code", variant_of="roses")
+        doc.update(change)
+        mini.add_set(doc)
+        found = [p.render() for p in check_registry(Registry(mini.sync().root))]
+        assert any(msg in m and "roses_v" in m and "variant_of" in m for m in found), found
+    for change, fld, msg in (({"variant": None}, "variant", "variant_of needs a variant label"),
+                             ({"variant_of": "roses_v"}, "variant_of", "variant of itself")):
         doc = make_set("roses_v", ["rose", "tulip", "daisy", "iris"], variant="authors-code", variant_of="roses")
         doc.update(change)
         mini.add_set({k: v for k, v in doc.items() if v is not None})
