@@ -67,6 +67,13 @@ class RunOutcome:
     mleat: list = field(default_factory=list)       # (test id, level, MlEatResult) of an ML-EAT run
 
 
+def default_tests(reg: Registry, language: str = "en") -> list[str]:
+    """The tests a run without --tests runs: the canonical tests of the language ("all": every language).
+    Variants (an author's code or notebook lists, a translation) run only when named, so the default run's
+    Holm family holds each test once."""
+    return [t.id for t in reg.tests.values() if language in ("all", t.language) and not t.variant_of]
+
+
 def package_versions() -> dict:
     out = {"python": platform.python_version()}
     for p in PACKAGES:
@@ -147,7 +154,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
             raise EatlasError(f"unknown level {lv!r}", field="levels", hint=f"one of {', '.join(LEVELS)}")
     # A test named twice (or by id and by alias) or a level given twice runs once.
     test_ids = list(dict.fromkeys(reg.get_test_spec(t).id for t in cfg.tests)) if cfg.tests else \
-        [t.id for t in reg.tests.values() if cfg.language in ("all", t.language)]
+        default_tests(reg, cfg.language)
     if not test_ids:
         langs = sorted({t.language for t in reg.tests.values()})
         raise EatlasError(f"no test in language {cfg.language!r}", field="language",

@@ -188,3 +188,13 @@ def test_unspecified_licence_is_never_called_open(mini, tmp_path):
     groups = (tmp_path / "ds" / "README.md").read_text().split("### Configs by licence")[1].split("###")[0]
     line = only(groups.splitlines(), "`unspecified`", "`t1`")
     assert "not open" in line
+
+
+def test_default_run_holds_canonical_tests_only(mini):
+    """Variants run only when named: the default run tests each test once (one Holm family)."""
+    from eatlas.runner import default_tests
+    mini.add_test(make_test("t1_v", "roses@1.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0",
+                            variant="authors-code", variant_of="t1"))
+    reg = mini.sync().load()
+    assert "t1" in default_tests(reg) and "t1_v" not in default_tests(reg)
+    assert "t1_v" not in default_tests(reg, "all")
