@@ -341,8 +341,8 @@ def readme(commit: str, set_docs: dict, made: dict, skipped: list) -> str:
         "The WEAT 1, 2, 6, 7, 8, 9 lists exist three times per language: `data/<lang>_human` (annotators' "
         "translation), `data/<lang>_gt` (Google Translate) and `data/<lang>_all` (the annotators' full list, "
         "with the culturally relevant words they added). The human translation is the canonical entry "
-        "(`weathub_<lang>_<weat>`, `variant: human_translation`): it is the translation made for the test by "
-        "native speakers and the basis of the paper's comparison. `weathub_<lang>_<weat>_gt` "
+        "(`weathub_<lang>_<weat>`, `variant: human_translation`): it is the translation the native-speaker annotators "
+        "made (src/load_annotations.py: column 2 of the first sheet; Google Translate is column 1). `weathub_<lang>_<weat>_gt` "
         "(`variant: machine_translation`) and `weathub_<lang>_<weat>_all` "
         "(`variant: human_translation_extended`) name it in `variant_of`; so do their sets.", "",
         "## Licence",
