@@ -120,6 +120,39 @@ def _vet_yaml(root: "yaml.Node", shown: str) -> None:
                 stack.extend(((k, False), (v, False)))
 
 
+_MAY_ALIAS = re.compile(r"[&*!]|<<")
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+class _NotPlain(Exception):
+    """The document needs the full path (:func:`_vet_yaml`, then PyYAML's constructor)."""
+
+
+def _build_plain(root: "yaml.Node", loader, shown: str) -> Any:
+    """Construct a document that has no anchors, aliases, tags or merge keys (the text has none of
+    ``& * ! <<``), making :func:`_vet_yaml`'s checks on the way: depth, size and duplicate keys.
+    About three times faster than vetting and then constructing; the result is the same."""
+    count = 0
+
+    def build(node, depth):
+        nonlocal count
+        count += 1
+        if depth >= MAX_YAML_DEPTH or count > MAX_YAML_NODES:
+            raise _NotPlain
+        if isinstance(node, yaml.ScalarNode):
+            return node.value if node.tag == _STR_TAG else loader.construct_object(node, deep=True)
+        if isinstance(node, yaml.SequenceNode):
+            return [build(k, depth + 1) for k in node.value]
+        out, seen = {}, set()
+        for k, v in node.value:
+            if not isinstance(k, yaml.ScalarNode) or (k.tag, k.value) in seen:
+                raise _NotPlain     # complex or duplicate key: the full path explains it
+            seen.add((k.tag, k.value))
+            out[build(k, depth + 1)] = build(v, depth + 1)
+        return out
+    return build(root, 0)
+
+
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)    # libyaml when built with it: ~10x faster
 
 
@@ -131,6 +164,11 @@ def parse_yaml(text: str, shown: str) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
+        if not _MAY_ALIAS.search(text):     # no anchor, alias, tag or merge key: one checking pass builds it
+            try:
+                return _build_plain(node, loader, shown)
+            except _NotPlain:
+                pass
         _vet_yaml(node, shown)
         return loader.construct_document(node)
     except yaml.reader.ReaderError as e:
@@ -157,9 +195,9 @@ def parse_yaml(text: str, shown: str) -> Any:
             loader.dispose()
 
 
-def read_yaml(path: Path, *, root: Path | None = None) -> Any:
+def read_yaml(path: Path, *, root: Path | None = None, shown: str | None = None) -> Any:
     """Safe-load one YAML file with size, encoding and structure checks (a leading BOM is fine)."""
-    shown = _shown(path, root)
+    shown = shown or _shown(path, root)
     if not path.is_file():
         raise EatlasError("file not found", file=shown, hint="check the path, or run 'eatlas catalog --sync'")
     size = path.stat().st_size
@@ -598,6 +636,7 @@ class Registry:
 
     def __init__(self, root: str | Path | None = None):
         self.root = Path(root) if root is not None else default_root()
+        self._top = self.root.resolve()
         cat_path = self.root / "catalog.yaml"
         if not cat_path.is_file():
             raise EatlasError("no catalog.yaml here; is this a registry folder?", file=str(cat_path),
@@ -628,9 +667,9 @@ class Registry:
                 obj = f"catalog {kind[:-1]} {eid}"
                 ever = check_version(entry.get("version"), "catalog.yaml", obj)
                 path = self.resolve(entry.get("file"), "catalog.yaml", obj)
-                rel = _shown(path, self.root)
+                rel = str(path.relative_to(self._top))      # resolve() returned it resolved, inside the root
                 try:
-                    parsed = parser(read_yaml(path, root=self.root), rel)
+                    parsed = parser(read_yaml(path, shown=rel), rel)
                 except EatlasError as e:     # name the catalog entry when the file itself could not say
                     if e.obj is not None:
                         raise
@@ -668,7 +707,7 @@ class Registry:
         except (OSError, ValueError, RuntimeError):
             raise EatlasError(f"unusable path {rel!r:.80}", file=file, obj=obj, field="file",
                               hint="give the file's path relative to the registry folder") from None
-        if Path(rel).is_absolute() or not p.is_relative_to(self.root.resolve()):
+        if Path(rel).is_absolute() or not p.is_relative_to(self._top):
             raise EatlasError(f"path {rel!r:.80} leaves the registry folder", file=file, obj=obj, field="file",
                               hint="paths are relative to the registry folder and stay inside it "
                                    "(no absolute paths, no '..', no symlinks pointing outside)")

@@ -21,8 +21,13 @@ from eatlas.store import read_published
 
 from tests.conftest import make_set, make_test
 
-# Every config the registry publishes: one per test, the raw sets, the published results.
-CONFIGS = [config_name(t) for t in load_registry().tests] + ["sets", "published_results"]
+# The configs loaded through `datasets` (about 0.5 s each): one per test, the raw sets, the published
+# results; of the 538 WEATHub tests, all of one shape, a sample (variants, scripts, English) is loaded
+# this way and every one is read with pyarrow (test_every_weathub_config_holds_its_test).
+WEATHUB_SAMPLE = {"weathub_hi_weat1", "weathub_hi_weat1_gt", "weathub_hi_weat1_all", "weathub_te_weat1",
+                  "weathub_zh_weat12", "weathub_hi_weat21", "weathub_en_weat11"}
+CONFIGS = [config_name(t) for t in load_registry().tests if not t.startswith("weathub_") or t in WEATHUB_SAMPLE] \
+    + ["sets", "published_results"]
 
 LOADER = textwrap.dedent("""
     import json, sys
@@ -80,6 +85,20 @@ def test_test_configs_equal_the_registry(loaded, config):
     assert len(rows) == n
 
 
+def test_every_weathub_config_holds_its_test(published):
+    import pyarrow.parquet as pq
+    _, summary = published
+    reg = load_registry()
+    wh = [t for t in reg.tests if t.startswith("weathub_")]
+    assert len(wh) > 500 and WEATHUB_SAMPLE <= set(wh)
+    for tid in wh:
+        rows = pq.read_table(summary["out"] / "data" / config_name(tid) / "test.parquet",
+                             columns=["test_id", "language", "level", "item"]).to_pylist()
+        t = get_test(tid, "word")
+        assert [r["item"] for r in rows] == [i for c in t.concepts.values() for i in c.items], tid
+        assert {(r["test_id"], r["language"], r["level"]) for r in rows} == {(tid, reg.tests[tid].language, "word")}
+
+
 def test_plus_ids_are_kept_in_a_column(loaded):
     assert {r["test_id"] for r in loaded["weat_plus_occ"]} == {"weat+occ"}
     assert {r["test_id"] for r in loaded["heilman_double_bind_competent_1_plus_3-"]} == \
@@ -123,7 +142,9 @@ def test_card_header_and_licences(published):
     # sent-bias sets are CC-BY-NC-4.0, Tan & Celis's unspecified: no single licence may be claimed
     assert (header["license"], header["license_link"]) == ("other", "LICENSE.md")
     assert (summary["out"] / "LICENSE.md").is_file()
-    assert header["language"] == ["en"] and header["pretty_name"] and "bias" in header["tags"]
+    # the card names every language a test is in (BCP-47 tags, as the Hub's language field takes them)
+    assert header["language"] == sorted({t.language for t in load_registry().tests.values()})
+    assert "en" in header["language"] and header["pretty_name"] and "bias" in header["tags"]
     rows = {ln.split(" | ")[0]: ln for ln in text.splitlines() if ln.startswith("| `")}
     assert "| CC-BY-NC-4.0 |" in rows["| `weat1`"]
     assert "unspecified (test" in rows["| `weat_plus_occ`"] and "CC-BY-NC-4.0 (template" in rows["| `weat_plus_occ`"]
