@@ -84,7 +84,7 @@ def kind_of(category: str) -> str:
         return "verb"
     if c in ("maleterms", "femaleterms"):
         return "group_term"
-    return "noun"
+    return "word"      # the part of speech is not stated: word level only
 
 
 def digest(items: list[str]) -> str:
