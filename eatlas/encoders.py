@@ -32,6 +32,7 @@ import numpy as np
 import yaml
 
 from .errors import EatlasError
+from .paths import loaders_dir
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -40,7 +41,7 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 POOLINGS = ("mean", "mean_nospecial", "cls", "last", "max")
 SUBWORDS = ("first", "last", "mean")
-LOADERS_DIR = Path(__file__).resolve().parent.parent / "loaders"
+LOADERS_DIR = loaders_dir()
 _WORD_RE = re.compile(r"[\w'-]+", re.UNICODE)
 
 

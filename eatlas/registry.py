@@ -48,7 +48,8 @@ def default_root() -> Path:
     env = os.environ.get("EATLAS_REGISTRY")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent
+    from .paths import data_root
+    return data_root()
 
 
 MAX_YAML_NODES = 250_000     # nodes after expanding aliases (a "billion laughs" file stops here)

@@ -17,11 +17,12 @@ import pandas as pd
 
 from . import __version__
 from .errors import EatlasError
+from .paths import package_file
 from .registry import LEVELS, Registry
 from .store import connect
 from .weat import holm
 
-TEMPLATE = Path(__file__).with_name("report_template.html.j2")
+TEMPLATE = package_file("report_template.html.j2")
 SECTIONS = ("runs", "matrix", "eat-map", "ceat", "reproduction", "provenance")
 MAX_ES = 2.0   # effect sizes lie in [-2, 2]
 
