@@ -289,9 +289,15 @@ def _run_corpus_method(args) -> int:
 def cmd_sql(args) -> int:
     from .store import default_db, query
 
-    out, _ = _console()
+    out, err = _console()
     db = Path(args.db) if args.db else default_db()
-    df = query(db, args.query, write=args.write)
+    reg = None
+    if not db.exists() and not args.write:
+        from .registry import load_registry
+        reg = load_registry(args.registry)
+        err.print(f"note: no results file {db} (yet): runs and results are empty; published_results and the "
+                  "views read the registry's published tables", highlight=False)
+    df = query(db, args.query, write=args.write, reg=reg)
     if args.format == "csv":
         sys.stdout.write(df.to_csv(index=False))
     elif args.format == "json":

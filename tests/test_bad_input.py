@@ -559,8 +559,13 @@ def test_sql_with_bad_sql(db_with_a_run, capsys):
 
 
 def test_sql_on_a_missing_or_foreign_database(tmp_path, capsys):
-    says(*cli(capsys, "--db", tmp_path / "none.duckdb", "sql", "SELECT 1"), "none.duckdb", "no such database",
-         "eatlas run", code=2)
+    # No results file: the published tables are read in memory, the note names the file, nothing is created.
+    assert main(["--db", str(tmp_path / "none.duckdb"), "sql", "SELECT count(*) AS n FROM runs"]) == 0
+    cap = capsys.readouterr()
+    assert "no results file" in cap.err and "none.duckdb" in cap.err
+    says(*cli(capsys, "--db", tmp_path / "none.duckdb", "sql", "--write", "SELECT 1"), "none.duckdb",
+         "no such database", "eatlas run", code=2)
+    assert not (tmp_path / "none.duckdb").exists()
     (tmp_path / "notes.txt").write_text("not a database\n" * 100)
     says(*cli(capsys, "--db", tmp_path / "notes.txt", "sql", "SELECT 1"), "notes.txt", "cannot open database",
          "pass another --db", code=2)
