@@ -149,7 +149,7 @@ def cmd_run(args) -> int:
         if importlib.util.find_spec("matplotlib") is None:      # say so before the work, not after it
             raise EatlasError("EAT-Maps need matplotlib", field="--maps",
                               hint="pip install 'eatlas[plots]', or pass --no-maps")
-    cfg = RunConfig(model=args.model, tests=args.tests or None, levels=tuple(args.levels.split(",")),
+    cfg = RunConfig(model=args.model, tests=args.tests or None, levels=tuple(args.levels),
                     seed=args.seed, n_samples=args.n_samples, alpha=args.alpha, parametric=args.parametric,
                     pooling=args.pooling, layer=args.layer, subword=args.subword, min_coverage=args.min_coverage,
                     batch_size=args.batch_size, trust_remote_code=_trusted(args),
@@ -424,16 +424,37 @@ def _between(low: float, high: float, *, open_low: bool = False):
 SEED, POSITIVE, PROBABILITY = _at_least(0), _at_least(1), _between(0.0, 1.0, open_low=True)
 
 
+class _ListOption(argparse.Action):
+    """A list option that takes ``--tests a b``, ``--tests a,b`` and mixtures; repeating it adds to the list."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        items = [v.strip() for value in values for v in value.split(",") if v.strip()]
+        if not items:
+            parser.error(f"argument {option_string}: expected at least one value")
+        before = getattr(namespace, self.dest, None)
+        setattr(namespace, self.dest, (list(before) if before and before is not self.default else []) + items)
+
+
+def _global_options(parser: argparse.ArgumentParser, *, sub_level: bool) -> None:
+    """--registry and --db, accepted before and after the subcommand. At the subcommand's level they have
+    no default (argparse.SUPPRESS), so leaving them out there keeps what was given before it."""
+    kw = {"default": argparse.SUPPRESS} if sub_level else {}
+    parser.add_argument("--registry", help="registry folder (catalog.yaml, registry/, templates/); "
+                                           "env EATLAS_REGISTRY", **kw)
+    parser.add_argument("--db", help="DuckDB results file (default eatlas.duckdb; env EATLAS_DB)", **kw)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="eatlas", description="Embedding Association Tests: registry, runs, results.")
-    p.add_argument("--registry", help="registry folder (catalog.yaml, registry/, templates/); env EATLAS_REGISTRY")
-    p.add_argument("--db", help="DuckDB results file (default eatlas.duckdb; env EATLAS_DB)")
+    _global_options(p, sub_level=False)
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run tests on a model and store the results")
     r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, or a vector file")
-    r.add_argument("--tests", nargs="+", help="test ids (default: every test in the catalog)")
-    r.add_argument("--levels", default="word,sent", help="comma-separated: word,sent,sent(u),c-word,c-word(u)")
+    r.add_argument("--tests", nargs="+", action=_ListOption, help="test ids, space- or comma-separated "
+                   "(default: every test in the catalog)")
+    r.add_argument("--levels", nargs="+", action=_ListOption, default=["word", "sent"],
+                   help="space- or comma-separated: word,sent,sent(u),c-word,c-word(u) (default: word,sent)")
     r.add_argument("--seed", type=SEED, default=0)
     r.add_argument("--n-samples", type=_at_least(2), default=100_000,
                    help="permutation samples (exact when fewer partitions)")
@@ -521,7 +542,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("export", help="export tests as sent-bias JSON files or stimulus tables")
     ex.add_argument("out_dir")
     ex.add_argument("--format", choices=("sent-bias", "csv", "jsonl", "parquet"), default="sent-bias")
-    ex.add_argument("--tests", nargs="+", help="test ids (default: every test)")
+    ex.add_argument("--tests", nargs="+", action=_ListOption, help="test ids, space- or comma-separated "
+                    "(default: every test)")
     ex.add_argument("--level", choices=("word", "sent", "sent(u)"),
                     help="default: sent-bias at the test's own level, tables at every level it has")
     ex.add_argument("--seed", type=SEED, default=0, help="seed of the truncation of unequal expanded sets")
@@ -532,6 +554,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--run", help="one run id (or a unique prefix); default: the latest run per model")
     rp.add_argument("--alpha", type=PROBABILITY, default=0.01, help="family-wise level of the Holm marks")
     rp.set_defaults(fn=cmd_report)
+    for subparser in sub.choices.values():
+        _global_options(subparser, sub_level=True)
     return p
 
 
