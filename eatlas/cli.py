@@ -15,17 +15,14 @@ def _console():
     return Console(width=width), Console(stderr=True, width=width)
 
 
-def _registry_arg(args) -> str | None:
-    return args.registry
-
-
 def cmd_validate(args) -> int:
+    from .catalog import unindexed
     from .registry import Registry
     from .schemas import check_registry
 
     out, err = _console()
     reg = Registry(args.registry) if args.registry else Registry()
-    problems = check_registry(reg)
+    problems = check_registry(reg) + unindexed(reg.root, reg.catalog)
     if problems:
         for p in problems:
             err.print(f"[red]error[/red]: {p.render()}", highlight=False, markup=True, soft_wrap=True)
@@ -314,14 +311,28 @@ def cmd_sql(args) -> int:
 
 
 def cmd_catalog(args) -> int:
-    from .catalog import sync
+    from .catalog import catalog_diff, sync, write_catalog
     from .registry import default_root
 
-    out, _ = _console()
+    out, err = _console()
     root = Path(args.registry) if args.registry else default_root()
-    cat = sync(root, write=not args.check)
-    out.print(f"catalog: {len(cat['sets'])} sets, {len(cat['tests'])} tests, {len(cat['templates'])} templates, "
-              f"{len(cat['published'])} published tables" + (" (checked, not written)" if args.check else ""))
+    cat = sync(root, write=False)
+    diff = catalog_diff(root, cat)
+    counts = (f"{len(cat['sets'])} sets, {len(cat['tests'])} tests, {len(cat['templates'])} templates, "
+              f"{len(cat['published'])} published tables")
+    if args.sync:
+        if diff:
+            write_catalog(root / "catalog.yaml", cat)
+        out.print(f"catalog.yaml {'rewritten' if diff else 'already up to date'}: {counts}", highlight=False)
+        return 0
+    if diff:
+        for line in diff:
+            out.print(line, highlight=False, markup=False, soft_wrap=True)
+        changed = sum(1 for line in diff[2:] if line[:1] in "+-")
+        err.print(f"catalog.yaml is stale: {changed} line(s) differ from the files; run 'eatlas catalog --sync' "
+                  "to rewrite it", highlight=False)
+        return 1
+    out.print(f"catalog.yaml is up to date: {counts}", highlight=False)
     return 0
 
 
@@ -519,9 +530,12 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("models", help="list registered models and whether they are installed")
     m.set_defaults(fn=cmd_models)
 
-    c = sub.add_parser("catalog", help="re-index catalog.yaml from the registry files")
-    c.add_argument("--sync", action="store_true", help="(default) rewrite catalog.yaml")
-    c.add_argument("--check", action="store_true", help="check only, write nothing")
+    c = sub.add_parser("catalog", help="check catalog.yaml against the registry files, or rewrite it (--sync)")
+    cg = c.add_mutually_exclusive_group()
+    cg.add_argument("--check", action="store_true", help="(default) compare catalog.yaml with the files, write "
+                    "nothing; exit 1 with the differences when it is stale")
+    cg.add_argument("--sync", action="store_true", help="rewrite catalog.yaml from the files (refuses content "
+                    "changed without a version bump)")
     c.set_defaults(fn=cmd_catalog)
 
     ca = sub.add_parser("cache", help="the on-disk embedding cache ($EATLAS_CACHE or ~/.cache/eatlas)")
