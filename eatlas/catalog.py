@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from .errors import EatlasError
-from .registry import (Registry, check_id, parse_set, parse_template, parse_test, read_yaml, semver_key)
+from .registry import Registry, check_id, parse_set, parse_template, parse_test, read_yaml, semver_key
 
 KINDS = {"sets": parse_set, "tests": parse_test, "templates": parse_template}
 
@@ -31,7 +31,8 @@ def _inside(root: Path, paths) -> list[Path]:
     for p in out:
         if not p.resolve().is_relative_to(top):
             raise EatlasError("the file is a link to a place outside the registry folder",
-                              file=str(p.relative_to(root)), hint="copy the file into the registry instead of linking it")
+                              file=str(p.relative_to(root)),
+                              hint="copy the file into the registry instead of linking it")
     return out
 
 

@@ -134,9 +134,9 @@ def _trusted(args) -> bool:
 
 
 def cmd_run(args) -> int:
+    from .registry import load_registry
     from .runner import RunConfig, evaluate
     from .store import default_db, write_run
-    from .registry import load_registry
 
     if args.method in ("ceat", "ibd"):
         return _run_corpus_method(args)
@@ -182,7 +182,7 @@ def _results_table(outcome, cfg):
     from rich.table import Table
 
     mleat = {(tid, lv): ml for tid, lv, ml in outcome.mleat}
-    cols = ["test", "version", "level", "n (X,Y,A,B)", "effect size", "p", "Holm α=%g" % cfg.alpha]
+    cols = ["test", "version", "level", "n (X,Y,A,B)", "effect size", "p", f"Holm α={cfg.alpha:g}"]
     table = Table(*cols, *(["Level 2 d (X, Y)", "EAT pattern"] if mleat else []), "note",
                   title=f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']} "
                         f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})")

@@ -231,7 +231,7 @@ class TransformersEncoder(Encoder):
         return {**key, "subword": self.subword}
 
     # -- helpers
-    def _hidden(self, batch) -> "object":
+    def _hidden(self, batch) -> object:
         torch = _torch()
         want_all = self._layer != "-1"
         with torch.inference_mode():
@@ -308,7 +308,7 @@ class TransformersEncoder(Encoder):
             rows = order[b:b + self.batch_size]
             width = max(lengths[i] for i in rows)
 
-            def pad(name, value):
+            def pad(name, value, rows=rows, width=width):
                 return torch.tensor([enc[name][i] + [value] * (width - lengths[i]) for i in rows])
             mask = pad("attention_mask", 0)
             special = pad("special_tokens_mask", 1)

@@ -29,7 +29,6 @@ def semver_key(version) -> tuple[int, ...] | None:
     return tuple(int(x) for x in str(version).split(".")) if SEMVER_RE.match(str(version)) else None
 REF_RE = re.compile(r"^(?P<id>[^@\s]+)@(?P<version>[^@\s]+)$")
 KINDS = ("name", "noun", "group_term", "mass_noun", "adjective", "verb", "pronoun", "sentence")
-CASES = ("subject", "object", "possessive")
 ROLES = ("x", "y", "a", "b")
 LEVELS = ("word", "sent", "sent(u)", "c-word", "c-word(u)")
 MAX_FILE_BYTES = 2_000_000
@@ -57,7 +56,7 @@ MAX_YAML_DEPTH = 64
 _SAFE_TAGS = frozenset(k for k in yaml.SafeLoader.yaml_constructors if k) | {"tag:yaml.org,2002:merge"}
 
 
-def _vet_yaml(root: "yaml.Node", shown: str) -> None:
+def _vet_yaml(root: yaml.Node, shown: str) -> None:
     """Refuse what safe_load would accept but a registry file must not hold, before constructing:
     tags that name code (``!!python/...``) or are unknown, recursive or exploding aliases,
     absurd nesting, and duplicate keys (YAML keeps the last one silently)."""
@@ -521,7 +520,6 @@ class Registry:
         if not cat_path.is_file():
             raise EatlasError("no catalog.yaml here; is this a registry folder?", file=str(cat_path),
                               hint="pass --registry DIR or set EATLAS_REGISTRY")
-        self.catalog_file = "catalog.yaml"
         cat = read_yaml(cat_path, root=self.root) or {}
         if not isinstance(cat, dict):
             raise EatlasError(f"the catalog must be a mapping with sets, tests, templates, got {_typename(cat)}",

@@ -256,7 +256,7 @@ def build_report(db: str | Path, *, run_id: str | None = None, registry: str | P
     env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     page = env.from_string(TEMPLATE.read_text(encoding="utf-8"))
     return page.render(
-        version=__version__, generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        version=__version__, generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         db=str(db), run_id=run_id, registry_root=str(reg.root),
         runs=[{**r, "n_results": int((results["run_id"] == r["run_id"]).sum()) if len(results) else 0}
               for r in runs.astype(object).where(runs.notna(), None).to_dict("records")],   # NaN -> blank

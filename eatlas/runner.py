@@ -139,7 +139,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     # A test named twice (or by id and by alias) or a level given twice runs once.
     test_ids = list(dict.fromkeys(reg.get_test_spec(t).id for t in cfg.tests)) if cfg.tests else list(reg.tests)
     levels = tuple(dict.fromkeys(cfg.levels))
-    started = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
+    started = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
     built, skipped = [], []
     for tid in test_ids:
         spec = reg.tests[tid]
@@ -176,7 +176,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
            "pooling": settings["pooling"], "layer": settings["layer"], "subword": settings["subword"],
            "seed": cfg.seed, "n_samples": cfg.n_samples, "alpha": cfg.alpha, "levels": list(levels),
            "tests": test_ids, "started_at": started,
-           "finished_at": _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None),
+           "finished_at": _dt.datetime.now(_dt.UTC).replace(tzinfo=None),
            "eatlas_version": __version__, "package_versions": package_versions(),
            "registry": registry_state(reg, test_ids),
            "settings": {**{k: v for k, v in vars(cfg).items() if k not in ("tests", "levels")},

@@ -700,7 +700,8 @@ def test_bad_command_line_values_are_refused_before_any_work(tmp_path, capsys, a
 
 def test_a_layer_the_model_does_not_have(tiny_bert, tmp_path, capsys):
     says(*cli(capsys, "--db", tmp_path / "r.duckdb", "run", "--model", tiny_bert, "--layer", "9", "--tests", "weat1",
-              "--levels", "word"), "field 'layer'", "layer 9 is out of range", "3 hidden states", "from -3 to 2", code=2)
+              "--levels", "word"), "field 'layer'", "layer 9 is out of range", "3 hidden states", "from -3 to 2",
+         code=2)
     assert not (tmp_path / "r.duckdb").exists()
 
 
