@@ -150,8 +150,10 @@ def dump_entry(doc: dict) -> str:
 
 def add(root: Path, file: Path) -> tuple[str, str, Path]:
     """Validate a new set or test file, refuse an existing id, write it into the registry and catalog."""
+    from .paths import refuse_bundled
     from .schemas import check_registry
 
+    refuse_bundled(root)
     doc = read_yaml(file)
     shown = str(file)
     if not isinstance(doc, dict):

@@ -322,6 +322,8 @@ def cmd_catalog(args) -> int:
               f"{len(cat['published'])} published tables")
     if args.sync:
         if diff:
+            from .paths import refuse_bundled
+            refuse_bundled(root)
             write_catalog(root / "catalog.yaml", cat)
         out.print(f"catalog.yaml {'rewritten' if diff else 'already up to date'}: {counts}", highlight=False)
         return 0

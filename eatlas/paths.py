@@ -44,3 +44,12 @@ def loaders_dir() -> Path:
 def package_file(name: str) -> Path:
     """A file inside the package itself (e.g. the report's Jinja template)."""
     return _package_dir() / name
+
+
+def refuse_bundled(root: Path) -> None:
+    """Refuse to change the registry inside an installed package (an upgrade would silently drop the change)."""
+    bundled = _package_dir() / BUNDLE
+    if bundled.is_dir() and Path(root).resolve() == bundled.resolve():
+        raise EatlasError("this is the registry installed with the package; a change here would be lost on the "
+                          "next upgrade", file=str(root),
+                          hint="copy the folder to one of your own and pass --registry DIR (or set EATLAS_REGISTRY)")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, make_set, write_yaml
 
 DATA = ("catalog.yaml", "registry/", "templates/", "schemas/", "loaders/")
 
@@ -94,6 +94,19 @@ def test_the_installed_wheel_reads_a_labs_own_registry(eatlas_cli, mini):
     assert r.returncode == 0 and "1 tests" in r.stdout and str(mini.root) in r.stdout, r.stdout + r.stderr
     r = eatlas_cli("list", EATLAS_REGISTRY=str(mini.root))
     assert r.returncode == 0 and "1 test(s)" in r.stdout, r.stdout + r.stderr
+
+
+def test_the_installed_registry_is_not_changed_in_place(eatlas_cli, installed, mini, tmp_path):
+    new = write_yaml(tmp_path / "weeds.yaml", make_set("weeds", ["thistle", "nettle", "dock", "bindweed"]))
+    catalog = installed / "eatlas" / "_data" / "catalog.yaml"
+    before = catalog.read_bytes()
+    r = eatlas_cli("add", new)
+    assert r.returncode == 2 and "installed with the package" in r.stderr and "--registry" in r.stderr, r.stderr
+    assert catalog.read_bytes() == before
+    assert not list((installed / "eatlas" / "_data" / "registry").glob("*/sets/weeds.yaml"))
+    r = eatlas_cli("add", new, "--registry", mini.root)       # a lab's own registry takes it
+    assert r.returncode == 0, r.stderr
+    assert (mini.root / "registry" / "testpaper" / "sets" / "weeds.yaml").is_file()
 
 
 def test_the_sdist_holds_the_data_folders_and_builds_the_same_wheel(wheel, tmp_path):
