@@ -15,17 +15,14 @@ def _console():
     return Console(width=width), Console(stderr=True, width=width)
 
 
-def _registry_arg(args) -> str | None:
-    return args.registry
-
-
 def cmd_validate(args) -> int:
+    from .catalog import unindexed
     from .registry import Registry
     from .schemas import check_registry
 
     out, err = _console()
     reg = Registry(args.registry) if args.registry else Registry()
-    problems = check_registry(reg)
+    problems = check_registry(reg) + unindexed(reg.root, reg.catalog)
     if problems:
         for p in problems:
             err.print(f"[red]error[/red]: {p.render()}", highlight=False, markup=True, soft_wrap=True)
@@ -149,9 +146,9 @@ def _trusted(args) -> bool:
 
 
 def cmd_run(args) -> int:
+    from .registry import load_registry
     from .runner import RunConfig, evaluate
     from .store import default_db, write_run
-    from .registry import load_registry
 
     if args.eibd_rule != "any" and args.method != "ibd":
         raise EatlasError("--eibd-rule applies to IBD/EIBD runs only", field="--eibd-rule", hint="add --method ibd")
@@ -163,7 +160,7 @@ def cmd_run(args) -> int:
         if importlib.util.find_spec("matplotlib") is None:      # say so before the work, not after it
             raise EatlasError("EAT-Maps need matplotlib", field="--maps",
                               hint="pip install 'eatlas[plots]', or pass --no-maps")
-    cfg = RunConfig(model=args.model, tests=args.tests or None, levels=tuple(args.levels.split(",")),
+    cfg = RunConfig(model=args.model, tests=args.tests or None, levels=tuple(args.levels),
                     seed=args.seed, n_samples=args.n_samples, alpha=args.alpha, parametric=args.parametric,
                     pooling=args.pooling, layer=args.layer, subword=args.subword, min_coverage=args.min_coverage,
                     batch_size=args.batch_size, trust_remote_code=_trusted(args),
@@ -199,7 +196,7 @@ def _results_table(outcome, cfg):
     from rich.table import Table
 
     mleat = {(tid, lv): ml for tid, lv, ml in outcome.mleat}
-    cols = ["test", "version", "level", "n (X,Y,A,B)", "effect size", "p", "Holm α=%g" % cfg.alpha]
+    cols = ["test", "version", "level", "n (X,Y,A,B)", "effect size", "p", f"Holm α={cfg.alpha:g}"]
     table = Table(*cols, *(["Level 2 d (X, Y)", "EAT pattern"] if mleat else []), "note",
                   title=f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']} "
                         f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})")
@@ -303,9 +300,15 @@ def _run_corpus_method(args) -> int:
 def cmd_sql(args) -> int:
     from .store import default_db, query
 
-    out, _ = _console()
+    out, err = _console()
     db = Path(args.db) if args.db else default_db()
-    df = query(db, args.query, write=args.write)
+    reg = None
+    if not db.exists() and not args.write:
+        from .registry import load_registry
+        reg = load_registry(args.registry)
+        err.print(f"note: no results file {db} (yet): runs and results are empty; published_results and the "
+                  "views read the registry's published tables", highlight=False)
+    df = query(db, args.query, write=args.write, reg=reg)
     if args.format == "csv":
         sys.stdout.write(df.to_csv(index=False))
     elif args.format == "json":
@@ -322,14 +325,30 @@ def cmd_sql(args) -> int:
 
 
 def cmd_catalog(args) -> int:
-    from .catalog import sync
+    from .catalog import catalog_diff, sync, write_catalog
     from .registry import default_root
 
-    out, _ = _console()
+    out, err = _console()
     root = Path(args.registry) if args.registry else default_root()
-    cat = sync(root, write=not args.check)
-    out.print(f"catalog: {len(cat['sets'])} sets, {len(cat['tests'])} tests, {len(cat['templates'])} templates, "
-              f"{len(cat['published'])} published tables" + (" (checked, not written)" if args.check else ""))
+    cat = sync(root, write=False)
+    diff = catalog_diff(root, cat)
+    counts = (f"{len(cat['sets'])} sets, {len(cat['tests'])} tests, {len(cat['templates'])} templates, "
+              f"{len(cat['published'])} published tables")
+    if args.sync:
+        if diff:
+            from .paths import refuse_bundled
+            refuse_bundled(root)
+            write_catalog(root / "catalog.yaml", cat)
+        out.print(f"catalog.yaml {'rewritten' if diff else 'already up to date'}: {counts}", highlight=False)
+        return 0
+    if diff:
+        for line in diff:
+            out.print(line, highlight=False, markup=False, soft_wrap=True)
+        changed = sum(1 for line in diff[2:] if line[:1] in "+-")
+        err.print(f"catalog.yaml is stale: {changed} line(s) differ from the files; run 'eatlas catalog --sync' "
+                  "to rewrite it", highlight=False)
+        return 1
+    out.print(f"catalog.yaml is up to date: {counts}", highlight=False)
     return 0
 
 
@@ -440,18 +459,39 @@ def _between(low: float, high: float, *, open_low: bool = False):
 SEED, POSITIVE, PROBABILITY = _at_least(0), _at_least(1), _between(0.0, 1.0, open_low=True)
 
 
+class _ListOption(argparse.Action):
+    """A list option that takes ``--tests a b``, ``--tests a,b`` and mixtures; repeating it adds to the list."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        items = [v.strip() for value in values for v in value.split(",") if v.strip()]
+        if not items:
+            parser.error(f"argument {option_string}: expected at least one value")
+        before = getattr(namespace, self.dest, None)
+        setattr(namespace, self.dest, (list(before) if before and before is not self.default else []) + items)
+
+
+def _global_options(parser: argparse.ArgumentParser, *, sub_level: bool) -> None:
+    """--registry and --db, accepted before and after the subcommand. At the subcommand's level they have
+    no default (argparse.SUPPRESS), so leaving them out there keeps what was given before it."""
+    kw = {"default": argparse.SUPPRESS} if sub_level else {}
+    parser.add_argument("--registry", help="registry folder (catalog.yaml, registry/, templates/); "
+                                           "env EATLAS_REGISTRY", **kw)
+    parser.add_argument("--db", help="DuckDB results file (default eatlas.duckdb; env EATLAS_DB)", **kw)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="eatlas", description="Embedding Association Tests: registry, runs, results.")
-    p.add_argument("--registry", help="registry folder (catalog.yaml, registry/, templates/); env EATLAS_REGISTRY")
-    p.add_argument("--db", help="DuckDB results file (default eatlas.duckdb; env EATLAS_DB)")
+    _global_options(p, sub_level=False)
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run tests on a model and store the results")
     r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, or a vector file")
-    r.add_argument("--tests", nargs="+", help="test ids (default: every test in the catalog in --language)")
+    r.add_argument("--tests", nargs="+", action=_ListOption, help="test ids, space- or comma-separated "
+                   "(default: every canonical test in the catalog in --language)")
     r.add_argument("--language", default="en",
                    help="BCP-47 tag of the tests run when --tests is not given (default en; 'all': every language)")
-    r.add_argument("--levels", default="word,sent", help="comma-separated: word,sent,sent(u),c-word,c-word(u)")
+    r.add_argument("--levels", nargs="+", action=_ListOption, default=["word", "sent"],
+                   help="space- or comma-separated: word,sent,sent(u),c-word,c-word(u) (default: word,sent)")
     r.add_argument("--seed", type=SEED, default=0)
     r.add_argument("--n-samples", type=_at_least(2), default=100_000,
                    help="permutation samples (exact when fewer partitions)")
@@ -526,17 +566,26 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("models", help="list registered models and whether they are installed")
     m.set_defaults(fn=cmd_models)
 
-    c = sub.add_parser("catalog", help="re-index catalog.yaml from the registry files")
-    c.add_argument("--sync", action="store_true", help="(default) rewrite catalog.yaml")
-    c.add_argument("--check", action="store_true", help="check only, write nothing")
+    c = sub.add_parser("catalog", help="check catalog.yaml against the registry files, or rewrite it (--sync)")
+    cg = c.add_mutually_exclusive_group()
+    cg.add_argument("--check", action="store_true", help="(default) compare catalog.yaml with the files, write "
+                    "nothing; exit 1 with the differences when it is stale")
+    cg.add_argument("--sync", action="store_true", help="rewrite catalog.yaml from the files (refuses content "
+                    "changed without a version bump)")
     c.set_defaults(fn=cmd_catalog)
 
     ca = sub.add_parser("cache", help="the on-disk embedding cache ($EATLAS_CACHE or ~/.cache/eatlas)")
     ca.add_argument("action", choices=("info", "clear"))
     ca.set_defaults(fn=cmd_cache)
 
-    a = sub.add_parser("add", help="validate a new set or test file and add it to the registry")
-    a.add_argument("file")
+    a = sub.add_parser("add", help="validate a new set or test file and add it to the registry",
+                       description="Validate one new stimulus set or test file, copy it into the registry as "
+                       "registry/<source.paper>/sets/<id>.yaml (a file with x, y, a and b is a test: tests/<id>.yaml) "
+                       "and re-index catalog.yaml. Add the sets before the test that names them (id@version), and "
+                       "the paper to registry/sources.yaml first. An existing id is refused; nothing is written "
+                       "when the file, or the registry with it, does not validate. To change an existing set, edit "
+                       "its file, bump its version, add a changelog entry and run 'eatlas catalog --sync'.")
+    a.add_argument("file", help="YAML file of one set or one test (format: docs/registry-format.md)")
     a.set_defaults(fn=cmd_add)
 
     pu = sub.add_parser("publish", help="write the registry as a Hugging Face dataset folder (and push it)")
@@ -549,7 +598,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("export", help="export tests as sent-bias JSON files or stimulus tables")
     ex.add_argument("out_dir")
     ex.add_argument("--format", choices=("sent-bias", "csv", "jsonl", "parquet"), default="sent-bias")
-    ex.add_argument("--tests", nargs="+", help="test ids (default: every test)")
+    ex.add_argument("--tests", nargs="+", action=_ListOption, help="test ids, space- or comma-separated "
+                    "(default: every test)")
     ex.add_argument("--level", choices=("word", "sent", "sent(u)"),
                     help="default: sent-bias at the test's own level, tables at every level it has")
     ex.add_argument("--seed", type=SEED, default=0, help="seed of the truncation of unequal expanded sets")
@@ -566,6 +616,8 @@ def build_parser() -> argparse.ArgumentParser:
     ci.add_argument("--level", choices=("word", "sent", "sent(u)", "c-word", "c-word(u)"),
                     help="default: the test's own level")
     ci.set_defaults(fn=cmd_cite)
+    for subparser in sub.choices.values():
+        _global_options(subparser, sub_level=True)
     return p
 
 

@@ -32,6 +32,7 @@ import numpy as np
 import yaml
 
 from .errors import EatlasError
+from .paths import loaders_dir
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -40,7 +41,7 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 POOLINGS = ("mean", "mean_nospecial", "cls", "last", "max")
 SUBWORDS = ("first", "last", "mean")
-LOADERS_DIR = Path(__file__).resolve().parent.parent / "loaders"
+LOADERS_DIR = loaders_dir()
 _WORD_RE = re.compile(r"[\w'-]+", re.UNICODE)
 
 
@@ -230,7 +231,7 @@ class TransformersEncoder(Encoder):
         return {**key, "subword": self.subword}
 
     # -- helpers
-    def _hidden(self, batch) -> "object":
+    def _hidden(self, batch) -> object:
         torch = _torch()
         want_all = self._layer != "-1"
         with torch.inference_mode():
@@ -307,7 +308,7 @@ class TransformersEncoder(Encoder):
             rows = order[b:b + self.batch_size]
             width = max(lengths[i] for i in rows)
 
-            def pad(name, value):
+            def pad(name, value, rows=rows, width=width):
                 return torch.tensor([enc[name][i] + [value] * (width - lengths[i]) for i in rows])
             mask = pad("attention_mask", 0)
             special = pad("special_tokens_mask", 1)

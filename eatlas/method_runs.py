@@ -22,7 +22,7 @@ GENDER_CODE = {"female": "F", "male": "M"}
 
 
 def now() -> _dt.datetime:
-    return _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
+    return _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
 
 
 def run_record(method: str, encoder: Encoder, reg: Registry, *, seed: int, test_ids: list[str], levels: list[str],

@@ -29,7 +29,6 @@ def semver_key(version) -> tuple[int, ...] | None:
     return tuple(int(x) for x in str(version).split(".")) if SEMVER_RE.match(str(version)) else None
 REF_RE = re.compile(r"^(?P<id>[^@\s]+)@(?P<version>[^@\s]+)$")
 KINDS = ("name", "noun", "group_term", "mass_noun", "adjective", "verb", "pronoun", "sentence", "word")
-CASES = ("subject", "object", "possessive")
 ROLES = ("x", "y", "a", "b")
 LEVELS = ("word", "sent", "sent(u)", "c-word", "c-word(u)")
 MAX_FILE_BYTES = 2_000_000
@@ -57,7 +56,8 @@ def default_root() -> Path:
     env = os.environ.get("EATLAS_REGISTRY")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent
+    from .paths import data_root
+    return data_root()
 
 
 MAX_YAML_NODES = 250_000     # nodes after expanding aliases (a "billion laughs" file stops here)
@@ -65,7 +65,7 @@ MAX_YAML_DEPTH = 64
 _SAFE_TAGS = frozenset(k for k in yaml.SafeLoader.yaml_constructors if k) | {"tag:yaml.org,2002:merge"}
 
 
-def _vet_yaml(root: "yaml.Node", shown: str) -> None:
+def _vet_yaml(root: yaml.Node, shown: str) -> None:
     """Refuse what safe_load would accept but a registry file must not hold, before constructing:
     tags that name code (``!!python/...``) or are unknown, recursive or exploding aliases,
     absurd nesting, and duplicate keys (YAML keeps the last one silently)."""
@@ -128,7 +128,7 @@ class _NotPlain(Exception):
     """The document needs the full path (:func:`_vet_yaml`, then PyYAML's constructor)."""
 
 
-def _build_plain(root: "yaml.Node", loader, shown: str) -> Any:
+def _build_plain(root: yaml.Node, loader, shown: str) -> Any:
     """Construct a document that has no anchors, aliases, tags or merge keys (the text has none of
     ``& * ! <<``), making :func:`_vet_yaml`'s checks on the way: depth, size and duplicate keys.
     About three times faster than vetting and then constructing; the result is the same."""
@@ -277,7 +277,8 @@ class StimulusSet:
     def ref(self) -> str:
         return f"{self.id}@{self.version}"
 
-    def hash(self) -> str:      # the language counts as content, but English (the default) leaves old hashes as they were
+    def hash(self) -> str:
+        # the language counts as content, but English (the default) leaves old hashes as they were
         return content_hash({"items": [i.lexical() for i in self.items], "template_vars": self.template_vars,
                              "language": None if self.language == DEFAULT_LANGUAGE else self.language})
 
@@ -641,7 +642,6 @@ class Registry:
         if not cat_path.is_file():
             raise EatlasError("no catalog.yaml here; is this a registry folder?", file=str(cat_path),
                               hint="pass --registry DIR or set EATLAS_REGISTRY")
-        self.catalog_file = "catalog.yaml"
         cat = read_yaml(cat_path, root=self.root) or {}
         if not isinstance(cat, dict):
             raise EatlasError(f"the catalog must be a mapping with sets, tests, templates, got {_typename(cat)}",

@@ -17,11 +17,12 @@ import pandas as pd
 
 from . import __version__
 from .errors import EatlasError
+from .paths import package_file
 from .registry import LEVELS, Registry
 from .store import connect
 from .weat import holm
 
-TEMPLATE = Path(__file__).with_name("report_template.html.j2")
+TEMPLATE = package_file("report_template.html.j2")
 SECTIONS = ("runs", "matrix", "eat-map", "ceat", "reproduction", "provenance", "references")
 MAX_ES = 2.0   # effect sizes lie in [-2, 2]
 
@@ -284,7 +285,7 @@ def build_report(db: str | Path, *, run_id: str | None = None, registry: str | P
     env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     page = env.from_string(TEMPLATE.read_text(encoding="utf-8"))
     return page.render(
-        version=__version__, generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        version=__version__, generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         db=str(db), run_id=run_id, registry_root=str(reg.root),
         runs=[{**r, "n_results": int((results["run_id"] == r["run_id"]).sum()) if len(results) else 0}
               for r in runs.astype(object).where(runs.notna(), None).to_dict("records")],   # NaN -> blank

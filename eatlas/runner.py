@@ -160,7 +160,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
         raise EatlasError(f"no test in language {cfg.language!r}", field="language",
                           hint=f"one of: {', '.join(langs)}, or all")
     levels = tuple(dict.fromkeys(cfg.levels))
-    started = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
+    started = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
     built, skipped = [], []
     for tid in test_ids:
         spec = reg.tests[tid]
@@ -197,7 +197,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
            "pooling": settings["pooling"], "layer": settings["layer"], "subword": settings["subword"],
            "seed": cfg.seed, "n_samples": cfg.n_samples, "alpha": cfg.alpha, "levels": list(levels),
            "tests": test_ids, "started_at": started,
-           "finished_at": _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None),
+           "finished_at": _dt.datetime.now(_dt.UTC).replace(tzinfo=None),
            "eatlas_version": __version__, "package_versions": package_versions(),
            "registry": registry_state(reg, test_ids),
            "settings": {**{k: v for k, v in vars(cfg).items() if k not in ("tests", "levels")},

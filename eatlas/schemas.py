@@ -16,10 +16,11 @@ import pandera.pandas as pa
 from pandera import extensions
 
 from .errors import EatlasError, ValidationFailed
+from .paths import schema_file
 from .registry import ROLES, Registry, StimulusSet, semver_key
 from .templates import vet_template
 
-SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "stimuli.yaml"
+SCHEMA_FILE = schema_file()
 
 
 def _register_checks():

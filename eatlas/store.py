@@ -323,8 +323,34 @@ def _sandboxed(path: Path) -> duckdb.DuckDBPyConnection:
         raise
 
 
-def query(db: str | Path, sql: str, *, write: bool = False, wait_s: float = 0.0) -> pd.DataFrame:
-    con = connect(db, read_only=not write, wait_s=wait_s, sandbox=not write)
+def published_only(reg=None) -> duckdb.DuckDBPyConnection:
+    """Before any run (no results file): an in-memory database with the registry's published results,
+    the empty run tables and the views, sandboxed as a results file is. Nothing is written to disk."""
+    if reg is None:
+        from .registry import load_registry
+        reg = load_registry()
+    con = duckdb.connect(":memory:")
+    try:
+        init_schema(con)
+        refresh_published(con, reg)
+        for stmt in SANDBOX:
+            con.execute(stmt)
+        return con
+    except BaseException:
+        con.close()
+        raise
+
+
+def query(db: str | Path, sql: str, *, write: bool = False, wait_s: float = 0.0, reg=None) -> pd.DataFrame:
+    """Run one SQL statement. Without a results file (no run yet) and without ``write``, the registry's
+    published results and the views are queried in memory (``reg``: the registry, default the bundled one)."""
+    if not Path(db).exists():
+        if write:
+            raise EatlasError("no such database", file=str(db),
+                              hint="the results file is created by 'eatlas run'; pass --db FILE for another one")
+        con = published_only(reg)
+    else:
+        con = connect(db, read_only=not write, wait_s=wait_s, sandbox=not write)
     try:
         try:
             return con.execute(sql).fetchdf()

@@ -811,7 +811,7 @@ def manzini2019() -> tuple[int, int]:
             lst = [row[i] for row in defs]
             lst2, dup = dedupe(lst)
             note = (f"Column {i} of definite_sets in {path} (one word per row, the rows are aligned across "
-                    f"the {len(labels)} classes: {', '.join('manzini2019_' + attr + '_definite_' + l for l in labels)}). "
+                    f"the {len(labels)} classes: {', '.join('manzini2019_' + attr + '_definite_' + lab for lab in labels)}). "
                     f"{word_note}")
             if doc["eval_targets"] == defs:
                 note += " The file's eval_targets are the same rows."

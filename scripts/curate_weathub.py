@@ -164,7 +164,7 @@ def build(gitdir: str) -> dict:
     digests = {"repository": REPO, "commit": commit, "lists": []}
     for (lang, folder, cat), lists in groups.items():
         base = f"weathub_{lang}_{folder}_{slug(cat)}"
-        for norm, uses in lists.items():
+        for _norm, uses in lists.items():
             sid = base if len(lists) == 1 else f"{base}_{uses[0].split('.')[0]}"
             for u in uses:
                 w, r = u.split(".")

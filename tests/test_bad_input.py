@@ -559,8 +559,13 @@ def test_sql_with_bad_sql(db_with_a_run, capsys):
 
 
 def test_sql_on_a_missing_or_foreign_database(tmp_path, capsys):
-    says(*cli(capsys, "--db", tmp_path / "none.duckdb", "sql", "SELECT 1"), "none.duckdb", "no such database",
-         "eatlas run", code=2)
+    # No results file: the published tables are read in memory, the note names the file, nothing is created.
+    assert main(["--db", str(tmp_path / "none.duckdb"), "sql", "SELECT count(*) AS n FROM runs"]) == 0
+    cap = capsys.readouterr()
+    assert "no results file" in cap.err and "none.duckdb" in cap.err
+    says(*cli(capsys, "--db", tmp_path / "none.duckdb", "sql", "--write", "SELECT 1"), "none.duckdb",
+         "no such database", "eatlas run", code=2)
+    assert not (tmp_path / "none.duckdb").exists()
     (tmp_path / "notes.txt").write_text("not a database\n" * 100)
     says(*cli(capsys, "--db", tmp_path / "notes.txt", "sql", "SELECT 1"), "notes.txt", "cannot open database",
          "pass another --db", code=2)
@@ -695,7 +700,8 @@ def test_bad_command_line_values_are_refused_before_any_work(tmp_path, capsys, a
 
 def test_a_layer_the_model_does_not_have(tiny_bert, tmp_path, capsys):
     says(*cli(capsys, "--db", tmp_path / "r.duckdb", "run", "--model", tiny_bert, "--layer", "9", "--tests", "weat1",
-              "--levels", "word"), "field 'layer'", "layer 9 is out of range", "3 hidden states", "from -3 to 2", code=2)
+              "--levels", "word"), "field 'layer'", "layer 9 is out of range", "3 hidden states", "from -3 to 2",
+         code=2)
     assert not (tmp_path / "r.duckdb").exists()
 
 

@@ -108,7 +108,8 @@ def _authors_formula(v1, v2):
 def test_mleat_authors_p_is_their_normal_fit_smaller_tail_at_level_1_and_2():
     ours = mleat(FX, FY, FA, FB)
     theirs = mleat(FX, FY, FA, FB, p_method="authors")
-    s = lambda T: _cos(T, FA).mean(axis=1) - _cos(T, FB).mean(axis=1)
+    def s(T):
+        return _cos(T, FA).mean(axis=1) - _cos(T, FB).mean(axis=1)
     assert ours.level1.effect_size < 0 and theirs.level1.effect_size == ours.level1.effect_size
     assert theirs.level1.p_value == pytest.approx(_authors_formula(s(FX), s(FY)), rel=1e-9)
     # A negative Level-1 effect: the one-sided permutation p is near 1, the authors' smaller tail is small.
@@ -184,7 +185,8 @@ def test_eibd_rule_any_drops_a_word_above_t_on_one_constituent_all_only_on_every
     groups, words = _eibd_world()
     t = 1.25
     W = np.vstack(list(words.values()))
-    union = lambda *gs: np.vstack([groups[g] for g in gs])
+    def union(*gs):
+        return np.vstack([groups[g] for g in gs])
     race = association_scores(W, union("AF", "AM"), union("EF", "EM"))      # A vs E
     gender = association_scores(W, union("AF", "EF"), union("AM", "EM"))    # F vs M
     ibd_words = set(ibd(groups, words, None, target="AF", threshold=t).detected)

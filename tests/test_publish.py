@@ -14,11 +14,10 @@ import pytest
 import yaml
 
 from eatlas.errors import EatlasError
-from eatlas.publish import (PLUS, config_name, hub_license, original_test_id, publish, registry_version)
+from eatlas.publish import PLUS, config_name, hub_license, original_test_id, publish, registry_version
 from eatlas.registry import load_registry
 from eatlas.stimuli import get_test
 from eatlas.store import read_published
-
 from tests.conftest import make_set, make_test
 
 # The configs loaded through `datasets` (about 0.5 s each): one per test, the raw sets, the published

@@ -83,7 +83,8 @@ GUO_NAMES = {  # appendix, Stimuli: IBD and EIBD
     "ef": "Carrie, Colleen, Ellen, Emily, Heather, Katie, Megan, Melanie, Nancy, Rachel, Sarah, Stephanie",
     "em": "Andrew, Brad, Frank, Geoffrey, Jack, Jonathan, Josh, Matthew, Neil, Peter, Roger, Stephen",
     "mf": "Adriana, Alejandra, Alma, Brenda, Carolina, Iliana, Karina, Liset, Maria, Mayra, Sonia, Yesenia",
-    "mm": "Alberto, Alejandro, Alfredo, Antonio, C\u00e9sar, Jes\u00fas, Jos\u00e9, Juan, Miguel, Pedro, Rigoberto, Rogelio",
+    "mm": "Alberto, Alejandro, Alfredo, Antonio, C\u00e9sar, Jes\u00fas, Jos\u00e9, Juan, Miguel, Pedro, Rigoberto, "
+          "Rogelio",
 }
 RACE = {"a": "african_american", "e": "european_american", "m": "mexican_american"}
 GENDER = {"f": "female", "m": "male"}
@@ -155,8 +156,8 @@ GUO_CEAT = {
                 "aggressive, athletic, bigbutt, confident, darkskinned, fried-chicken, ghetto, loud, overweight, "
                 "promiscuous, unfeminine, unintelligent, unrefined",
                 "guo2021_ceat_i1_em",
-                "all-American, arrogant, attractive, blond, high-status, intelligent, leader, privileged, racist, rich, "
-                "sexist, successful, tall", ("af_intersectional", "em_intersectional"), {"assertive"}),
+                "all-American, arrogant, attractive, blond, high-status, intelligent, leader, privileged, racist, "
+                "rich, sexist, successful, tall", ("af_intersectional", "em_intersectional"), {"assertive"}),
     "ceat_i2": ("af", "em", "guo2021_ceat_i2_af",
                 "aggressive, bigbutt, confident, darkskinned, fried-chicken, overweight, promiscuous, unfeminine",
                 "guo2021_ceat_i2_em", "arrogant, blond, high-status, intelligent, racist, rich, successful, tall",

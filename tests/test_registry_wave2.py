@@ -207,7 +207,8 @@ def test_may_hidden_test_roles_and_sentences(name):
     for role, concept in t.concepts.items():
         stimuli = {s.stimulus for s in concept.stimuli}
         if not t.truncated.get(role):
-            assert stimuli == set(texts(_load(SET_FILES[doc[role].split("@")[0]]))), f"{role}: a stimulus got no sentence"
+            expected = set(texts(_load(SET_FILES[doc[role].split("@")[0]])))
+            assert stimuli == expected, f"{role}: a stimulus got no sentence"
         assert all(s.text.endswith(".") and s.text[0].isupper() for s in concept.stimuli)
 
 

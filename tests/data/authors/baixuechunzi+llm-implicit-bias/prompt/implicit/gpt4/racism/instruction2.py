@@ -1,11 +1,9 @@
-import multiprocessing
 
 import random
-import pandas as pd
 
+import pandas as pd
 from openai import AzureOpenAI
 from tqdm import tqdm
-
 
 '''
 '''
