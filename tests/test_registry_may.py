@@ -10,7 +10,7 @@ stated kind against May et al.'s generator (W4ngatang/sent-bias scripts/generate
 restated below), so that the bleached sentence level reproduces their sent-* tests. Finally the same
 comparisons run through ``eatlas.get_test``.
 
-The authors' sent-bias files are committed under tests/data/authors/sent-bias (CC BY-NC 4.0; see the
+The authors' sent-bias files are committed under tests/data/authors/W4ngatang+sent-bias (CC BY-NC 4.0; see the
 README there), so these checks run on any clone; SENT_BIAS_TESTS points at another copy. Only the
 comparison with the ML-EAT appendix needs the paper's text (not redistributable): it reads a plain-text
 extraction from EATLAS_SEEDS (default ../shared/seeds) and skips, saying so, without one.
@@ -28,7 +28,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("EATLAS_SHARED", ROOT.parent / "shared"))
-SENT_BIAS = Path(os.environ.get("SENT_BIAS_TESTS", ROOT / "tests" / "data" / "authors" / "sent-bias" / "tests"))
+SENT_BIAS = Path(os.environ.get("SENT_BIAS_TESTS",
+                               ROOT / "tests" / "data" / "authors" / "W4ngatang+sent-bias" / "tests"))
 SEEDS = Path(os.environ.get("EATLAS_SEEDS", SHARED / "seeds"))
 MLEAT_SEED = SEEDS / "004_1bef118f359bb038.txt"
 

@@ -273,7 +273,7 @@ SHARED_WITH_SENT_BIAS = {**{f"weat{n}": f"weat{n}" for n in range(1, 11)},
 def test_digests_agree_with_the_committed_sent_bias_files(tan_name):
     """Tan & Celis copied sent-bias's word-level tests: the digests of their copies equal the digests of the
     sent-bias files committed in tests/data, which checks the digest procedure end to end."""
-    path = AUTHORS / "sent-bias" / "tests" / f"{SHARED_WITH_SENT_BIAS[tan_name]}.jsonl"
+    path = AUTHORS / "W4ngatang+sent-bias" / "tests" / f"{SHARED_WITH_SENT_BIAS[tan_name]}.jsonl"
     sent_bias = json.loads(path.read_text(encoding="utf-8"))
     theirs = authors(tan_name)
     for key in ROLES.values():

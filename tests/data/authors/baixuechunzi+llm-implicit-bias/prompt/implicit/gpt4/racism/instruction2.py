@@ -1,9 +1,11 @@
+import multiprocessing
 
 import random
-
 import pandas as pd
+
 from openai import AzureOpenAI
 from tqdm import tqdm
+
 
 '''
 '''
