@@ -154,7 +154,7 @@ def cmd_run(args) -> int:
                     pooling=args.pooling, layer=args.layer, subword=args.subword, min_coverage=args.min_coverage,
                     batch_size=args.batch_size, trust_remote_code=_trusted(args),
                     use_cache=not args.no_cache, method=args.method, mleat_alpha=args.mleat_alpha,
-                    effect_threshold=args.effect_threshold)
+                    effect_threshold=args.effect_threshold, family=args.family)
     db = Path(args.db) if args.db else default_db()
     with _progress(err, args.quiet) as prog:
         task = prog.add_task("testing", total=None)
@@ -247,7 +247,7 @@ def _run_corpus_method(args) -> int:
     with _progress(err, args.quiet) as prog:
         task = prog.add_task(f"loading {args.model or 'default model'}", total=len(test_ids) if corpus else None)
         enc = load_encoder(args.model, pooling=args.pooling, layer=args.layer, subword=args.subword,
-                           batch_size=args.batch_size, trust_remote_code=_trusted(args))
+                           batch_size=args.batch_size, trust_remote_code=_trusted(args), family=args.family)
 
         def tick(t):
             prog.update(task, description=f"CEAT {t.id}: {args.n_draws} draws")
@@ -426,6 +426,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run tests on a model and store the results")
     r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, or a vector file")
+    r.add_argument("--family", help="model family of a model folder or vector file that is not registered (e.g. "
+                   "bert, glove); recorded with family_source 'user'. Default 'unknown': such a run is set beside "
+                   "no published number")
     r.add_argument("--tests", nargs="+", help="test ids (default: every test in the catalog)")
     r.add_argument("--levels", default="word,sent", help="comma-separated: word,sent,sent(u),c-word,c-word(u)")
     r.add_argument("--seed", type=SEED, default=0)

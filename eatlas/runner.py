@@ -23,6 +23,8 @@ import pandas as pd
 from . import __version__
 from .cache import EmbeddingCache
 from .encoders import Encoder, load_encoder
+from .identity import run_columns
+from .provenance import run_inputs
 from .errors import EatlasError
 from .registry import LEVELS, ROLES, Registry, load_registry
 from .stimuli import Test, build_test
@@ -54,6 +56,7 @@ class RunConfig:
     method: str = "weat"            # "weat" or "mleat"
     mleat_alpha: float = 0.05       # ML-EAT association rule: Level-2 p < mleat_alpha ...
     effect_threshold: float = 0.2   # ... and |d| > effect_threshold (Wolfe et al. 2024)
+    family: str | None = None       # model family of an unregistered model (--family); else 'unknown'
 
 
 @dataclass
@@ -85,7 +88,8 @@ def registry_state(reg: Registry, test_ids: list[str]) -> dict:
     return {"root": str(reg.root), "commit": commit,
             "tests": {t: reg.tests[t].version for t in test_ids},
             "sets": {sid: s.version for sid, s in reg.sets.items()},
-            "templates": {tid: t.version for tid, t in reg.templates.items()}}
+            "templates": {tid: t.version for tid, t in reg.templates.items()},
+            "inputs": run_inputs(reg, test_ids)}     # content hashes, also in table run_inputs (eatlas.provenance)
 
 
 def _encode_all(encoder: Encoder, built: list[Test], progress=None, cache: EmbeddingCache | None = None
@@ -155,7 +159,8 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
         raise EatlasError("nothing to run: no test has the requested levels", field="levels")
     if encoder is None:
         encoder = load_encoder(cfg.model, pooling=cfg.pooling, layer=cfg.layer, subword=cfg.subword,
-                               batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code)
+                               batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code,
+                               family=cfg.family)
     cache = (cache or EmbeddingCache()) if cfg.use_cache else None
     vectors, counts = _encode_all(encoder, built, progress, cache)
     covered = _covered(encoder, built)
@@ -172,7 +177,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
         r["holm_significant"] = bool(sig)
     settings = encoder.settings()
     run = {"run_id": str(uuid.uuid4()), "method": cfg.method, "model": settings["model"],
-           "model_fingerprint": settings["fingerprint"], "model_family": settings["family"],
+           "model_fingerprint": settings["fingerprint"], "model_family": settings["family"], **run_columns(encoder),
            "pooling": settings["pooling"], "layer": settings["layer"], "subword": settings["subword"],
            "seed": cfg.seed, "n_samples": cfg.n_samples, "alpha": cfg.alpha, "levels": list(levels),
            "tests": test_ids, "started_at": started,
