@@ -113,9 +113,30 @@ def cmd_models(args) -> int:
 
 
 def _progress(err, quiet: bool):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=err, transient=True, disable=quiet)
+                    TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True, disable=quiet)
+
+
+def _phases(prog, model):
+    """A runner progress callback: one bar per phase (loading, expanding, encoding N texts, testing M tests)."""
+    tasks = {}
+
+    def tick(ev):
+        if ev.name == "loading":
+            desc = f"loading {model or 'the default model'}"
+        elif ev.name == "encoding":
+            desc = f"encoding {ev.total} texts" + (f" ({ev.cached} from the cache)" if ev.cached else "")
+        else:
+            desc = f"{ev.name} {ev.total} {'test/level pairs' if ev.name == 'expanding' else 'tests'}" + \
+                (f": {ev.item}" if ev.item else "")
+        if ev.name not in tasks:
+            for t in tasks.values():            # the previous phase is over
+                prog.update(t, visible=False)
+            tasks[ev.name] = prog.add_task(desc, total=ev.total)
+        prog.update(tasks[ev.name], description=desc, completed=ev.done)
+    return tick
 
 
 def _test_ids(reg, tests) -> list[str]:
@@ -157,13 +178,7 @@ def cmd_run(args) -> int:
                     effect_threshold=args.effect_threshold, family=args.family)
     db = Path(args.db) if args.db else default_db()
     with _progress(err, args.quiet) as prog:
-        task = prog.add_task("testing", total=None)
-
-        def tick(t):
-            prog.update(task, description=f"{t.id} [{t.level}]")
-            prog.advance(task)
-        prog.update(task, description=f"loading {cfg.model or 'default model'} and encoding")
-        outcome = evaluate(cfg, registry=args.registry, progress=tick)
+        outcome = evaluate(cfg, registry=args.registry, progress=_phases(prog, cfg.model))
     write_run(db, outcome.run, outcome.results, load_registry(args.registry), wait_s=args.wait,
               extra_tables=outcome.tables)
     maps = None

@@ -68,6 +68,22 @@ class RunOutcome:
     mleat: list = field(default_factory=list)       # (test id, level, MlEatResult) of an ML-EAT run
 
 
+@dataclass
+class Phase:
+    """A progress report: ``done`` of ``total`` in phase ``name`` ('loading' has no total; 'expanding':
+    test/level pairs; 'encoding': texts sent through the model, ``cached`` more read from the cache;
+    'testing': tests). ``evaluate(progress=f)`` calls ``f(Phase(...))`` at the start of each phase and as
+    it advances."""
+    name: str
+    total: int | None
+    done: int = 0
+    item: str | None = None       # the test (and level) just reached
+    cached: int = 0
+
+
+ENCODE_CHUNK = 256   # texts per encode call, so that progress advances during a long encoding
+
+
 def package_versions() -> dict:
     out = {"python": platform.python_version()}
     for p in PACKAGES:
@@ -105,14 +121,21 @@ def _encode_all(encoder: Encoder, built: list[Test], progress=None, cache: Embed
             found = cache.get(ck, [(k[1], k[2]) for k in wanted if k[0] == mode])
             out.update({(mode, *item): v for item, v in found.items()})
     todo = [k for k in wanted if k not in out]
-    if todo:
-        r = encoder.encode_items([k[1] for k in todo], [k[2] for k in todo])
-        for i, k in enumerate(todo):
+    if progress:
+        progress(Phase("encoding", len(todo), 0, cached=len(wanted) - len(todo)))
+    # Chunks in order of text length (the encoder batches by length inside each) so progress can advance.
+    todo.sort(key=lambda k: len(k[1]))
+    for at in range(0, len(todo), ENCODE_CHUNK):
+        chunk = todo[at:at + ENCODE_CHUNK]
+        r = encoder.encode_items([k[1] for k in chunk], [k[2] for k in chunk])
+        for i, k in enumerate(chunk):
             out[k] = (r.vectors[i], bool(r.missing[i]))
         for mode, ck in keys.items():
-            rows = [i for i, k in enumerate(todo) if k[0] == mode]
+            rows = [i for i, k in enumerate(chunk) if k[0] == mode]
             if ck is not None and rows:
-                cache.put(ck, [(todo[i][1], todo[i][2]) for i in rows], r.vectors[rows], r.missing[rows])
+                cache.put(ck, [(chunk[i][1], chunk[i][2]) for i in rows], r.vectors[rows], r.missing[rows])
+        if progress:
+            progress(Phase("encoding", len(todo), at + len(chunk), cached=len(wanted) - len(todo)))
     return out, {"cached": len(wanted) - len(todo), "encoded": len(todo)}
 
 
@@ -145,19 +168,26 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     levels = tuple(dict.fromkeys(cfg.levels))
     started = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
     built, skipped = [], []
+    n_pairs, done = len(test_ids) * len(levels), 0
+    if progress:
+        progress(Phase("expanding", n_pairs, 0))
     for tid in test_ids:
         spec = reg.tests[tid]
         for lv in levels:
+            done += 1
             if lv == "word" and spec.level != "word":
                 skipped.append((tid, lv, f"written at level {spec.level}"))
-                continue
-            if lv != "word" and ("sent" if lv in ("sent", "c-word") else "sent(u)") not in spec.expansions:
+            elif lv != "word" and ("sent" if lv in ("sent", "c-word") else "sent(u)") not in spec.expansions:
                 skipped.append((tid, lv, "no such expansion"))
-                continue
-            built.append(build_test(reg, spec, lv, seed=cfg.seed))
+            else:
+                built.append(build_test(reg, spec, lv, seed=cfg.seed))
+            if progress:
+                progress(Phase("expanding", n_pairs, done, item=f"{tid} [{lv}]"))
     if not built:
         raise EatlasError("nothing to run: no test has the requested levels", field="levels")
     if encoder is None:
+        if progress:
+            progress(Phase("loading", None, item=cfg.model))
         encoder = load_encoder(cfg.model, pooling=cfg.pooling, layer=cfg.layer, subword=cfg.subword,
                                batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code,
                                family=cfg.family)
@@ -165,11 +195,13 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     vectors, counts = _encode_all(encoder, built, progress, cache)
     covered = _covered(encoder, built)
     results, mleat_rows = [], []
-    for t in built:
-        if progress:
-            progress(t)
+    if progress:
+        progress(Phase("testing", len(built), 0))
+    for n, t in enumerate(built, 1):
         row, ml = _one(t, vectors, covered, encoder, cfg)
         results.append(row)
+        if progress:
+            progress(Phase("testing", len(built), n, item=f"{t.id} [{t.level}]"))
         if ml is not None:
             mleat_rows.append((t, ml))
     ok = [r for r in results if r["status"] == "ok"]
