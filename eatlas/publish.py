@@ -189,7 +189,10 @@ def _md(s) -> str:
     return str(s if s is not None else "").replace("|", "\\|").replace("\n", " ")
 
 
-def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str | None = None) -> str:
+def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str | None = None,
+                 citations: str | None = None) -> str:
+    """``citations``: BibTeX to print under "Citation" (the hook for ``eatlas cite``); none: no section."""
+    from . import card_sections
     repo = repo_id or "<repo>"
     head = yaml.safe_dump(card_header(configs), sort_keys=False, allow_unicode=True, width=1000)
     tests = [c for c in configs if c["test_id"]]
@@ -239,6 +242,9 @@ def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str 
         "derived from May et al.'s sent-bias repository are CC-BY-NC-4.0 (non-commercial); Tan & Celis's "
         "repository has no licence file, so their sets are `unspecified`: ask the authors before reuse beyond "
         "research. A test's sentence levels also carry the licence of the template that made them.", "",
+        *card_sections.limitations(),
+        *card_sections.changelog(reg),
+        *card_sections.citations(citations),
         "## Sources", "",
         "Every paper the registry cites (`registry/sources.yaml`); the `paper` column of `sets` and "
         "`published_results` holds these keys. Cite the papers of the tests you use.", "",
