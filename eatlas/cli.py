@@ -200,10 +200,13 @@ def _results_table(outcome, cfg):
     from rich.table import Table
 
     mleat = {(tid, lv): ml for tid, lv, ml in outcome.mleat}
+    from .legend import legend, mark
+
     cols = ["test", "version", "level", "n (X,Y,A,B)", "effect size", "p", "Holm α=%g" % cfg.alpha]
     table = Table(*cols, *(["Level 2 d (X, Y)", "EAT pattern"] if mleat else []), "note",
                   title=f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']} "
-                        f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})")
+                        f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})",
+                  caption=legend(cfg.alpha))
     for r in outcome.results:
         n = ",".join(str(r[f"n_{x}"]) for x in "xyab")
         if r["status"] != "ok":
@@ -216,7 +219,7 @@ def _results_table(outcome, cfg):
             ml = mleat[(r["test_id"], r["level"])]
             extra = [f"{ml.x.effect_size:+.2f}, {ml.y.effect_size:+.2f}", ml.pattern]
         table.add_row(r["test_id"], r["test_version"], r["level"], n, f"{r['effect_size']:+.2f}",
-                      f"{r['p_value']:.2g}", "*" if r["holm_significant"] else "", *extra, note)
+                      f"{r['p_value']:.2g}", mark(r["holm_significant"]), *extra, note)
     return table
 
 
@@ -227,12 +230,16 @@ def _draw_maps(outcome, folder: Path) -> Path:
     from .mleat import draw_eat_map, draw_eat_map_grid
 
     folder.mkdir(parents=True, exist_ok=True)
+    run = outcome.run
+    sub = f"model {run['model']} · run {run['run_id'][:8]}"
+    holm = {f"{r['test_id']} [{r['level']}]": r["holm_significant"] for r in outcome.results}
     titled = {}
     for tid, lv, ml in outcome.mleat:
         title = f"{tid} [{lv}]"
-        draw_eat_map(ml, folder / re.sub(r"[^\w+.-]", "-", f"{tid}_{lv}").strip("-"), title=title)
+        draw_eat_map(ml, folder / re.sub(r"[^\w+.-]", "-", f"{tid}_{lv}").strip("-"), title=title, subtitle=sub,
+                     holm=holm.get(title), alpha=run["alpha"])
         titled[title] = ml
-    draw_eat_map_grid(titled, folder / "grid")
+    draw_eat_map_grid(titled, folder / "grid", subtitle=sub, holm=holm, alpha=run["alpha"])
     return folder
 
 
@@ -401,7 +408,9 @@ def cmd_report(args) -> int:
 
     out, _ = _console()
     db = Path(args.db) if args.db else default_db()
-    path = write_report(db, args.out, run_id=args.run, registry=args.registry, alpha=args.alpha)
+    runs = [r for v in (args.runs or []) for r in v.split(",") if r]
+    path = write_report(db, args.out, run_id=args.run, registry=args.registry, runs=runs, model=args.model,
+                        all_runs=args.all)
     out.print(f"report written to {path}", highlight=False)
     return 0
 
@@ -541,8 +550,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("report", help="write a self-contained HTML report of the results database")
     rp.add_argument("out", help="the HTML file to write")
-    rp.add_argument("--run", help="one run id (or a unique prefix); default: the latest run per model")
-    rp.add_argument("--alpha", type=PROBABILITY, default=0.01, help="family-wise level of the Holm marks")
+    rp.add_argument("--run", help="one run id (or a unique prefix)")
+    rp.add_argument("--runs", nargs="+", help="run ids or unique prefixes (space- or comma-separated)")
+    rp.add_argument("--model", help="only the runs of this model")
+    rp.add_argument("--all", action="store_true", help="every run, not only the newest result per model, test and "
+                    "level (the default)")
+    rp.add_argument("--alpha", type=PROBABILITY, default=0.01, help="ignored: '*' marks what each run found "
+                    "Holm-significant at its own alpha")
     rp.set_defaults(fn=cmd_report)
     return p
 
