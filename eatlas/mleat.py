@@ -176,10 +176,6 @@ def _cell_colour(r: SingleCategoryResult, row: str):
     return _RED + (0.45 + 0.55 * strength,)
 
 
-def _stars(p: float, alpha: float) -> str:
-    return "*" if p < alpha else ""
-
-
 def _draw_map(ax, result: MlEatResult, title: str | None = None, fontsize: float = 10,
               holm: bool | None = None) -> None:
     from matplotlib.patches import Rectangle
@@ -253,16 +249,28 @@ def draw_eat_map(result: MlEatResult, path, *, title: str | None = None, subtitl
                  holm: bool | None = None, alpha: float | None = None) -> tuple[Path, Path]:
     """Write the four-cell EAT-Map (columns X, Y; rows A, B) as ``<path>.png`` and ``<path>.svg``.
     ``subtitle``: the model and run; ``holm``: whether Level 1 is Holm-significant at the run's ``alpha``."""
+    return _save(eat_map_figure(result, title=title, subtitle=subtitle, holm=holm, alpha=alpha), path)
+
+
+def eat_map_figure(result: MlEatResult, *, title: str | None = None, subtitle: str | None = None,
+                   holm: bool | None = None, alpha: float | None = None):
+    """The figure draw_eat_map saves."""
     fig, ax = _figure(figsize=(3.8, 4.4))
     _draw_map(ax, result, title, holm=holm)
     fig.text(0.5, 0.0, _note(result, alpha, subtitle), ha="center", va="top", fontsize=6, wrap=True)
-    return _save(fig, path)
+    return fig
 
 
 def draw_eat_map_grid(results, path, *, ncols: int | None = None, subtitle: str | None = None,
                       holm: dict | None = None, alpha: float | None = None) -> tuple[Path, Path]:
     """Write EAT-Maps of a run side by side; ``results`` is a mapping title -> result or a sequence;
     ``holm``: title -> Level 1 Holm-significant."""
+    return _save(eat_map_grid_figure(results, ncols=ncols, subtitle=subtitle, holm=holm, alpha=alpha), path)
+
+
+def eat_map_grid_figure(results, *, ncols: int | None = None, subtitle: str | None = None, holm: dict | None = None,
+                        alpha: float | None = None):
+    """The figure draw_eat_map_grid saves."""
     items = list(results.items()) if isinstance(results, Mapping) else [(None, r) for r in results]
     if not items:
         raise ValueError("no results to draw")
@@ -277,4 +285,4 @@ def draw_eat_map_grid(results, path, *, ncols: int | None = None, subtitle: str 
     r0 = items[0][1]
     fig.text(0.5, 0.0, _note(r0, alpha, subtitle), ha="center", va="top", fontsize=7)
     fig.tight_layout()
-    return _save(fig, path)
+    return fig

@@ -149,7 +149,7 @@ def matrix(results: pd.DataFrame, runs: pd.DataFrame, reg: Registry | None, alph
     ax.set_yticks(range(len(rows)), rows, fontsize=7)
     ax.tick_params(length=0)
     fig.colorbar(im, ax=ax, shrink=min(1.0, 8 / max(len(rows), 1)), label="effect size (d)")
-    runs_shown = ", ".join(sorted({r[:8] for r in ok["run_id"]}))
+    runs_shown = ", ".join(sorted({r[:n] for r in ok["run_id"]}))
     fig.text(0.01, 0.0, f"{note}\nruns: {runs_shown}", fontsize=7, ha="left", va="top", wrap=True)
     return {"svg": _svg(fig), "fig": fig, "n_cells": len(ok), "n_holm": int((ok["mark"] != "").sum()),
             "legend": note, "n_not_run": int((results["status"] != "ok").sum())}

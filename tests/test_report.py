@@ -230,11 +230,11 @@ def test_figures_have_no_overlapping_labels_and_name_model_run_and_legend(db, tm
     names = ["European American names", "African American names", "Pleasant (Greenwald 1998)", "Unpleasant words"]
     X, Y, A, B = (rng.normal(size=(8, 16)) for _ in range(4))
     res = mleat(X, Y, A, B, n_samples=200, names=names)
-    from eatlas import mleat as ml
-    fig, ax = ml._figure(figsize=(3.8, 4.4))
-    ml._draw_map(ax, res, "weat3 [word]", holm=True)
-    fig.text(0.5, 0.0, ml._note(res, 0.01, "model m · run abcd1234"), ha="center", va="top", fontsize=6, wrap=True)
-    assert _overlaps(fig) == []
+    from eatlas.mleat import eat_map_figure, eat_map_grid_figure
+    assert _overlaps(eat_map_figure(res, title="weat3 [word]", subtitle="model m · run abcd1234", holm=True,
+                                    alpha=0.01)) == []
+    assert _overlaps(eat_map_grid_figure({f"t{i} [word]": res for i in range(5)}, subtitle="model m",
+                                         alpha=0.01)) == []
     png, svg = draw_eat_map(res, tmp_path / "one", title="weat3 [word]", subtitle="model m · run abcd1234",
                             holm=True, alpha=0.01)
     text = svg.read_text()
