@@ -127,7 +127,7 @@ def _phases(prog, model):
         if ev.name == "loading":
             desc = f"loading {model or 'the default model'}"
         elif ev.name == "encoding":
-            desc = f"encoding {ev.total} texts" + (f" ({ev.cached} from the cache)" if ev.cached else "")
+            desc = f"encoding {ev.total} texts and spans" + (f" ({ev.cached} from the cache)" if ev.cached else "")
         else:
             desc = f"{ev.name} {ev.total} {'test/level pairs' if ev.name == 'expanding' else 'tests'}" + \
                 (f": {ev.item}" if ev.item else "")

@@ -123,10 +123,17 @@ def _encode_all(encoder: Encoder, built: list[Test], progress=None, cache: Embed
     todo = [k for k in wanted if k not in out]
     if progress:
         progress(Phase("encoding", len(todo), 0, cached=len(wanted) - len(todo)))
-    # Chunks in order of text length (the encoder batches by length inside each) so progress can advance.
-    todo.sort(key=lambda k: len(k[1]))
-    for at in range(0, len(todo), ENCODE_CHUNK):
-        chunk = todo[at:at + ENCODE_CHUNK]
+    # Chunks of whole texts (a text's plain and span entries share one pass through the model), in order of
+    # length (the encoder batches by length inside each), so that progress can advance.
+    todo.sort(key=lambda k: (len(k[1]), k[1]))
+    bounds, n_texts = [0], 0
+    for i in range(1, len(todo) + 1):
+        if i == len(todo) or todo[i][1] != todo[i - 1][1]:
+            n_texts += 1
+            if n_texts % ENCODE_CHUNK == 0 or i == len(todo):
+                bounds.append(i)
+    for at, end in zip(bounds, bounds[1:]):
+        chunk = todo[at:end]
         r = encoder.encode_items([k[1] for k in chunk], [k[2] for k in chunk])
         for i, k in enumerate(chunk):
             out[k] = (r.vectors[i], bool(r.missing[i]))
@@ -135,7 +142,7 @@ def _encode_all(encoder: Encoder, built: list[Test], progress=None, cache: Embed
             if ck is not None and rows:
                 cache.put(ck, [(chunk[i][1], chunk[i][2]) for i in rows], r.vectors[rows], r.missing[rows])
         if progress:
-            progress(Phase("encoding", len(todo), at + len(chunk), cached=len(wanted) - len(todo)))
+            progress(Phase("encoding", len(todo), end, cached=len(wanted) - len(todo)))
     return out, {"cached": len(wanted) - len(todo), "encoded": len(todo)}
 
 
