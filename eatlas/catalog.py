@@ -82,8 +82,9 @@ def sync(root: Path, *, write: bool = True) -> dict:
     return new
 
 
-# Files under registry/ that are not entries and so are not in the catalog.
-NOT_INDEXED = ("registry/sources.yaml",)
+# Files under registry/ that are not entries and so are not in the catalog, with the code that reads them:
+# the bibliography (eatlas.cite) and the models of the papers' tables (eatlas.identity).
+NOT_INDEXED = ("registry/sources.yaml", "registry/*/published/models.yaml")
 INDEXED_GLOBS = ("registry/*/sets/*.yaml", "registry/*/tests/*.yaml", "registry/*/published/*.csv", "templates/*.yaml")
 
 
@@ -98,7 +99,9 @@ def unindexed(root: Path, cat: dict) -> list[EatlasError]:
             if p.suffix.lower() not in (".yaml", ".yml", ".csv") or not p.is_file():
                 continue
             rel = p.relative_to(root).as_posix()
-            if rel in listed or rel in NOT_INDEXED or rel in described:
+            if rel in listed or rel in described or any(
+                    len(p.relative_to(root).parts) == len(Path(g).parts) and p.relative_to(root).match(g)
+                    for g in NOT_INDEXED):
                 continue
             if any(len(p.relative_to(root).parts) == len(Path(g).parts) and p.relative_to(root).match(g)
                    for g in INDEXED_GLOBS):

@@ -121,9 +121,30 @@ def cmd_models(args) -> int:
 
 
 def _progress(err, quiet: bool):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=err, transient=True, disable=quiet)
+                    TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True, disable=quiet)
+
+
+def _phases(prog, model):
+    """A runner progress callback: one bar per phase (loading, expanding, encoding N texts, testing M tests)."""
+    tasks = {}
+
+    def tick(ev):
+        if ev.name == "loading":
+            desc = f"loading {model or 'the default model'}"
+        elif ev.name == "encoding":
+            desc = f"encoding {ev.total} texts and spans" + (f" ({ev.cached} from the cache)" if ev.cached else "")
+        else:
+            desc = f"{ev.name} {ev.total} {'test/level pairs' if ev.name == 'expanding' else 'tests'}" + \
+                (f": {ev.item}" if ev.item else "")
+        if ev.name not in tasks:
+            for t in tasks.values():            # the previous phase is over
+                prog.update(t, visible=False)
+            tasks[ev.name] = prog.add_task(desc, total=ev.total)
+        prog.update(tasks[ev.name], description=desc, completed=ev.done)
+    return tick
 
 
 def _test_ids(reg, tests, language: str = "en") -> list[str]:
@@ -165,16 +186,11 @@ def cmd_run(args) -> int:
                     pooling=args.pooling, layer=args.layer, subword=args.subword, min_coverage=args.min_coverage,
                     batch_size=args.batch_size, trust_remote_code=_trusted(args),
                     use_cache=not args.no_cache, method=args.method, mleat_alpha=args.mleat_alpha,
-                    effect_threshold=args.effect_threshold, mleat_p=args.mleat_p, language=args.language)
+                    effect_threshold=args.effect_threshold, mleat_p=args.mleat_p, language=args.language,
+                    family=args.family)
     db = Path(args.db) if args.db else default_db()
     with _progress(err, args.quiet) as prog:
-        task = prog.add_task("testing", total=None)
-
-        def tick(t):
-            prog.update(task, description=f"{t.id} [{t.level}]")
-            prog.advance(task)
-        prog.update(task, description=f"loading {cfg.model or 'default model'} and encoding")
-        outcome = evaluate(cfg, registry=args.registry, progress=tick)
+        outcome = evaluate(cfg, registry=args.registry, progress=_phases(prog, cfg.model))
     write_run(db, outcome.run, outcome.results, load_registry(args.registry), wait_s=args.wait,
               extra_tables=outcome.tables)
     maps = None
@@ -196,10 +212,13 @@ def _results_table(outcome, cfg):
     from rich.table import Table
 
     mleat = {(tid, lv): ml for tid, lv, ml in outcome.mleat}
+    from .legend import legend, mark
+
     cols = ["test", "version", "level", "n (X,Y,A,B)", "effect size", "p", f"Holm α={cfg.alpha:g}"]
     table = Table(*cols, *(["Level 2 d (X, Y)", "EAT pattern"] if mleat else []), "note",
                   title=f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']} "
-                        f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})")
+                        f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})",
+                  caption=legend(cfg.alpha))
     for r in outcome.results:
         n = ",".join(str(r[f"n_{x}"]) for x in "xyab")
         if r["status"] != "ok":
@@ -212,7 +231,7 @@ def _results_table(outcome, cfg):
             ml = mleat[(r["test_id"], r["level"])]
             extra = [f"{ml.x.effect_size:+.2f}, {ml.y.effect_size:+.2f}", ml.pattern]
         table.add_row(r["test_id"], r["test_version"], r["level"], n, f"{r['effect_size']:+.2f}",
-                      f"{r['p_value']:.2g}", "*" if r["holm_significant"] else "", *extra, note)
+                      f"{r['p_value']:.2g}", mark(r["holm_significant"]), *extra, note)
     return table
 
 
@@ -223,12 +242,16 @@ def _draw_maps(outcome, folder: Path) -> Path:
     from .mleat import draw_eat_map, draw_eat_map_grid
 
     folder.mkdir(parents=True, exist_ok=True)
+    run = outcome.run
+    sub = f"model {run['model']} · run {run['run_id'][:8]}"
+    holm = {f"{r['test_id']} [{r['level']}]": r["holm_significant"] for r in outcome.results}
     titled = {}
     for tid, lv, ml in outcome.mleat:
         title = f"{tid} [{lv}]"
-        draw_eat_map(ml, folder / re.sub(r"[^\w+.-]", "-", f"{tid}_{lv}").strip("-"), title=title)
+        draw_eat_map(ml, folder / re.sub(r"[^\w+.-]", "-", f"{tid}_{lv}").strip("-"), title=title, subtitle=sub,
+                     holm=holm.get(title), alpha=run["alpha"])
         titled[title] = ml
-    draw_eat_map_grid(titled, folder / "grid")
+    draw_eat_map_grid(titled, folder / "grid", subtitle=sub, holm=holm, alpha=run["alpha"])
     return folder
 
 
@@ -258,7 +281,7 @@ def _run_corpus_method(args) -> int:
     with _progress(err, args.quiet) as prog:
         task = prog.add_task(f"loading {args.model or 'default model'}", total=len(test_ids) if corpus else None)
         enc = load_encoder(args.model, pooling=args.pooling, layer=args.layer, subword=args.subword,
-                           batch_size=args.batch_size, trust_remote_code=_trusted(args))
+                           batch_size=args.batch_size, trust_remote_code=_trusted(args), family=args.family)
 
         def tick(t):
             prog.update(task, description=f"CEAT {t.id}: {args.n_draws} draws")
@@ -419,7 +442,9 @@ def cmd_report(args) -> int:
 
     out, _ = _console()
     db = Path(args.db) if args.db else default_db()
-    path = write_report(db, args.out, run_id=args.run, registry=args.registry, alpha=args.alpha)
+    runs = [r for v in (args.runs or []) for r in v.split(",") if r]
+    path = write_report(db, args.out, run_id=args.run, registry=args.registry, runs=runs, model=args.model,
+                        all_runs=args.all)
     out.print(f"report written to {path}", highlight=False)
     return 0
 
@@ -486,6 +511,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run tests on a model and store the results")
     r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, or a vector file")
+    r.add_argument("--family", help="model family of a model folder or vector file that is not registered (e.g. "
+                   "bert, glove); recorded with family_source 'user'. Default 'unknown': such a run is set beside "
+                   "no published number")
     r.add_argument("--tests", nargs="+", action=_ListOption, help="test ids, space- or comma-separated "
                    "(default: every canonical test in the catalog in --language)")
     r.add_argument("--language", default="en",
@@ -607,8 +635,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("report", help="write a self-contained HTML report of the results database")
     rp.add_argument("out", help="the HTML file to write")
-    rp.add_argument("--run", help="one run id (or a unique prefix); default: the latest run per model")
-    rp.add_argument("--alpha", type=PROBABILITY, default=0.01, help="family-wise level of the Holm marks")
+    rp.add_argument("--run", help="one run id (or a unique prefix)")
+    rp.add_argument("--runs", nargs="+", help="run ids or unique prefixes (space- or comma-separated)")
+    rp.add_argument("--model", help="only the runs of this model")
+    rp.add_argument("--all", action="store_true", help="every run, not only the newest result per model, test and "
+                    "level (the default)")
+    rp.add_argument("--alpha", type=PROBABILITY, default=0.01, help="ignored: '*' marks what each run found "
+                    "Holm-significant at its own alpha")
     rp.set_defaults(fn=cmd_report)
 
     ci = sub.add_parser("cite", help="print the BibTeX for a test: its papers, its sets', its template's, EATlas")

@@ -30,11 +30,13 @@ def run_record(method: str, encoder: Encoder, reg: Registry, *, seed: int, test_
                alpha: float | None = None) -> dict:
     """The ``runs`` row every method writes: model, fingerprint, seed, packages, registry state."""
     from . import __version__
+    from .identity import run_columns
     from .runner import package_versions, registry_state
 
     s = encoder.settings()
     return {"run_id": str(uuid.uuid4()), "method": method, "model": s["model"],
-            "model_fingerprint": s["fingerprint"], "model_family": s["family"], "pooling": s["pooling"],
+            "model_fingerprint": s["fingerprint"], "model_family": s["family"], **run_columns(encoder),
+            "pooling": s["pooling"],
             "layer": s["layer"], "subword": s["subword"], "seed": seed, "n_samples": n_samples, "alpha": alpha,
             "levels": levels, "tests": test_ids, "started_at": started, "finished_at": now(),
             "eatlas_version": __version__, "package_versions": package_versions(),

@@ -200,12 +200,11 @@ def _cell_colour(r: SingleCategoryResult, row: str):
     return _RED + (0.45 + 0.55 * strength,)
 
 
-def _stars(p: float, alpha: float) -> str:
-    return "*" if p < alpha else ""
-
-
-def _draw_map(ax, result: MlEatResult, title: str | None = None, fontsize: float = 10) -> None:
+def _draw_map(ax, result: MlEatResult, title: str | None = None, fontsize: float = 10,
+              holm: bool | None = None) -> None:
     from matplotlib.patches import Rectangle
+
+    from .legend import mark, wrap
 
     ax.set_xlim(0, 2)
     ax.set_ylim(0, 2)
@@ -216,19 +215,20 @@ def _draw_map(ax, result: MlEatResult, title: str | None = None, fontsize: float
             y0 = 1 - row_i          # A on top
             ax.add_patch(Rectangle((col, y0), 1, 1, facecolor=_cell_colour(r, row), edgecolor="white", lw=2))
             if row == towards:
-                text = f"d = {r.effect_size:+.2f}{_stars(r.p_value, r.alpha)}\np = {r.p_value:.3g}"
+                text = f"d = {r.effect_size:+.2f}\np = {r.p_value:.3g}"
                 ax.text(col + 0.5, y0 + 0.5, text, ha="center", va="center", fontsize=fontsize,
                         color="white" if r.association == row else "black")
-    ax.set_xticks([0.5, 1.5], [result.names[0], result.names[1]], fontsize=fontsize)
-    ax.set_yticks([1.5, 0.5], [result.names[2], result.names[3]], fontsize=fontsize)
+    ax.set_xticks([0.5, 1.5], [wrap(result.names[0]), wrap(result.names[1])], fontsize=fontsize)
+    ax.set_yticks([1.5, 0.5], [wrap(result.names[2]), wrap(result.names[3])], fontsize=fontsize)
     ax.xaxis.tick_top()
     ax.tick_params(length=0)
     for s in ax.spines.values():
         s.set_visible(False)
     l1 = result.level1
     head = f"{title}\n" if title else ""
-    ax.set_title(f"{head}{result.pattern}\nLevel 1 d = {l1.effect_size:+.2f}{_stars(l1.p_value, result.alpha)}",
-                 fontsize=fontsize + 1, pad=fontsize * 2.2)
+    n_lines = max(len(wrap(n).splitlines()) for n in result.names[:2])
+    ax.set_title(f"{head}{result.pattern}\nLevel 1 d = {l1.effect_size:+.2f}{mark(holm)}",
+                 fontsize=fontsize + 1, pad=fontsize * (1.2 + 1.3 * n_lines))
 
 
 def _outputs(path) -> tuple[Path, Path]:
@@ -259,34 +259,54 @@ def _figure(nrows: int = 1, ncols: int = 1, **kw):
     return fig, fig.subplots(nrows, ncols, **kw)
 
 
-_NOTE = ("red: associated (p < {a:g} and |d| > {t:g}); gray: not; * p < {a:g}. "
-         "Level-2 d and p are written in the row the effect points to.")
+_NOTE = ("Level 2: red, associated (p < {a:g} and |d| > {t:g}); gray, not; d and p in the row the effect points "
+         "to.\n{legend}.")
 
 
-def draw_eat_map(result: MlEatResult, path, *, title: str | None = None) -> tuple[Path, Path]:
-    """Write the four-cell EAT-Map (columns X, Y; rows A, B) as ``<path>.png`` and ``<path>.svg``."""
-    fig, ax = _figure(figsize=(3.6, 4.0))
-    _draw_map(ax, result, title)
-    fig.text(0.5, 0.0, _NOTE.format(a=result.alpha, t=result.effect_threshold),
-             ha="center", va="top", fontsize=6, wrap=True)
-    return _save(fig, path)
+def _note(result, alpha, subtitle) -> str:
+    from .legend import legend
+    head = f"{subtitle}\n" if subtitle else ""
+    return head + _NOTE.format(a=result.alpha, t=result.effect_threshold, legend=legend(alpha))
 
 
-def draw_eat_map_grid(results, path, *, ncols: int | None = None) -> tuple[Path, Path]:
-    """Write EAT-Maps of a run side by side; ``results`` is a mapping title -> result or a sequence."""
+def draw_eat_map(result: MlEatResult, path, *, title: str | None = None, subtitle: str | None = None,
+                 holm: bool | None = None, alpha: float | None = None) -> tuple[Path, Path]:
+    """Write the four-cell EAT-Map (columns X, Y; rows A, B) as ``<path>.png`` and ``<path>.svg``.
+    ``subtitle``: the model and run; ``holm``: whether Level 1 is Holm-significant at the run's ``alpha``."""
+    return _save(eat_map_figure(result, title=title, subtitle=subtitle, holm=holm, alpha=alpha), path)
+
+
+def eat_map_figure(result: MlEatResult, *, title: str | None = None, subtitle: str | None = None,
+                   holm: bool | None = None, alpha: float | None = None):
+    """The figure draw_eat_map saves."""
+    fig, ax = _figure(figsize=(3.8, 4.4))
+    _draw_map(ax, result, title, holm=holm)
+    fig.text(0.5, 0.0, _note(result, alpha, subtitle), ha="center", va="top", fontsize=6, wrap=True)
+    return fig
+
+
+def draw_eat_map_grid(results, path, *, ncols: int | None = None, subtitle: str | None = None,
+                      holm: dict | None = None, alpha: float | None = None) -> tuple[Path, Path]:
+    """Write EAT-Maps of a run side by side; ``results`` is a mapping title -> result or a sequence;
+    ``holm``: title -> Level 1 Holm-significant."""
+    return _save(eat_map_grid_figure(results, ncols=ncols, subtitle=subtitle, holm=holm, alpha=alpha), path)
+
+
+def eat_map_grid_figure(results, *, ncols: int | None = None, subtitle: str | None = None, holm: dict | None = None,
+                        alpha: float | None = None):
+    """The figure draw_eat_map_grid saves."""
     items = list(results.items()) if isinstance(results, Mapping) else [(None, r) for r in results]
     if not items:
         raise ValueError("no results to draw")
     n = len(items)
     ncols = ncols or min(4, n)
     nrows = -(-n // ncols)
-    fig, axes = _figure(nrows, ncols, figsize=(3.4 * ncols, 3.9 * nrows), squeeze=False)
+    fig, axes = _figure(nrows, ncols, figsize=(3.6 * ncols, 4.3 * nrows), squeeze=False)
     for ax, (title, r) in zip(axes.flat, items):
-        _draw_map(ax, r, title, fontsize=8)
+        _draw_map(ax, r, title, fontsize=8, holm=(holm or {}).get(title))
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     r0 = items[0][1]
-    fig.text(0.5, 0.0, _NOTE.format(a=r0.alpha, t=r0.effect_threshold),
-             ha="center", va="top", fontsize=7)
+    fig.text(0.5, 0.0, _note(r0, alpha, subtitle), ha="center", va="top", fontsize=7)
     fig.tight_layout()
-    return _save(fig, path)
+    return fig

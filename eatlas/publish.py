@@ -198,6 +198,8 @@ def _md(s) -> str:
 
 
 def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str | None = None) -> str:
+    """The dataset's README: header, configs by licence, limitations, changelog, sources and citations."""
+    from . import card_sections
     repo = repo_id or "<repo>"
     head = yaml.safe_dump(card_header(configs), sort_keys=False, allow_unicode=True, width=1000)
     tests = [c for c in configs if c["test_id"]]
@@ -248,6 +250,8 @@ def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str 
         "repository has no licence file, so their sets are `unspecified`: ask the authors before reuse beyond "
         "research. A test's sentence levels also carry the licence of the template that made them.", "",
         *licence_groups(configs), *licence_notes(reg),
+        *card_sections.limitations(),
+        *card_sections.changelog(reg),
         "## Sources", "",
         "Every paper the registry cites (`registry/sources.yaml`); the `paper` column of `sets` and "
         "`published_results` holds these keys. Cite the papers of the tests you use.", "",

@@ -23,6 +23,8 @@ import pandas as pd
 from . import __version__
 from .cache import EmbeddingCache
 from .encoders import Encoder, load_encoder
+from .identity import run_columns
+from .provenance import run_inputs
 from .errors import EatlasError
 from .registry import LEVELS, ROLES, Registry, load_registry
 from .stimuli import Test, build_test
@@ -56,6 +58,7 @@ class RunConfig:
     effect_threshold: float = 0.2   # ... and |d| > effect_threshold (Wolfe et al. 2024)
     mleat_p: str = "permutation"    # ML-EAT p-values: "permutation", or "authors" (their normal fit, smaller tail)
     language: str = "en"            # the tests run when none are named: this language's ("all": every one)
+    family: str | None = None       # model family of an unregistered model (--family); else 'unknown'
 
 
 @dataclass
@@ -72,6 +75,20 @@ def default_tests(reg: Registry, language: str = "en") -> list[str]:
     Variants (an author's code or notebook lists, a translation) run only when named, so the default run's
     Holm family holds each test once."""
     return [t.id for t in reg.tests.values() if language in ("all", t.language) and not t.variant_of]
+@dataclass
+class Phase:
+    """A progress report: ``done`` of ``total`` in phase ``name`` ('loading' has no total; 'expanding':
+    test/level pairs; 'encoding': texts sent through the model, ``cached`` more read from the cache;
+    'testing': tests). ``evaluate(progress=f)`` calls ``f(Phase(...))`` at the start of each phase and as
+    it advances."""
+    name: str
+    total: int | None
+    done: int = 0
+    item: str | None = None       # the test (and level) just reached
+    cached: int = 0
+
+
+ENCODE_CHUNK = 256   # texts per encode call, so that progress advances during a long encoding
 
 
 def package_versions() -> dict:
@@ -94,7 +111,8 @@ def registry_state(reg: Registry, test_ids: list[str]) -> dict:
     return {"root": str(reg.root), "commit": commit,
             "tests": {t: reg.tests[t].version for t in test_ids},
             "sets": {sid: s.version for sid, s in reg.sets.items()},
-            "templates": {tid: t.version for tid, t in reg.templates.items()}}
+            "templates": {tid: t.version for tid, t in reg.templates.items()},
+            "inputs": run_inputs(reg, test_ids)}     # content hashes, also in table run_inputs (eatlas.provenance)
 
 
 def _encode_all(encoder: Encoder, built: list[Test], progress=None, cache: EmbeddingCache | None = None
@@ -110,14 +128,28 @@ def _encode_all(encoder: Encoder, built: list[Test], progress=None, cache: Embed
             found = cache.get(ck, [(k[1], k[2]) for k in wanted if k[0] == mode])
             out.update({(mode, *item): v for item, v in found.items()})
     todo = [k for k in wanted if k not in out]
-    if todo:
-        r = encoder.encode_items([k[1] for k in todo], [k[2] for k in todo])
-        for i, k in enumerate(todo):
+    if progress:
+        progress(Phase("encoding", len(todo), 0, cached=len(wanted) - len(todo)))
+    # Chunks of whole texts (a text's plain and span entries share one pass through the model), in order of
+    # length (the encoder batches by length inside each), so that progress can advance.
+    todo.sort(key=lambda k: (len(k[1]), k[1]))
+    bounds, n_texts = [0], 0
+    for i in range(1, len(todo) + 1):
+        if i == len(todo) or todo[i][1] != todo[i - 1][1]:
+            n_texts += 1
+            if n_texts % ENCODE_CHUNK == 0 or i == len(todo):
+                bounds.append(i)
+    for at, end in zip(bounds, bounds[1:]):
+        chunk = todo[at:end]
+        r = encoder.encode_items([k[1] for k in chunk], [k[2] for k in chunk])
+        for i, k in enumerate(chunk):
             out[k] = (r.vectors[i], bool(r.missing[i]))
         for mode, ck in keys.items():
-            rows = [i for i, k in enumerate(todo) if k[0] == mode]
+            rows = [i for i, k in enumerate(chunk) if k[0] == mode]
             if ck is not None and rows:
-                cache.put(ck, [(todo[i][1], todo[i][2]) for i in rows], r.vectors[rows], r.missing[rows])
+                cache.put(ck, [(chunk[i][1], chunk[i][2]) for i in rows], r.vectors[rows], r.missing[rows])
+        if progress:
+            progress(Phase("encoding", len(todo), end, cached=len(wanted) - len(todo)))
     return out, {"cached": len(wanted) - len(todo), "encoded": len(todo)}
 
 
@@ -162,30 +194,40 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     levels = tuple(dict.fromkeys(cfg.levels))
     started = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
     built, skipped = [], []
+    n_pairs, done = len(test_ids) * len(levels), 0
+    if progress:
+        progress(Phase("expanding", n_pairs, 0))
     for tid in test_ids:
         spec = reg.tests[tid]
         for lv in levels:
+            done += 1
             if lv == "word" and spec.level != "word":
                 skipped.append((tid, lv, f"written at level {spec.level}"))
-                continue
-            if lv != "word" and ("sent" if lv in ("sent", "c-word") else "sent(u)") not in spec.expansions:
+            elif lv != "word" and ("sent" if lv in ("sent", "c-word") else "sent(u)") not in spec.expansions:
                 skipped.append((tid, lv, "no such expansion"))
-                continue
-            built.append(build_test(reg, spec, lv, seed=cfg.seed))
+            else:
+                built.append(build_test(reg, spec, lv, seed=cfg.seed))
+            if progress:
+                progress(Phase("expanding", n_pairs, done, item=f"{tid} [{lv}]"))
     if not built:
         raise EatlasError("nothing to run: no test has the requested levels", field="levels")
     if encoder is None:
+        if progress:
+            progress(Phase("loading", None, item=cfg.model))
         encoder = load_encoder(cfg.model, pooling=cfg.pooling, layer=cfg.layer, subword=cfg.subword,
-                               batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code)
+                               batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code,
+                               family=cfg.family)
     cache = (cache or EmbeddingCache()) if cfg.use_cache else None
     vectors, counts = _encode_all(encoder, built, progress, cache)
     covered = _covered(encoder, built)
     results, mleat_rows = [], []
-    for t in built:
-        if progress:
-            progress(t)
+    if progress:
+        progress(Phase("testing", len(built), 0))
+    for n, t in enumerate(built, 1):
         row, ml = _one(t, vectors, covered, encoder, cfg)
         results.append(row)
+        if progress:
+            progress(Phase("testing", len(built), n, item=f"{t.id} [{t.level}]"))
         if ml is not None:
             mleat_rows.append((t, ml))
     ok = [r for r in results if r["status"] == "ok"]
@@ -193,7 +235,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
         r["holm_significant"] = bool(sig)
     settings = encoder.settings()
     run = {"run_id": str(uuid.uuid4()), "method": cfg.method, "model": settings["model"],
-           "model_fingerprint": settings["fingerprint"], "model_family": settings["family"],
+           "model_fingerprint": settings["fingerprint"], "model_family": settings["family"], **run_columns(encoder),
            "pooling": settings["pooling"], "layer": settings["layer"], "subword": settings["subword"],
            "seed": cfg.seed, "n_samples": cfg.n_samples, "alpha": cfg.alpha, "levels": list(levels),
            "tests": test_ids, "started_at": started,

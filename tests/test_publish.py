@@ -231,3 +231,17 @@ def test_push_failure_is_one_clear_message(tmp_path):
     assert proc.returncode == 2
     assert "push to someone/eatlas failed" in proc.stderr and "Traceback" not in proc.stderr
     assert (tmp_path / "ds" / "README.md").is_file()
+
+
+def test_card_has_limitations_and_a_changelog_of_registry_versions(published):
+    card = (published[1]["out"] / "README.md").read_text(encoding="utf-8")
+    lim = card[card.index("## Limitations and risks"):card.index("## Changelog")]
+    for said in ("does not show", "Stimulus sensitivity", "contain stereotypes", "Ethayarajh"):
+        assert said in lim
+    assert "arXiv:1908.06361" in lim        # the reference as the ML-EAT paper lists it
+    log = card[card.index("## Changelog"):]
+    reg = load_registry(None)
+    for kind, objs in (("test", reg.tests), ("set", reg.sets)):
+        for oid, obj in list(objs.items())[:5]:
+            entry = (obj.changelog if kind == "set" else obj.raw["changelog"])[0]
+            assert f"| {kind} | `{oid}` | {entry['version']} |" in log
