@@ -20,7 +20,6 @@ from .errors import EatlasError
 from .paths import package_file
 from .registry import LEVELS, Registry
 from .store import connect
-from .weat import holm
 
 TEMPLATE = package_file("report_template.html.j2")
 SECTIONS = ("runs", "matrix", "eat-map", "ceat", "reproduction", "provenance", "references")

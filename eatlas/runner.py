@@ -23,9 +23,9 @@ import pandas as pd
 from . import __version__
 from .cache import EmbeddingCache
 from .encoders import Encoder, load_encoder
+from .errors import EatlasError
 from .identity import run_columns
 from .provenance import run_inputs
-from .errors import EatlasError
 from .registry import LEVELS, ROLES, Registry, load_registry
 from .stimuli import Test, build_test
 from .store import write_run

@@ -2,11 +2,9 @@
 passes the registry validator (`eatlas validate`) in a registry that holds what it names."""
 import re
 import shutil
-from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import ROOT, MiniRegistry, write_yaml
 
 from eatlas.schemas import check_registry

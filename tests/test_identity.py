@@ -1,7 +1,5 @@
 """A run is set beside a published number only when it is the same model (eatlas.identity)."""
 import shutil
-import subprocess
-import sys
 
 import duckdb
 import pytest

@@ -1,6 +1,5 @@
 """Runs store the content hash of every test, set and template they read (table run_inputs)."""
 import duckdb
-
 from conftest import make_set
 from test_progress import toy_encoder
 

@@ -223,9 +223,10 @@ def _overlaps(fig) -> list:
 def test_figures_have_no_overlapping_labels_and_name_model_run_and_legend(db, tmp_path):
     import matplotlib
     matplotlib.use("Agg")
-    from eatlas.mleat import mleat, draw_eat_map, draw_eat_map_grid
-    import numpy as np
     import duckdb
+    import numpy as np
+
+    from eatlas.mleat import draw_eat_map, draw_eat_map_grid, mleat
 
     con = duckdb.connect(str(db), read_only=True)
     results = con.execute("SELECT * FROM results WHERE run_id LIKE 'weat-%'").fetchdf()

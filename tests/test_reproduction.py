@@ -18,7 +18,8 @@ def test_glove_6b_50d_is_never_paired_with_the_papers_glove_840b_numbers_unless_
                  "word,sent", "--n-samples", "1000", "--quiet", "--no-cache"]) == 0
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT family_source, model_entry, model_name, model_corpus, model_dimension FROM runs"
-                       ).fetchone() == ("loader", "glove-6b-50d", "GloVe", "Wikipedia 2014 + Gigaword 5 (6B tokens)", 50)
+                       ).fetchone() == ("loader", "glove-6b-50d", "GloVe",
+                                        "Wikipedia 2014 + Gigaword 5 (6B tokens)", 50)
     assert con.execute("SELECT count(*) FROM reproduction").fetchone()[0] == 0
     rows = con.execute("SELECT paper, table_id, published_model, test_id, level, our_effect_size, "
                        "published_effect_size, difference, match, differs FROM reproduction_loose").fetchall()

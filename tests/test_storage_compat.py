@@ -54,4 +54,5 @@ def test_a_duckdb_1x_client_reads_the_results_of_a_run(tmp_path, mini):
                          env={**os.environ, "PYTHONPATH": OLD}, timeout=120)
     assert out.returncode == 0, out.stderr
     version, n_results, n_inputs = out.stdout.split()
-    assert version.startswith("1.") and int(n_results) == 2 and int(n_inputs) == 12      # per run: 1 test, 4 sets, 1 template
+    # per run: 1 test, 4 sets, 1 template
+    assert version.startswith("1.") and int(n_results) == 2 and int(n_inputs) == 12
