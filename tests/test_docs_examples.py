@@ -36,6 +36,8 @@ def kind(doc) -> str:
         return "expansions"
     if "models" in doc and "paper" in doc:
         return "published_models"
+    if doc and all(isinstance(v, dict) and "bibtex" in v for v in doc.values()):
+        return "sources"
     return "other"
 
 
@@ -58,7 +60,7 @@ def _test_example() -> dict:
 
 def test_the_docs_have_set_test_and_template_examples():
     kinds = [kind(yaml.safe_load(b)) for _, _, b in EXAMPLES]
-    assert {"catalog", "set", "test", "template", "expansions", "published_models"} <= set(kinds)
+    assert {"catalog", "set", "test", "template", "expansions", "published_models", "sources"} <= set(kinds)
 
 
 @pytest.mark.parametrize("where,line,text", EXAMPLES, ids=[f"{f}:{n}" for f, n, _ in EXAMPLES])
@@ -85,6 +87,11 @@ def test_every_yaml_example_is_valid(where, line, text, tmp_path):
         write_yaml(r.root / "registry" / "may2019" / "published" / "models.yaml", doc)
         r.sync()
         assert len(read_published_models(r.load())) == len(doc["models"])
+        return
+    elif k == "sources":
+        from eatlas.cite import check_sources
+        checked = check_sources(doc)
+        assert set(checked) == set(doc) and all(v["citation"] for v in checked.values())
         return
     else:
         pytest.fail(f"{where}:{line}: a YAML example of no known kind")
