@@ -26,7 +26,7 @@ from .encoders import Encoder, load_encoder
 from .errors import EatlasError
 from .registry import LEVELS, ROLES, Registry, load_registry
 from .stimuli import Test, build_test
-from .store import write_run
+from .store import check_writable, write_run
 from .weat import holm, weat
 
 METHODS = ("weat", "mleat")     # the methods over a test's four matrices; CEAT and IBD: eatlas.method_runs
@@ -285,6 +285,7 @@ def same_vectors(mats: dict, names: dict) -> str | None:
 
 def run(cfg: RunConfig, *, db: str | Path, registry: str | Path | None = None, encoder: Encoder | None = None,
         progress=None, wait_s: float = 0.0, cache: EmbeddingCache | None = None) -> RunOutcome:
+    check_writable(db)          # before any work: a finished run is never lost at write time
     outcome = evaluate(cfg, registry=registry, encoder=encoder, progress=progress, cache=cache)
     write_run(db, outcome.run, outcome.results, load_registry(registry), wait_s=wait_s, extra_tables=outcome.tables)
     return outcome

@@ -185,7 +185,6 @@ def connect(path: str | Path, *, read_only: bool = False, wait_s: float = 0.0,
 
 
 DUCKDB_MAGIC = b"DUCK"      # bytes 8-12 of every DuckDB database file
-DUCKDB_HEADER_BYTES = 3 * 4096      # the main header and two database headers, then the blocks
 
 
 def _check_header(path: Path) -> None:
@@ -230,18 +229,27 @@ def check_writable(path: str | Path) -> None:
                           hint="make it writable, or pass another --db FILE")
     if path.stat().st_size == 0:
         return          # a 0-byte leftover: connect() replaces it
-    con = connect(path)
+    try:
+        con = connect(path)
+    except EatlasError as e:
+        if "in use by another process" in e.message:
+            return      # checked at the write, which waits for it (--wait) or says so
+        raise
     try:
         con.execute("SELECT count(*) FROM information_schema.tables").fetchall()
-        # DuckDB reads a block only when a query needs it: a file cut short opens, then fails at the write
-        _, _, block_size, total_blocks, *_ = con.execute("PRAGMA database_size").fetchone()
-        need = DUCKDB_HEADER_BYTES + int(total_blocks) * int(block_size)
-        if path.stat().st_size < need:
-            raise EatlasError(f"cannot open database: the file is truncated ({path.stat().st_size} bytes, its "
-                              f"header says {need})", file=str(path), hint="restore it from a copy, or pass "
-                                                                           "another --db FILE")
+        # DuckDB reads a block only when a query needs it, so a file cut short opens and fails at the write:
+        # read every row, and try the write (a probe run, rolled back) as write_run will do it.
+        con.execute("BEGIN TRANSACTION")
+        init_schema(con)
+        for (t,) in con.execute("SELECT table_name FROM information_schema.tables "
+                                "WHERE table_type = 'BASE TABLE' AND table_schema = 'main'").fetchall():
+            q = '"' + t.replace('"', '""') + '"'
+            con.execute(f"SELECT count(*) FROM {q} AS r WHERE r IS NOT NULL").fetchall()
+        con.execute("INSERT INTO runs (run_id, method, model, model_fingerprint, seed, started_at, finished_at) "
+                    "VALUES ('eatlas-probe', 'probe', 'probe', 'probe', 0, now(), now())")
+        con.execute("ROLLBACK")
     except duckdb.Error as e:
-        raise EatlasError(f"cannot read database: {str(e).splitlines()[0]}", file=str(path),
+        raise EatlasError(f"cannot open database: {str(e).splitlines()[0]}", file=str(path),
                           hint="is this an eatlas results file? pass another --db FILE") from None
     finally:
         con.close()

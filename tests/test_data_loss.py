@@ -306,6 +306,24 @@ def test_nan_in_the_cache_is_encoded_afresh(mini, tmp_path, capsys, monkeypatch)
     assert second["status"] == "ok" and second["effect_size"] == pytest.approx(first["effect_size"], abs=1e-6)
 
 
+def test_ceat_leaves_out_zero_context_vectors(mini, tmp_path):
+    """A CEAT stimulus whose contexts all encode to zero vectors has no usable context: reported missing."""
+    from eatlas.encoders import StaticEncoder
+    from eatlas.method_runs import run_ceat
+    from eatlas.registry import Registry
+
+    rng = np.random.default_rng(0)
+    vec = {w: rng.normal(size=6) for w in WORDS}
+    vec["tulip"] = np.zeros(6)
+    enc = StaticEncoder(list(vec), np.vstack(list(vec.values())), model_id="v", family="test", fingerprint="v:1",
+                        lowercase=False)
+    lines = [f"the {x} was {a} and the {y} was {b}" for x, y, a, b in
+             zip(WORDS[:4] * 5, WORDS[4:8] * 5, WORDS[8:12] * 5, WORDS[12:16] * 5)]
+    _, tables = run_ceat(enc, Registry(mini.root), ["t1"], lines, n_draws=50, max_contexts=5)
+    res = tables["ceat_results"].iloc[0]
+    assert res["status"] == "ok" and "tulip" in res["missing"]
+
+
 def test_a_case_collision_in_the_model_is_an_overlap(mini, tmp_path, capsys):
     """'aster' in X and 'Aster' in Y: the vector file has only 'aster', so both get one vector."""
     mini.add_set(make_set("roses", ["rose", "tulip", "daisy", "aster"]))
