@@ -203,6 +203,7 @@ def add(root: Path, file: Path) -> tuple[str, str, Path]:
     from .schemas import check_registry
 
     refuse_bundled(root)
+    _clean_stale_temps(root)
     doc = read_yaml(file)
     shown = str(file)
     if not isinstance(doc, dict):
@@ -219,23 +220,71 @@ def add(root: Path, file: Path) -> tuple[str, str, Path]:
         raise EatlasError(f"{kind[:-1]} {obj.id!r} already exists (version {store[obj.id].version})", file=shown,
                           field="id", hint="choose a new id, or edit the existing file and bump its version")
     dest = root / "registry" / paper / kind / f"{obj.id}.yaml"
-    if dest.exists():
+    text = dump_entry(doc)
+    if dest.exists() and not _leftover(dest, text):
         raise EatlasError(f"{dest.relative_to(root)} already exists", file=shown, field="id")
     made = [d for d in (dest.parent.parent, dest.parent) if not d.exists()]   # removed again on failure
     dest.parent.mkdir(parents=True, exist_ok=True)
     cat_path = root / "catalog.yaml"
     old_cat = cat_path.read_bytes()
-    dest.write_text(dump_entry(doc), encoding="utf-8")
+    _write_atomic(dest, text)
     try:
         sync(root)
         problems = check_registry(Registry(root))
         if problems:
             from .errors import ValidationFailed
             raise ValidationFailed(problems)
-    except EatlasError:
+    except BaseException:       # an error or an interrupt (Ctrl-C)
         dest.unlink(missing_ok=True)   # leave the registry as it was
         for d in reversed(made):
             d.rmdir()
         cat_path.write_bytes(old_cat)
         raise
     return kind[:-1], obj.id, dest
+
+
+_TEMP_PREFIX = ".eatlas-add-"
+
+
+def _write_atomic(dest: Path, text: str) -> None:
+    """Write to a temporary name in the same folder (``.eatlas-add-<pid>-*.tmp``, never read as a registry
+    file) and rename it into place: a process killed mid-write leaves no partial set or test file."""
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f"{_TEMP_PREFIX}{os.getpid()}-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _clean_stale_temps(root: Path) -> None:
+    """Remove the temporary files of an ``add`` whose process is gone (killed mid-write)."""
+    import os
+
+    for p in (root / "registry").glob(f"*/*/{_TEMP_PREFIX}*.tmp"):
+        try:
+            pid = int(p.name[len(_TEMP_PREFIX):].split("-")[0])
+            if pid != os.getpid():
+                os.kill(pid, 0)
+            continue                # its process still runs (or is this one)
+        except (ValueError, ProcessLookupError):
+            pass
+        except PermissionError:
+            continue                # alive, another user's
+        p.unlink(missing_ok=True)
+
+
+def _leftover(dest: Path, text: str) -> bool:
+    """``dest`` is what an interrupted ``add`` of the same file wrote (same text), and the catalog does not
+    list it yet: the retry goes on over it instead of refusing."""
+    try:
+        return dest.read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False

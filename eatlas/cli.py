@@ -5,6 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .console import esc, plain_line
 from .errors import EatlasError, ValidationFailed
 
 
@@ -25,11 +26,11 @@ def cmd_validate(args) -> int:
     problems = check_registry(reg) + unindexed(reg.root, reg.catalog)
     if problems:
         for p in problems:
-            err.print(f"[red]error[/red]: {p.render()}", highlight=False, markup=True, soft_wrap=True)
-        err.print(f"{len(problems)} problem(s) in {reg.root}")
+            err.print(f"[red]error[/red]: {esc(p.render())}", highlight=False, markup=True, soft_wrap=True)
+        err.print(f"{len(problems)} problem(s) in {esc(reg.root)}")
         return 1
     out.print(f"ok: {len(reg.sets)} sets, {len(reg.tests)} tests, {len(reg.templates)} templates valid "
-              f"({reg.root})")
+              f"({esc(reg.root)})")
     return 0
 
 
@@ -60,8 +61,8 @@ def cmd_list(args) -> int:
         if args.level and args.level not in t.levels + (["c-word"] if "sent" in t.expansions else []) + \
                 (["c-word(u)"] if "sent(u)" in t.expansions else []):
             continue
-        table.add_row(t.id, t.version, t.source.get("paper", ""), t.language, t.bias_type or "", ",".join(t.levels),
-                      t.title)
+        table.add_row(*map(esc, (t.id, t.version, t.source.get("paper", ""), t.language, t.bias_type or "",
+                                  ",".join(t.levels), t.title)))
         n += 1
     out.print(table)
     out.print(f"{n} test(s)")
@@ -76,28 +77,28 @@ def cmd_show(args) -> int:
     reg = load_registry(args.registry)
     if args.id in reg.sets:
         s = reg.sets[args.id]
-        out.print(f"[bold]set {s.ref}[/bold]  {s.concept}  ({s.file})")
-        out.print(f"source: {s.source}  license: {s.license}")
+        out.print(f"[bold]set {esc(s.ref)}[/bold]  {esc(s.concept)}  ({esc(s.file)})")
+        out.print(f"source: {esc(s.source)}  license: {esc(s.license)}")
         if s.notes:
-            out.print(f"notes: {s.notes}")
+            out.print(f"notes: {esc(s.notes)}")
         for i in s.items:
             extra = "".join(f" {k}={v}" for k, v in (("case", i.case), ("plural", i.plural),
                                                       ("singular", i.singular)) if v)
-            out.print(f"  {i.text}  [dim]{i.kind}{extra}[/dim]", highlight=False)
+            out.print(f"  {esc(i.text)}  [dim]{esc(i.kind)}{esc(extra)}[/dim]", highlight=False)
         return 0
     spec = reg.get_test_spec(args.id)
     t = build_test(reg, spec, args.level, seed=args.seed)
-    out.print(f"[bold]test {spec.ref}[/bold]  {spec.title}  ({spec.file})")
-    out.print(f"source: {spec.source}  license: {spec.license}  levels: {', '.join(spec.levels)}")
+    out.print(f"[bold]test {esc(spec.ref)}[/bold]  {esc(spec.title)}  ({esc(spec.file)})")
+    out.print(f"source: {esc(spec.source)}  license: {esc(spec.license)}  levels: {esc(', '.join(spec.levels))}")
     if spec.notes:
-        out.print(f"notes: {spec.notes}")
-    out.print(f"level {t.level}" + (f", template {t.template}" if t.template else "") +
+        out.print(f"notes: {esc(spec.notes)}")
+    out.print(f"level {esc(t.level)}" + (f", template {esc(t.template)}" if t.template else "") +
               (f", truncated {t.truncated} with seed {t.truncation_seed}" if t.truncated else ""))
     for role, c in t.concepts.items():
-        out.print(f"[bold]{role.upper()}[/bold] {c.name} ({c.set_ref}, {len(c)} items)")
+        out.print(f"[bold]{role.upper()}[/bold] {esc(c.name)} ({esc(c.set_ref)}, {len(c)} items)")
         shown = c.items if args.all else c.items[:args.limit]
         for it in shown:
-            out.print(f"  {it}", highlight=False)
+            out.print(f"  {esc(it)}", highlight=False)
         if len(shown) < len(c):
             out.print(f"  ... {len(c) - len(shown)} more (--all)")
     return 0
@@ -112,10 +113,11 @@ def cmd_models(args) -> int:
     table = Table("id", "installed", "backend", "family", "dim", "pooling", "layer", "licence", "install")
     for mid, e in model_entries().items():
         static = e.get("backend") == "static"
-        table.add_row(mid + (" (default)" if e.get("default") else ""), "yes" if entry_installed(e) else "no",
-                      e.get("backend", ""), e.get("family", ""), str(e.get("dimension", "")),
-                      "cbow" if static else str(e.get("pooling", "") or ""),
-                      "-" if static else str(e.get("layer", -1)), e.get("license", ""), e.get("install", ""))
+        table.add_row(*map(esc, (mid + (" (default)" if e.get("default") else ""),
+                                 "yes" if entry_installed(e) else "no", e.get("backend", ""), e.get("family", ""),
+                                 str(e.get("dimension", "")), "cbow" if static else str(e.get("pooling", "") or ""),
+                                 "-" if static else str(e.get("layer", -1)), e.get("license", ""),
+                                 e.get("install", ""))))
     out.print(table)
     return 0
 
@@ -148,8 +150,8 @@ def _phases(prog, model):
         if ev.name not in tasks:
             for t in tasks.values():            # the previous phase is over
                 prog.update(t, visible=False)
-            tasks[ev.name] = prog.add_task(desc, total=ev.total)
-        prog.update(tasks[ev.name], description=desc, completed=ev.done)
+            tasks[ev.name] = prog.add_task(esc(desc), total=ev.total)
+        prog.update(tasks[ev.name], description=esc(desc), completed=ev.done)
     return tick
 
 
@@ -175,7 +177,7 @@ def _trusted(args) -> bool:
 def cmd_run(args) -> int:
     from .registry import load_registry
     from .runner import RunConfig, evaluate
-    from .store import default_db, write_run
+    from .store import check_writable, default_db, write_run
 
     if args.eibd_rule != "any" and args.method != "ibd":
         raise EatlasError("--eibd-rule applies to IBD/EIBD runs only", field="--eibd-rule", hint="add --method ibd")
@@ -195,22 +197,26 @@ def cmd_run(args) -> int:
                     effect_threshold=args.effect_threshold, mleat_p=args.mleat_p, language=args.language,
                     family=args.family)
     db = Path(args.db) if args.db else default_db()
+    check_writable(db)                  # before any work: a finished run is never lost at write time
+    maps_dir = Path(args.maps) if args.maps else None
+    if args.method == "mleat" and not args.no_maps and maps_dir is not None:
+        _maps_target(maps_dir, db, args.registry).check_all(["grid.png", "grid.svg"])
     with _progress(err, args.quiet) as prog:
         outcome = evaluate(cfg, registry=args.registry, progress=_phases(prog, cfg.model))
     write_run(db, outcome.run, outcome.results, load_registry(args.registry), wait_s=args.wait,
               extra_tables=outcome.tables)
     maps = None
     if outcome.mleat and not args.no_maps:
-        maps = _draw_maps(outcome, Path(args.maps) if args.maps else db.parent / "eat-maps" / outcome.run["run_id"][:8])
+        maps = _draw_maps(outcome, maps_dir or db.parent / "eat-maps" / outcome.run["run_id"][:8], db, args.registry)
     if not args.quiet:
         out.print(_results_table(outcome, cfg))
         if outcome.skipped:
             out.print(f"[dim]{len(outcome.skipped)} test/level pair(s) not applicable, e.g. "
-                      f"{outcome.skipped[0][0]} [{outcome.skipped[0][1]}]: {outcome.skipped[0][2]}[/dim]")
-    out.print(f"run {outcome.run['run_id']} written to {db}: {len(outcome.results)} result(s)"
+                      + esc(f"{outcome.skipped[0][0]} [{outcome.skipped[0][1]}]: {outcome.skipped[0][2]}") + "[/dim]")
+    out.print(f"run {outcome.run['run_id']} written to {esc(db)}: {len(outcome.results)} result(s)"
               + ("; ML-EAT in table mleat_results" if outcome.mleat else ""))
     if maps:
-        out.print(f"EAT-Maps (PNG and SVG, one per test and a grid) in {maps}", highlight=False)
+        out.print(f"EAT-Maps (PNG and SVG, one per test and a grid) in {esc(maps)}", highlight=False)
     return 0
 
 
@@ -222,42 +228,57 @@ def _results_table(outcome, cfg):
 
     cols = ["test", "version", "level", "n (X,Y,A,B)", "effect size", "p", f"Holm α={cfg.alpha:g}"]
     table = Table(*cols, *(["Level 2 d (X, Y)", "EAT pattern"] if mleat else []), "note",
-                  title=f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']} "
-                        f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})",
+                  title=esc(f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']} "
+                            f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})"),
                   caption=legend(cfg.alpha))
     for r in outcome.results:
         n = ",".join(str(r[f"n_{x}"]) for x in "xyab")
         if r["status"] != "ok":
-            table.add_row(r["test_id"], r["test_version"], r["level"], n, "-", "-", "-",
-                          *(["-", "-"] if mleat else []), r["reason"])
+            table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, "-", "-", "-",
+                          *(["-", "-"] if mleat else []), esc(r["reason"]))
             continue
         note = f"{r['n_dropped']} dropped" if r["n_dropped"] else ("exact" if r["exact"] else "")
         extra = []
         if mleat:
             ml = mleat[(r["test_id"], r["level"])]
             extra = [f"{ml.x.effect_size:+.2f}, {ml.y.effect_size:+.2f}", ml.pattern]
-        table.add_row(r["test_id"], r["test_version"], r["level"], n, f"{r['effect_size']:+.2f}",
-                      f"{r['p_value']:.2g}", mark(r["holm_significant"]), *extra, note)
+        table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, f"{r['effect_size']:+.2f}",
+                      f"{r['p_value']:.2g}", mark(r["holm_significant"]), *map(esc, extra), esc(note))
     return table
 
 
-def _draw_maps(outcome, folder: Path) -> Path:
+def _maps_target(folder: Path, db: Path, registry):
+    """Where the EAT-Maps go: eatlas.outputs decides (never the database, a registry file or a file
+    eatlas did not write)."""
+    from .outputs import Outputs
+    from .registry import default_root
+
+    return Outputs(folder, db=db, registry_root=registry or default_root(), what="EAT-Map")
+
+
+def _draw_maps(outcome, folder: Path, db: Path, registry=None) -> Path:
     """One EAT-Map per ML-EAT result (<test>_<level>.png/.svg) and the grid of the run (grid.png/.svg)."""
     import re
 
     from .mleat import draw_eat_map, draw_eat_map_grid
 
+    target = _maps_target(folder, db, registry)
+    names = [re.sub(r"[^\w+.-]", "-", f"{tid}_{lv}").strip("-") for tid, lv, _ in outcome.mleat]
+    target.check_all([f"{n}{ext}" for n in [*names, "grid"] for ext in (".png", ".svg")])
     folder.mkdir(parents=True, exist_ok=True)
     run = outcome.run
     sub = f"model {run['model']} · run {run['run_id'][:8]}"
     holm = {f"{r['test_id']} [{r['level']}]": r["holm_significant"] for r in outcome.results}
     titled = {}
-    for tid, lv, ml in outcome.mleat:
+    for name, (tid, lv, ml) in zip(names, outcome.mleat):
         title = f"{tid} [{lv}]"
-        draw_eat_map(ml, folder / re.sub(r"[^\w+.-]", "-", f"{tid}_{lv}").strip("-"), title=title, subtitle=sub,
-                     holm=holm.get(title), alpha=run["alpha"])
+        draw_eat_map(ml, folder / name, title=title, subtitle=sub, holm=holm.get(title), alpha=run["alpha"])
         titled[title] = ml
     draw_eat_map_grid(titled, folder / "grid", subtitle=sub, holm=holm, alpha=run["alpha"])
+    for n in [*names, "grid"]:
+        for ext in (".png", ".svg"):
+            target.record(n + ext, save=False)
+    target.save()
     return folder
 
 
@@ -268,11 +289,12 @@ def _run_corpus_method(args) -> int:
     from .encoders import load_encoder
     from .method_runs import read_corpus, run_ceat, run_ibd
     from .registry import load_registry
-    from .store import default_db, write_run
+    from .store import check_writable, default_db, write_run
 
     out, err = _console()
     reg = load_registry(args.registry)
     db = Path(args.db) if args.db else default_db()
+    check_writable(db)                  # before any work
     corpus = None
     if args.method == "ceat":
         if not args.corpus:
@@ -285,12 +307,12 @@ def _run_corpus_method(args) -> int:
         raise EatlasError("IBD/EIBD runs on Guo & Caliskan's name groups and validation lists, not on tests",
                           field="--tests", hint="leave out --tests")
     with _progress(err, args.quiet) as prog:
-        task = prog.add_task(f"loading {args.model or 'default model'}", total=len(test_ids) if corpus else None)
+        task = prog.add_task(f"loading {esc(args.model or 'default model')}", total=len(test_ids) if corpus else None)
         enc = load_encoder(args.model, pooling=args.pooling, layer=args.layer, subword=args.subword,
                            batch_size=args.batch_size, trust_remote_code=_trusted(args), family=args.family)
 
         def tick(t):
-            prog.update(task, description=f"CEAT {t.id}: {args.n_draws} draws")
+            prog.update(task, description=esc(f"CEAT {t.id}: {args.n_draws} draws"))
             prog.advance(task)
         if corpus is not None:
             prog.update(task, description="finding and encoding contexts")
@@ -304,25 +326,25 @@ def _run_corpus_method(args) -> int:
     if not args.quiet:
         if corpus is not None:
             t = Table("test", "CES", "SE", "p (two-tailed)", "p (one-tailed)", "tau²", "draws", "missing",
-                      title=f"CEAT  run {run['run_id'][:8]}  model {run['model']} (subword {run['subword']}, "
-                            f"sampling {args.sampling})")
+                      title=esc(f"CEAT  run {run['run_id'][:8]}  model {run['model']} (subword {run['subword']}, "
+                                f"sampling {args.sampling})"))
             for r in tables["ceat_results"].to_dict("records"):
                 if r["status"] != "ok":
-                    t.add_row(r["test_id"], "-", "-", "-", "-", "-", "-", f"not run: {r['reason']}")
+                    t.add_row(esc(r["test_id"]), "-", "-", "-", "-", "-", "-", esc(f"not run: {r['reason']}"))
                     continue
-                t.add_row(r["test_id"], f"{r['ces']:+.3f}", f"{r['se']:.3g}", f"{r['p_two_tailed']:.2g}",
+                t.add_row(esc(r["test_id"]), f"{r['ces']:+.3f}", f"{r['se']:.3g}", f"{r['p_two_tailed']:.2g}",
                           f"{r['p_one_tailed']:.2g}", f"{r['tau2']:.3g}", str(r["n_draws"]),
-                          r["missing"] or "")
+                          esc(r["missing"] or ""))
         else:
             t = Table("method", "group", "threshold", "detected", "accuracy", "TPR", "FPR", "chance",
-                      "paper accuracy", title=f"IBD/EIBD  run {run['run_id'][:8]}  model {run['model']}")
+                      "paper accuracy", title=esc(f"IBD/EIBD  run {run['run_id'][:8]}  model {run['model']}"))
             for r in tables["ibd_results"].to_dict("records"):
                 pa = r.get("paper_accuracy")
-                t.add_row(r["method"], r["target"], f"{r['threshold']:.3g}", str(len(r["detected"].split(","))
+                t.add_row(esc(r["method"]), esc(r["target"]), f"{r['threshold']:.3g}", str(len(r["detected"].split(","))
                           if r["detected"] else 0), f"{r['accuracy']:.1%}", f"{r['tpr']:.2f}", f"{r['fpr']:.2f}",
                           f"{r['chance']:.1%}", "" if pa is None or pa != pa else f"{pa:.1%}")
         out.print(t)
-    out.print(f"run {run['run_id']} written to {db}: tables {', '.join(sorted(tables))}", highlight=False)
+    out.print(f"run {run['run_id']} written to {esc(db)}: tables {', '.join(sorted(tables))}", highlight=False)
     return 0
 
 
@@ -339,15 +361,16 @@ def cmd_sql(args) -> int:
                   "views read the registry's published tables", highlight=False)
     df = query(db, args.query, write=args.write, reg=reg)
     if args.format == "csv":
-        sys.stdout.write(df.to_csv(index=False))
+        from .outputs import neutralise_csv
+        sys.stdout.write(neutralise_csv(df).to_csv(index=False))
     elif args.format == "json":
         sys.stdout.write(df.to_json(orient="records", indent=1) + "\n")
     else:
         import pandas as pd
         from rich.table import Table
-        t = Table(*map(str, df.columns))      # SQL NULL (None, NaN or NA in the frame) shows as blank
+        t = Table(*map(esc, df.columns))      # SQL NULL (None, NaN or NA in the frame) shows as blank
         for row in df.itertuples(index=False):
-            t.add_row(*("" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v) for v in row))
+            t.add_row(*("" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else esc(v) for v in row))
         out.print(t)
         out.print(f"{len(df)} row(s)")
     return 0
@@ -388,7 +411,7 @@ def cmd_add(args) -> int:
     out, _ = _console()
     root = Path(args.registry) if args.registry else default_root()
     kind, eid, dest = add(root, Path(args.file))
-    out.print(f"added {kind} {eid} as {dest.relative_to(root)}; catalog.yaml updated")
+    out.print(f"added {kind} {esc(eid)} as {esc(dest.relative_to(root))}; catalog.yaml updated")
     return 0
 
 
@@ -399,46 +422,49 @@ def cmd_cache(args) -> int:
     cache = EmbeddingCache()
     if args.action == "clear":
         n = cache.clear()
-        out.print(f"removed {n} cached encoder setting(s) from {cache.root}")
+        out.print(f"removed {n} cached encoder setting(s) from {esc(cache.root)}")
         return 0
     rows = cache.info()
     for r in rows:
         k = r["key"]
         what = ", ".join(f"{n}={k[n]}" for n in ("mode", "pooling", "layer", "subword", "normalize", "lowercase")
                          if n in k)
-        out.print(f"{r['id']}  {k.get('fingerprint', '?')}  {what}: {r['entries']} vector(s), "
-                  f"{r['shards']} shard(s), {r['bytes'] / 1e6:.1f} MB", highlight=False)
+        out.print(esc(f"{r['id']}  {k.get('fingerprint', '?')}  {what}: {r['entries']} vector(s), "
+                      f"{r['shards']} shard(s), {r['bytes'] / 1e6:.1f} MB"), highlight=False)
     out.print(f"{len(rows)} encoder setting(s), {sum(r['entries'] for r in rows)} vector(s), "
-              f"{sum(r['bytes'] for r in rows) / 1e6:.1f} MB in {cache.root} (env EATLAS_CACHE)")
+              f"{sum(r['bytes'] for r in rows) / 1e6:.1f} MB in {esc(cache.root)} (env EATLAS_CACHE)")
     return 0
 
 
 def cmd_publish(args) -> int:
     from .publish import hub_token, publish, push
     from .registry import load_registry
+    from .store import default_db
 
     out, _ = _console()
     token = hub_token() if args.push else None      # fail before writing anything
-    summary = publish(load_registry(args.registry), args.out_dir, seed=args.seed, repo_id=args.push)
+    summary = publish(load_registry(args.registry), args.out_dir, seed=args.seed, repo_id=args.push,
+                      db=Path(args.db) if args.db else default_db())
     cfgs = summary["configs"]
     out.print(f"wrote {len(cfgs)} config(s), {sum(c['rows'] for c in cfgs)} row(s), registry version "
-              f"{summary['version']} to {summary['out']}", highlight=False)
+              f"{summary['version']} to {esc(summary['out'])}", highlight=False)
     if args.push:
         url = push(summary["out"], args.push, summary["version"], token=token)
-        out.print(f"pushed to {url}", highlight=False)
+        out.print(f"pushed to {esc(url)}", highlight=False)
     return 0
 
 
 def cmd_export(args) -> int:
     from .export import export
     from .registry import load_registry
+    from .store import default_db
 
     out, err = _console()
     written, skipped = export(load_registry(args.registry), args.format, args.out_dir, test_ids=args.tests,
-                              level=args.level, seed=args.seed)
+                              level=args.level, seed=args.seed, db=Path(args.db) if args.db else default_db())
     for tid, why in skipped:
-        err.print(f"skipped {tid}: {why}", highlight=False)
-    out.print(f"wrote {len(written)} {args.format} file(s) to {args.out_dir}", highlight=False)
+        err.print(f"skipped {esc(tid)}: {esc(why)}", highlight=False)
+    out.print(f"wrote {len(written)} {args.format} file(s) to {esc(args.out_dir)}", highlight=False)
     return 0
 
 
@@ -451,7 +477,7 @@ def cmd_report(args) -> int:
     runs = [r for v in (args.runs or []) for r in v.split(",") if r]
     path = write_report(db, args.out, run_id=args.run, registry=args.registry, runs=runs, model=args.model,
                         all_runs=args.all)
-    out.print(f"report written to {path}", highlight=False)
+    out.print(f"report written to {esc(path)}", highlight=False)
     return 0
 
 
@@ -471,6 +497,8 @@ def _at_least(low: int):
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if v < low:
             raise argparse.ArgumentTypeError(f"{v} is below {low}")
+        if v > INT64_MAX:               # the results store holds 64-bit integers
+            raise argparse.ArgumentTypeError(f"{text} is above {INT64_MAX} (2**63 - 1)")
         return v
     return parse
 
@@ -487,6 +515,7 @@ def _between(low: float, high: float, *, open_low: bool = False):
     return parse
 
 
+INT64_MAX = 2**63 - 1
 SEED, POSITIVE, PROBABILITY = _at_least(0), _at_least(1), _between(0.0, 1.0, open_low=True)
 
 
@@ -669,10 +698,10 @@ def main(argv: list[str] | None = None) -> int:
         return args.fn(args)
     except ValidationFailed as e:
         for prob in e.problems:
-            print(f"error: {prob.render()}", file=sys.stderr)
+            print(f"error: {plain_line(prob.render())}", file=sys.stderr)
         return 1
     except EatlasError as e:
-        print(f"error: {e.render()}", file=sys.stderr)
+        print(f"error: {plain_line(e.render())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: nothing was written", file=sys.stderr)
@@ -686,7 +715,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except OSError as e:             # disk full, permission denied, a folder where a file should be
         where = f"file {e.filename}: " if e.filename else ""
-        print(f"error: {where}{e.strerror or e} (check the path and its permissions)", file=sys.stderr)
+        print(plain_line(f"error: {where}{e.strerror or e} (check the path and its permissions)"), file=sys.stderr)
         return 2
 
 

@@ -220,7 +220,9 @@ def run_ceat(encoder: Encoder, reg: Registry, test_ids: list[str], corpus: list[
                     mats[stim] = np.zeros((0, 1))
                     continue
                 r = encoder.encode_spans([corpus[i] for i, _ in hits], [span for _, span in hits])
-                mats[stim] = r.vectors[~r.missing]
+                v = r.vectors[~r.missing]
+                # a zero or NaN/inf context vector has no cosine: that context is left out, like one not encoded
+                mats[stim] = v[np.isfinite(v).all(axis=1) & (v != 0).any(axis=1)]
             per_role[role] = mats
         if progress:
             progress(t)

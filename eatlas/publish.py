@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -36,7 +35,6 @@ SETS_CONFIG = "sets"
 PUBLISHED_CONFIG = "published_results"
 PLUS = "_plus_"
 UNSPECIFIED = "unspecified"
-OURS = {"README.md", "LICENSE.md", "data"}
 
 
 def config_name(test_id: str) -> str:
@@ -113,29 +111,38 @@ def _str(v) -> str | None:
     return None if v is None else str(v)
 
 
-def _write(df: pd.DataFrame, out: Path, config: str) -> str:
+def _write(df: pd.DataFrame, target, config: str) -> str:
     rel = f"data/{config}/{SPLIT}.parquet"
-    (out / rel).parent.mkdir(parents=True, exist_ok=True)
     table = pa.Table.from_pandas(df, preserve_index=False)
     schema = pa.schema([f.with_type(pa.string()) if pa.types.is_large_string(f.type) else f for f in table.schema])
-    pq.write_table(table.cast(schema), out / rel)
+    target.write(rel, lambda tmp: pq.write_table(table.cast(schema), tmp))
     return rel
 
 
-def _prepare(out: Path) -> None:
-    if out.exists():
-        if not out.is_dir():
-            raise EatlasError("not a folder", file=str(out))
-        foreign = sorted(p.name for p in out.iterdir() if p.name not in OURS)
-        if foreign:
-            raise EatlasError(f"folder holds files publish did not write ({', '.join(foreign[:3])})", file=str(out),
-                              hint="publish into an empty or new folder")
-        shutil.rmtree(out / "data", ignore_errors=True)
-    out.mkdir(parents=True, exist_ok=True)
+def _prepare(out: Path, rels: list[str], *, db=None, registry_root=None):
+    """The folder's record of what publish wrote there (eatlas.outputs.Outputs), once every file about to be
+    written has been checked: publish replaces only files it wrote itself and the user left unchanged, and
+    refuses a non-empty folder it never published into."""
+    from .outputs import MANIFEST, Outputs
+
+    target = Outputs(out, db=db, registry_root=registry_root, what="dataset")
+    if out.is_dir() and not target.manifest.exists() and any(out.iterdir()):
+        shown = sorted(p.name for p in out.iterdir())
+        raise EatlasError(f"folder is not empty and holds no {MANIFEST} of an earlier publish "
+                          f"({', '.join(shown[:3])}{', ...' if len(shown) > 3 else ''}), so publish did not write it",
+                          file=str(out), hint="publish into an empty or new folder")
+    for rel in target.entries:          # a file publish wrote and the user changed since is never replaced
+        if (out / rel).exists() and not target.owned(rel):
+            raise EatlasError("changed since eatlas publish wrote it", file=str(out / rel),
+                              hint="move it away, or publish into a new folder")
+    target.check_all(rels)
+    return target
 
 
-def publish(reg: Registry, out_dir: str | Path, *, seed: int = 0, repo_id: str | None = None) -> dict:
-    """Write the dataset folder; returns a summary (version, configs with rows and licences)."""
+def publish(reg: Registry, out_dir: str | Path, *, seed: int = 0, repo_id: str | None = None,
+            db: str | Path | None = None) -> dict:
+    """Write the dataset folder; returns a summary (version, configs with rows and licences). Writes only
+    files it wrote before (listed in the folder's manifest, unchanged), never ``db`` or a registry file."""
     out = Path(out_dir)
     names = {}
     for tid in reg.tests:
@@ -144,7 +151,10 @@ def publish(reg: Registry, out_dir: str | Path, *, seed: int = 0, repo_id: str |
             raise EatlasError(f"test id {tid!r} cannot be mapped to a distinct config name ({name!r})",
                               obj=f"test {tid}", field="id", hint=f"test ids must not contain {PLUS!r}")
         names[name] = tid
-    _prepare(out)
+    out_rels = [f"data/{config_name(t)}/{SPLIT}.parquet" for t in reg.tests] + \
+        [f"data/{c}/{SPLIT}.parquet" for c in (SETS_CONFIG, PUBLISHED_CONFIG)] + ["README.md", "LICENSE.md"]
+    target = _prepare(out, out_rels, db=db, registry_root=reg.root)
+    before = set(target.entries)
     configs = []
     for tid, spec in reg.tests.items():
         rows = [r for lv in export_levels(spec) for r in stimulus_rows(reg, build_test(reg, spec, lv, seed=seed))]
@@ -154,24 +164,27 @@ def publish(reg: Registry, out_dir: str | Path, *, seed: int = 0, repo_id: str |
         configs.append({"config_name": config_name(tid), "test_id": tid, "version": spec.version,
                         "title": spec.title, "levels": export_levels(spec), "rows": len(rows),
                         "language": spec.language, "licences": set(parts), "licence": _licence_text(parts),
-                        "path": _write(frame, out, config_name(tid))})
+                        "path": _write(frame, target, config_name(tid))})
     sets = _sets_frame(reg)
     set_lics = set(sets["license"])
     configs.append({"config_name": SETS_CONFIG, "test_id": None, "version": None, "levels": [],
                     "language": ", ".join(sorted(set(sets["language"]))),
                     "title": "every stimulus set, one row per item with its provenance", "rows": len(sets),
                     "licences": set_lics, "licence": "per row (column license): " + ", ".join(sorted(set_lics)),
-                    "path": _write(sets, out, SETS_CONFIG)})
+                    "path": _write(sets, target, SETS_CONFIG)})
     pub = read_published(reg)
     if len(pub):
         configs.append({"config_name": PUBLISHED_CONFIG, "test_id": None, "version": None, "levels": [],
                         "title": "results the papers published, one row per printed cell", "rows": len(pub),
                         "language": "",
                         "licences": {UNSPECIFIED}, "licence": f"{UNSPECIFIED} (numbers transcribed from the papers)",
-                        "path": _write(pub, out, PUBLISHED_CONFIG)})
+                        "path": _write(pub, target, PUBLISHED_CONFIG)})
     version = registry_version(reg)
-    (out / "README.md").write_text(dataset_card(reg, configs, version, repo_id), encoding="utf-8")
-    (out / "LICENSE.md").write_text(_licence_file(configs, version), encoding="utf-8")
+    target.write_text("README.md", dataset_card(reg, configs, version, repo_id))
+    target.write_text("LICENSE.md", _licence_file(configs, version))
+    for rel in before - {c["path"] for c in configs} - {"README.md", "LICENSE.md"}:
+        target.forget(rel)              # a config an earlier publish wrote that is gone now (unchanged file only)
+    target.save()
     return {"version": version, "configs": configs, "out": out}
 
 
@@ -350,7 +363,9 @@ def push(out_dir: str | Path, repo_id: str, version: str, *, token: str) -> str:
     api = HfApi(token=token)
     try:
         api.create_repo(repo_id, repo_type="dataset", exist_ok=True)
+        from .outputs import Outputs
         info = api.upload_folder(repo_id=repo_id, repo_type="dataset", folder_path=str(out_dir),
+                                 allow_patterns=sorted(Outputs(out_dir).entries) or None,   # only what publish wrote
                                  commit_message=f"EATlas registry {version}")
         api.create_tag(repo_id, tag=version, repo_type="dataset", revision=info.oid, exist_ok=True)
     except Exception as e:  # network, auth and Hub errors alike become one clear message

@@ -240,6 +240,8 @@ def _place_labels(fig, ax, points: list[tuple[float, float, str]], fontsize: flo
 def reproduction_scatter(df: pd.DataFrame) -> dict | None:
     """Ours against the printed effect sizes of the same model: one colour and one Pearson r per model,
     each point labelled with its test and level."""
+    if len(df):     # a published 'inf' (or any value that is not a finite number) is not a number here
+        df = df.replace([np.inf, -np.inf], np.nan)
     df = df.dropna(subset=["our_effect_size", "published_effect_size"]) if len(df) else df
     if not len(df):
         return None
@@ -381,8 +383,14 @@ def _safe(svg: str):
 
 
 def write_report(db: str | Path, out: str | Path, **kw) -> Path:
+    """Write the report to ``out``: never over the database, a registry file or a file eatlas did not
+    write (eatlas.outputs), checked before the report is built."""
+    from .outputs import Outputs
+    from .registry import default_root
+
     out = Path(out)
+    root = kw.get("registry") or default_root()
+    target = Outputs(out.parent, db=db, registry_root=root, what="report")
+    target.check(out.name)
     html = build_report(db, **kw)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(html, encoding="utf-8")
-    return out
+    return target.write_text(out.name, html)

@@ -28,7 +28,7 @@ from .identity import run_columns
 from .provenance import run_inputs
 from .registry import LEVELS, ROLES, Registry, load_registry
 from .stimuli import Test, build_test
-from .store import write_run
+from .store import check_writable, write_run
 from .weat import holm, weat
 
 METHODS = ("weat", "mleat")     # the methods over a test's four matrices; CEAT and IBD: eatlas.method_runs
@@ -126,7 +126,8 @@ def _encode_all(encoder: Encoder, built: list[Test], progress=None, cache: Embed
     for mode, ck in keys.items():
         if ck is not None:
             found = cache.get(ck, [(k[1], k[2]) for k in wanted if k[0] == mode])
-            out.update({(mode, *item): v for item, v in found.items()})
+            # a cached vector holding NaN or inf was damaged outside eatlas: encoded afresh, never used
+            out.update({(mode, *item): v for item, v in found.items() if v[1] or np.all(np.isfinite(v[0]))})
     todo = [k for k in wanted if k not in out]
     if progress:
         progress(Phase("encoding", len(todo), 0, cached=len(wanted) - len(todo)))
@@ -265,19 +266,27 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
            else None, "template": t.template, "truncation_seed": t.truncation_seed, "status": "ok", "reason": None,
            "effect_size": None, "p_value": None, "exact": None, "n_partitions": None, "parametric": cfg.parametric,
            "holm_significant": None}
-    mats, dropped = {}, {}
+    mats, dropped, reasons, kept = {}, {}, {}, {}
     for role, c in t.concepts.items():
-        keep, lost = [], []
+        keep, lost, names = [], [], []
         for st in c.stimuli:
             vec, miss = vectors[_key(t, st)]
             miss = miss or (st.span is not None and not covered[st.text[st.span[0]:st.span[1]]])
-            (lost if miss else keep).append(st.text if miss else vec)
-        mats[role] = np.array(keep, dtype=np.float64).reshape(len(keep), -1)
+            why = None if miss else degenerate(vec)
+            if why:                 # no direction, so no cosine: not encodable, like a word out of vocabulary
+                reasons[st.text] = why
+            (lost if miss or why else keep).append(st.text if miss or why else vec)
+            if not (miss or why):
+                names.append(st.stimulus)
+        mats[role] = np.array(keep, dtype=np.float64).reshape(len(keep), -1) if keep else np.zeros((0, 0))
+        kept[role] = names
         if lost:
             dropped[role] = lost
         row[f"n_{role}"] = len(keep)
-    row["dropped"] = dropped
     row["n_dropped"] = sum(len(v) for v in dropped.values())
+    if reasons:
+        dropped["reasons"] = reasons        # text -> why, for stimuli dropped for another reason than vocabulary
+    row["dropped"] = dropped
     short = [r for r in ROLES if len(t.concepts[r]) and row[f"n_{r}"] / len(t.concepts[r]) < cfg.min_coverage]
     if short or any(row[f"n_{r}"] < 2 for r in ROLES):
         row["status"] = "not_run"
@@ -285,22 +294,61 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
             f"{r.upper()} {row[f'n_{r}']}/{len(t.concepts[r])}" for r in ROLES) + \
             f" (min coverage {cfg.min_coverage:.0%}, at least 2 each)"
         return row, None
+    clash = same_vectors(mats, kept)
+    if clash:
+        row["status"], row["reason"] = "not_run", clash
+        return row, None
     ml = None
-    if cfg.method == "mleat":
-        from .mleat import mleat
-        ml = mleat(mats["x"], mats["y"], mats["a"], mats["b"], n_samples=cfg.n_samples, seed=cfg.seed,
-                   parametric=cfg.parametric, alpha=cfg.mleat_alpha, effect_threshold=cfg.effect_threshold,
-                   names=[t.concepts[r].name for r in ROLES], p_method=cfg.mleat_p)
-        res = ml.level1
-    else:
-        res = weat(mats["x"], mats["y"], mats["a"], mats["b"], n_samples=cfg.n_samples, seed=cfg.seed,
-                   parametric=cfg.parametric)
+    with np.errstate(divide="ignore", invalid="ignore"):     # a standard deviation of 0 is reported below
+        if cfg.method == "mleat":
+            from .mleat import mleat
+            ml = mleat(mats["x"], mats["y"], mats["a"], mats["b"], n_samples=cfg.n_samples, seed=cfg.seed,
+                       parametric=cfg.parametric, alpha=cfg.mleat_alpha, effect_threshold=cfg.effect_threshold,
+                       names=[t.concepts[r].name for r in ROLES], p_method=cfg.mleat_p)
+            res = ml.level1
+        else:
+            res = weat(mats["x"], mats["y"], mats["a"], mats["b"], n_samples=cfg.n_samples, seed=cfg.seed,
+                       parametric=cfg.parametric)
+    if not np.isfinite(res.effect_size):
+        row["status"] = "not_run"
+        row["reason"] = ("effect size undefined: every stimulus of X and Y has the same association with A and B "
+                         "in this model (standard deviation 0)")
+        return row, None
     row.update(effect_size=res.effect_size, p_value=res.p_value, exact=res.exact, n_partitions=res.n_partitions)
     return row, ml
 
 
+def degenerate(vec) -> str | None:
+    """Why a vector cannot enter a cosine (None: it can)."""
+    v = np.asarray(vec, dtype=np.float64)
+    if not np.all(np.isfinite(v)):
+        return "vector holds NaN or inf"
+    if not np.any(v):
+        return "zero vector"
+    return None
+
+
+def same_vectors(mats: dict, names: dict) -> str | None:
+    """The reason a test cannot run when a stimulus of X and one of Y (or of A and B) have the very same
+    vector in this model, e.g. 'Aster' and 'aster' in a model that lower-cases: to the model they are one
+    stimulus in both concepts, an overlap (docs/methods.md, Degenerate input)."""
+    clashes = []
+    for r1, r2 in (("x", "y"), ("a", "b")):
+        seen = {}
+        for name, v in zip(names[r1], mats[r1]):
+            seen.setdefault(v.tobytes(), name)
+        pairs = [(seen[v.tobytes()], name) for name, v in zip(names[r2], mats[r2]) if v.tobytes() in seen]
+        clashes += [f"{r1.upper()} {a!r} and {r2.upper()} {b!r}" for a, b in pairs]
+    if not clashes:
+        return None
+    more = f" and {len(clashes) - 3} more" if len(clashes) > 3 else ""
+    return ("overlap in this model: " + "; ".join(clashes[:3]) + more + " have the same vector (the model does not "
+            "tell them apart, e.g. it lower-cases), so one stimulus would stand in both concepts")
+
+
 def run(cfg: RunConfig, *, db: str | Path, registry: str | Path | None = None, encoder: Encoder | None = None,
         progress=None, wait_s: float = 0.0, cache: EmbeddingCache | None = None) -> RunOutcome:
+    check_writable(db)          # before any work: a finished run is never lost at write time
     outcome = evaluate(cfg, registry=registry, encoder=encoder, progress=progress, cache=cache)
     write_run(db, outcome.run, outcome.results, load_registry(registry), wait_s=wait_s, extra_tables=outcome.tables)
     return outcome

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 import time
 from pathlib import Path
 
@@ -220,6 +221,7 @@ def connect(path: str | Path, *, read_only: bool = False, wait_s: float = 0.0,
     path = Path(path)
     if (read_only or sandbox) and not path.exists():
         raise EatlasError("no such database", file=str(path), hint="run 'eatlas run' first, or pass --db FILE")
+    _check_header(path)
     deadline = time.monotonic() + wait_s
     while True:
         try:
@@ -244,6 +246,77 @@ def connect(path: str | Path, *, read_only: bool = False, wait_s: float = 0.0,
         except duckdb.Error as e:
             raise EatlasError(f"cannot open database: {str(e).splitlines()[0]}", file=str(path),
                               hint="is this an eatlas results file? pass another --db FILE") from None
+
+
+DUCKDB_MAGIC = b"DUCK"      # bytes 8-12 of every DuckDB database file
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a file of another program before DuckDB opens it (DuckDB would try to download a reader
+    extension for a SQLite file, and reports a text file only as a parse failure)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return          # connect() reports these
+    except OSError as e:
+        raise EatlasError(f"cannot read the database: {e.strerror or e}", file=str(path)) from None
+    if not head or head[8:12] == DUCKDB_MAGIC:
+        return
+    what = "a SQLite database" if head.startswith(b"SQLite format 3") else "not a DuckDB database"
+    raise EatlasError(f"cannot open database: {what}", file=str(path),
+                      hint="is this an eatlas results file? pass another --db FILE")
+
+
+def check_writable(path: str | Path) -> None:
+    """Before a run does any work: the results file can be opened for writing (an existing DuckDB file
+    that is not damaged, not in use and not read-only, or a new file in a folder that can be written),
+    so that no finished run is lost at write time. Creates nothing."""
+    path = Path(path)
+    if path.is_dir():
+        raise EatlasError("is a folder, not a database file", file=str(path), hint="pass --db FILE")
+    if not path.exists():
+        folder = path.parent
+        if not folder.is_dir():
+            raise EatlasError("the database's folder does not exist", file=str(path),
+                              hint=f"create {folder} first, or pass another --db FILE")
+        try:
+            fd, probe = tempfile.mkstemp(dir=folder, prefix=".eatlas-probe-")
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as e:
+            raise EatlasError(f"cannot create the database: the folder cannot be written ({e.strerror or e})",
+                              file=str(path), hint="pass --db FILE in a folder you can write") from None
+        return
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise EatlasError("the database file is read-only", file=str(path),
+                          hint="make it writable, or pass another --db FILE")
+    if path.stat().st_size == 0:
+        return          # a 0-byte leftover: connect() replaces it
+    try:
+        con = connect(path)
+    except EatlasError as e:
+        if "in use by another process" in e.message:
+            return      # checked at the write, which waits for it (--wait) or says so
+        raise
+    try:
+        con.execute("SELECT count(*) FROM information_schema.tables").fetchall()
+        # DuckDB reads a block only when a query needs it, so a file cut short opens and fails at the write:
+        # read every row, and try the write (a probe run, rolled back) as write_run will do it.
+        con.execute("BEGIN TRANSACTION")
+        init_schema(con)
+        for (t,) in con.execute("SELECT table_name FROM information_schema.tables "
+                                "WHERE table_type = 'BASE TABLE' AND table_schema = 'main'").fetchall():
+            q = '"' + t.replace('"', '""') + '"'
+            con.execute(f"SELECT count(*) FROM {q} AS r WHERE r IS NOT NULL").fetchall()
+        con.execute("INSERT INTO runs (run_id, method, model, model_fingerprint, seed, started_at, finished_at) "
+                    "VALUES ('eatlas-probe', 'probe', 'probe', 'probe', 0, now(), now())")
+        con.execute("ROLLBACK")
+    except duckdb.Error as e:
+        raise EatlasError(f"cannot open database: {str(e).splitlines()[0]}", file=str(path),
+                          hint="is this an eatlas results file? pass another --db FILE") from None
+    finally:
+        con.close()
 
 
 def _empty_leftover(path: Path) -> bool:
@@ -357,11 +430,15 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
             con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _extra")
             con.unregister("_extra")
         con.execute("COMMIT")
-    except BaseException:
+    except BaseException as e:
         try:
             con.execute("ROLLBACK")
         except duckdb.Error:
             pass
+        if isinstance(e, (duckdb.Error, OSError)) and not isinstance(e, EatlasError):
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise EatlasError(f"the run could not be written, and nothing of it was: {first}", file=str(db),
+                              hint="check the free space and permissions, then run again") from None
         raise
     finally:
         con.close()
@@ -415,6 +492,8 @@ def published_only(reg=None) -> duckdb.DuckDBPyConnection:
 def query(db: str | Path, sql: str, *, write: bool = False, wait_s: float = 0.0, reg=None) -> pd.DataFrame:
     """Run one SQL statement. Without a results file (no run yet) and without ``write``, the registry's
     published results and the views are queried in memory (``reg``: the registry, default the bundled one)."""
+    if not sql.strip() or not sql.strip().strip(";").strip():
+        raise EatlasError("empty SQL query", field="query", hint="e.g. eatlas sql \"SELECT * FROM runs\"")
     if not Path(db).exists():
         if write:
             raise EatlasError("no such database", file=str(db),
@@ -424,7 +503,10 @@ def query(db: str | Path, sql: str, *, write: bool = False, wait_s: float = 0.0,
         con = connect(db, read_only=not write, wait_s=wait_s, sandbox=not write)
     try:
         try:
-            return con.execute(sql).fetchdf()
+            rel = con.execute(sql)
+            if rel is None or rel.description is None:
+                return pd.DataFrame()       # a statement that returns no rows (a comment only, SET, ...)
+            return rel.fetchdf()
         except duckdb.Error as e:
             msg = str(e).strip().splitlines()[0]
             low = msg.lower()

@@ -3,6 +3,24 @@ the field and what to do, a non-zero exit through the CLI, and never a traceback
 
 At the end, property-based tests feed random YAML documents and random mutations of a real set
 file to the loader: it either loads them or raises EatlasError, never anything else.
+
+Faults, outputs and degenerate content are in tests/test_data_loss.py (issue 15), 41 cases by kind:
+- outputs that would overwrite what eatlas did not write (12): report over the results database,
+  over a user's file, over its own file edited since; report, export and publish into the registry;
+  export and EAT-Maps over a user's file; publish beside a user's file (kept), over an edited file,
+  over a foreign file in the way, into a non-empty folder it never published into;
+- command-line integers beyond the store (3): --seed 2**70, --n-samples 10**30, --n-samples 1e30;
+- store faults, refused before any work (8): truncated database, text file, SQLite file, location
+  that cannot be written (/proc), a folder as --db, a missing folder; disk full at commit (database
+  left as it was); an empty SQL query;
+- degenerate vectors and results (8): zero vector, NaN vector, a role with no vector left, identical
+  target vectors, an undefined effect size (standard deviation 0), NaN in the embedding cache, a
+  case collision (Aster/aster) in the model, a published inf in the report;
+- stored text on the terminal (6): unbalanced and balanced rich markup in items, an escape sequence
+  in notes, markup in a title (list/show), markup and escapes in SQL values, markup in a model path
+  (run table), markup in validate's own error report;
+- CSV formula injection (2): sql --format csv, export --format csv;
+- eatlas add killed (2): after writing the file, in the middle of writing it.
 """
 from __future__ import annotations
 

@@ -128,7 +128,7 @@ def test_level_option_and_skips(tmp_path):
 
 def test_cli_export(tmp_path, capsys):
     assert main(["export", "--format", "sent-bias", str(tmp_path), "--tests", "weat1", "weat+occ"]) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["weat+occ.jsonl", "weat1.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".eatlas-manifest.json", "weat+occ.jsonl", "weat1.jsonl"]
     assert read_sent_bias(tmp_path / "weat+occ.jsonl")["x"][0] == "MaleNames"
     assert main(["export", "--format", "csv", str(tmp_path / "t"), "--tests", "weat1", "--level", "sent"]) == 0
     assert set(pd.read_csv(tmp_path / "t" / "weat1.csv")["level"]) == {"sent"}

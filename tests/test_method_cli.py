@@ -54,7 +54,8 @@ def test_mleat_on_googlenews_reproduces_ml_eat_table4_where_every_stimulus_is_pr
     patterns = dict(con.execute("SELECT test_id, pattern FROM mleat_results").fetchall())
     assert patterns["weat6"] == "AB-Divergent"        # career/family: X with career, Y with family
     assert sorted(p.name for p in maps.iterdir()) == sorted(
-        [f"{t}_word.{ext}" for t in tests for ext in ("png", "svg")] + ["grid.png", "grid.svg"])
+        [f"{t}_word.{ext}" for t in tests for ext in ("png", "svg")]
+        + ["grid.png", "grid.svg", ".eatlas-manifest.json"])
     assert (maps / "grid.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "<svg" in (maps / "weat6_word.svg").read_text()
 
