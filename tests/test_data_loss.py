@@ -335,19 +335,18 @@ def test_a_case_collision_in_the_model_is_an_overlap(mini, tmp_path, capsys):
     assert r["status"] == "not_run" and "X 'aster' and Y 'Aster'" in r["reason"] and "overlap" in r["reason"]
 
 
-def test_a_published_inf_does_not_break_the_report(mini, ran, tmp_path, capsys):
-    pub = mini.root / "registry" / "testpaper" / "published"
-    pub.mkdir()
-    (pub / "table1.csv").write_text(
-        "paper,table_id,row_label,column_label,statistic,value,significance,missing,test_id,level,model,"
-        "model_family,note\ntestpaper,T1,t1,static,effect_size,inf,,false,t1,word,vectors,static,\n"
-        "testpaper,T1,t1,static2,effect_size,0.5,,false,t1,word,vectors,static,\n")
-    mini.sync(fresh=False)
-    db = tmp_path / "P.duckdb"
-    assert run(capsys, mini, db, tmp_path / "vec.txt", "--quiet")[0] == 0
-    rc, _, err = cli(capsys, "--registry", mini.root, "--db", db, "report", tmp_path / "r.html")
-    assert rc == 0, err
-    assert "1 pair(s)" in (tmp_path / "r.html").read_text()      # the inf pair is left out, not plotted
+def test_a_published_inf_does_not_break_the_report():
+    """A printed 'inf' (or any non-finite number) is left out of the comparison plot, never plotted."""
+    import numpy as np
+    import pandas as pd
+
+    from eatlas.report import reproduction_scatter
+    df = pd.DataFrame({"run_id": ["r1", "r1"], "model": ["m", "m"], "test_id": ["t1", "t2"], "level": ["word", "word"],
+                       "our_effect_size": [0.4, 0.6], "published_effect_size": [np.inf, 0.5],
+                       "paper": ["testpaper", "testpaper"], "published_model": ["m", "m"]})
+    df["difference"] = df["our_effect_size"] - df["published_effect_size"]
+    fig = reproduction_scatter(df)
+    assert fig is not None and fig["n"] == 1
 
 
 # ============================================================ 5. stored text printed as data
