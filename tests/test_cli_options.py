@@ -57,4 +57,5 @@ def test_an_empty_list_is_refused(capsys):
 
 def test_export_with_commas(tmp_path):
     assert main(["export", "--format", "sent-bias", str(tmp_path), "--tests", "weat1,weat+occ"]) == 0
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".eatlas-manifest.json") == ["weat+occ.jsonl", "weat1.jsonl"]
+    written = sorted(p.name for p in tmp_path.iterdir() if p.name != ".eatlas-manifest.json")
+    assert written == ["weat+occ.jsonl", "weat1.jsonl"]
