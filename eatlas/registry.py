@@ -521,6 +521,7 @@ class Registry:
             raise EatlasError("no catalog.yaml here; is this a registry folder?", file=str(cat_path),
                               hint="pass --registry DIR or set EATLAS_REGISTRY")
         self.catalog_file = "catalog.yaml"
+        cat_path = self.resolve("catalog.yaml", "catalog.yaml", "catalog")
         cat = read_yaml(cat_path, root=self.root) or {}
         if not isinstance(cat, dict):
             raise EatlasError(f"the catalog must be a mapping with sets, tests, templates, got {_typename(cat)}",
@@ -623,6 +624,8 @@ class Registry:
     @cached_property
     def sources(self) -> dict:
         p = self.root / "registry" / "sources.yaml"
+        if p.is_symlink() or p.exists():        # like every file the registry reads: inside the folder
+            p = self.resolve("registry/sources.yaml", "registry/sources.yaml", "sources")
         doc = (read_yaml(p, root=self.root) or {}) if p.is_file() else {}
         if not isinstance(doc, dict):
             raise EatlasError(f"expected a mapping paper key -> citation, got {_typename(doc)}",

@@ -119,6 +119,18 @@ def _covered(encoder: Encoder, built: list[Test]) -> dict:
     return dict(zip(words, map(bool, encoder.covers(words))))
 
 
+def refuse_invalid(reg: Registry, test_ids: list[str]) -> None:
+    """Refuse to run tests that ``validate`` refuses (their sets, templates, content hashes), before
+    any model is loaded: a set edited without a version bump must not store results under the old
+    version."""
+    from .errors import ValidationFailed
+    from .schemas import check_tests
+
+    problems = check_tests(reg, test_ids)
+    if problems:
+        raise ValidationFailed(problems)
+
+
 def _key(t: Test, s) -> tuple:
     if t.level.startswith("c-word") and s.span is not None:
         return ("span", s.text, s.span)
@@ -139,6 +151,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     # A test named twice (or by id and by alias) or a level given twice runs once.
     test_ids = list(dict.fromkeys(reg.get_test_spec(t).id for t in cfg.tests)) if cfg.tests else list(reg.tests)
     levels = tuple(dict.fromkeys(cfg.levels))
+    refuse_invalid(reg, test_ids)
     started = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
     built, skipped = [], []
     for tid in test_ids:
