@@ -574,6 +574,10 @@ class Registry:
                 raise EatlasError("expected a mapping with id and file", file="catalog.yaml",
                                   obj=f"catalog published[{n}]", field="file",
                                   hint="run 'eatlas catalog --sync' to rebuild it")
+            if entry.get("version") is not None:
+                check_version(entry["version"], "catalog.yaml", f"catalog published {entry.get('id')}")
+            if entry.get("sha256"):
+                self.recorded_hash[("published", entry.get("id"))] = entry["sha256"]
 
     def resolve(self, rel: Any, file: str, obj: str) -> Path:
         """A path named in a registry file, refused if it leaves the registry folder."""

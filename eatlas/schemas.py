@@ -139,7 +139,8 @@ def _check_hint(name: str, col) -> str | None:
 
 
 def check_test(reg: Registry, tid: str) -> list[EatlasError]:
-    from .checks import empty_sentence_problems, role_problems, sentence_count_problem, template_problems
+    from .checks import (empty_sentence_problems, expanded_test, role_problems, sentence_count_problem,
+                         template_problems)
     from .stimuli import build_test
 
     spec = reg.tests[tid]
@@ -205,7 +206,8 @@ def check_test(reg: Registry, tid: str) -> list[EatlasError]:
         if level != "word" and template_problems(reg.templates[spec.expansions[level].template.partition("@")[0]]):
             continue        # reported with the template; expanding it could allocate without bound
         try:
-            t = build_test(reg, spec, level)
+            # each role's sentences, expanded once per (set, template, family, vars) for all tests sharing them
+            t = build_test(reg, spec, level) if level == "word" else expanded_test(reg, spec, level)
         except EatlasError as e:
             problems.append(e if e.file else EatlasError(e.message, field=f"expansions ({level})",
                                                          hint=e.hint, **where))
@@ -285,13 +287,16 @@ def _check(reg: Registry, sets: list, test_ids: list[str], templates: list) -> l
 
 
 def check_published(reg: Registry) -> list[EatlasError]:
-    """Every published-results CSV in the catalog reads, with the columns the store needs."""
+    """Every published-results CSV in the catalog reads, with the columns the store needs, and
+    follows schemas/published.yaml (eatlas.published)."""
+    from .published import check_table
     from .store import read_published
 
     out = []
     for e in reg.catalog.get("published") or []:
         try:
             read_published(reg, [e])
+            out += check_table(reg, e)
         except EatlasError as err:
             out.append(err)
     return out

@@ -499,7 +499,7 @@ def test_published_csv_with_a_missing_column(mini, capsys, tiny_bert, tmp_path, 
     db = tmp_path / "r.duckdb"
     says(*cli(capsys, "--registry", mini.root, "--db", db, "run", "--model", tiny_bert, "--levels", "word",
               "--n-samples", "200", "--quiet"),
-         "table1.csv", "missing column(s) significance", code=2)
+         "table1.csv", "missing column(s) significance", code=1)      # refused like validate, before any work
     assert not db.exists() or _tables(db) == []     # the failed write rolled back, schema included
 
 

@@ -149,8 +149,10 @@ def _template(mini, families, parts=None):
     mini.sync()
 
 
-def test_family_sentence_without_the_stimulus(mini, capsys):
-    _template(mini, {"adjective": ["This is {{ term }}.", "That is nice."]})
+@pytest.mark.parametrize("sentence", ["That is nice.", "   ", "", "{{ article }}"])
+def test_family_sentence_without_the_stimulus(mini, capsys, sentence):
+    # an empty or whitespace-only sentence is one without the stimulus
+    _template(mini, {"adjective": ["This is {{ term }}.", sentence]})
     says(*validate(mini, capsys), "templates/may2019_bleached.yaml", "template may2019_bleached",
          "field 'families.adjective[1]'", "never prints the stimulus", "{{ term }}", code=1)
 
@@ -322,3 +324,77 @@ def test_project_loaders_are_valid():
     from eatlas.encoders import LOADERS_DIR
     from eatlas.loaders import read_loaders
     assert set(read_loaders(LOADERS_DIR)) >= {"all-minilm-l6-v2", "glove-6b-50d"}
+
+
+# ----------------------------------------------------------------------------- 5. published tables
+HEADER = "paper,table_id,row_label,column_label,statistic,value,significance,missing,test_id,level,model,model_family,note"
+ROW = "testpaper,Table 1,C1,GloVe,effect_size,1.50,*,false,t1,word,GloVe,glove,as printed"
+TABLE = "registry/testpaper/published/table1.csv"
+
+
+def _published(mini, text: str, sync: bool = True):
+    d = mini.root / "registry" / "testpaper" / "published"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "table1.csv").write_text(text, encoding="utf-8")
+    if sync:
+        mini.sync(fresh=False)
+
+
+def test_a_good_published_table_validates(mini, capsys):
+    _published(mini, f"{HEADER}\n{ROW}\ntestpaper,Table 1,+C11: M/F Names | word,GloVe,effect_size,-0.3,,false,t1,"
+                     "word,GloVe,cbow-glove-6b,note\ntestpaper,Table 1,C1,x,effect_size,,,true,,,,,not printed\n")
+    rc, err = validate(mini, capsys)
+    says(rc, err, "unknown model family 'cbow-glove-6b'")       # the one wrong cell, nothing else
+    assert err.count("error:") == 1, err
+    _published(mini, f"{HEADER}\n{ROW}\ntestpaper,Table 1,+C11: M/F Names | word,GloVe,effect_size,-0.3,,false,t1,"
+                     "word,GloVe,cbow-glove,note\n")
+    rc, err = validate(mini, capsys)
+    assert rc == 0, err
+
+
+@pytest.mark.parametrize("header, needle", [
+    (HEADER.replace("value,significance", "significance,value"), "columns in another order"),
+    (HEADER + ",extra", "unknown column(s) 'extra'"),
+])
+def test_published_header_must_be_the_schema(mini, capsys, header, needle):
+    row = ROW + ",x" if "extra" in header else ROW
+    _published(mini, f"{header}\n{row}\n")
+    says(*validate(mini, capsys), TABLE, "published testpaper_table1", "field 'header'",
+         "the header differs from the schema", needle, code=1)
+
+
+@pytest.mark.parametrize("row, field, needle", [
+    (ROW.replace("1.50", "big"), "value", "value 'big' of statistic 'effect_size' is not a finite number"),
+    (ROW.replace("1.50", "inf"), "value", "value 'inf'"),
+    (ROW.replace("1.50", ""), "value", "value ''"),
+    (ROW.replace(",t1,", ",weat99,"), "test_id", "unknown test id 'weat99'"),
+    (ROW.replace(",word,", ",sentence,"), "level", "unknown level 'sentence'"),
+    (ROW.replace(",glove,", ",llama,"), "model_family", "unknown model family 'llama'"),
+    (ROW.replace(",false,", ",no,"), "missing", "missing is 'no'"),
+    (ROW.replace("as printed", "=HYPERLINK(\"http://x\")"), "note", "begins like a spreadsheet formula"),
+    (ROW.replace("GloVe,effect", "@SUM(A1),effect"), "column_label", "begins like a spreadsheet formula"),
+    (ROW.replace(",C1,", ",+cmd|' /C calc'!A0,"), "row_label", "begins like a spreadsheet formula"),
+    (ROW.replace(",*,", ",-x,"), "significance", "begins like a spreadsheet formula"),
+])
+def test_published_cells_are_checked(mini, capsys, row, field, needle):
+    _published(mini, f"{HEADER}\n{row}\n")
+    says(*validate(mini, capsys), TABLE, "published testpaper_table1", f"field '{field}'", "line 2", needle, code=1)
+
+
+def test_published_table_has_version_and_hash(mini, capsys, vectors, tmp_path):
+    _published(mini, f"{HEADER}\n{ROW}\n")
+    entry = lambda: next(e for e in yaml.safe_load((mini.root / "catalog.yaml").read_text())["published"])  # noqa
+    assert entry()["version"] == "1.0.0" and len(entry()["sha256"]) == 64
+    first = entry()["sha256"]
+    _published(mini, f"{HEADER}\n{ROW.replace('1.50', '1.51')}\n", sync=False)     # edited, not re-synced
+    says(*validate(mini, capsys), TABLE, "published testpaper_table1", "content changed but version 1.0.0 did not",
+         "catalog --sync", code=1)
+    db = tmp_path / "r.duckdb"
+    says(*run_word(capsys, mini, vectors, db), TABLE, "content changed", code=1)
+    assert not db.exists()
+    mini.sync(fresh=False)
+    assert entry()["version"] == "1.1.0" and entry()["sha256"] != first
+    rc, err = validate(mini, capsys)
+    assert rc == 0, err
+    mini.sync(fresh=False)                   # unchanged content keeps its version
+    assert entry()["version"] == "1.1.0"
