@@ -241,6 +241,42 @@ def _safe_families(item, families_for):
         return []
 
 
+def expanded_test(reg: Registry, spec: TestSpec, level: str):
+    """The test's roles expanded at a sentence level, for validation: like stimuli.build_test without
+    the truncation, each role's expansion computed once per registry for every test that shares it."""
+    from types import SimpleNamespace
+
+    from .stimuli import SENTENCE_OF
+    from .templates import expand_item
+
+    exp = spec.expansions[SENTENCE_OF[level]]
+    tmpl = reg.get_template(exp.template)
+    cache = reg.__dict__.setdefault("_validation_expansions", {})
+    concepts = {}
+    for r in ROLES:
+        s = reg.get_set(spec.sets[r])
+        variables = {**s.template_vars, **exp.vars}
+        key = (s.ref, tmpl.ref, exp.families.get(r), tuple(sorted(variables.items())))
+        if key not in cache:
+            try:
+                cache[key] = [e for n, it in enumerate(s.items)
+                              for e in expand_item(it, n, tmpl, family=exp.families.get(r), variables=variables)]
+            except EatlasError as e:
+                cache[key] = e
+        if isinstance(cache[key], EatlasError):
+            raise cache[key]
+        concepts[r] = _Role(cache[key])
+    return SimpleNamespace(level=level, concepts=concepts)
+
+
+class _Role:
+    def __init__(self, stimuli):
+        self.stimuli = stimuli
+
+    def __len__(self):
+        return len(self.stimuli)
+
+
 def empty_sentence_problems(test, spec: TestSpec) -> list[EatlasError]:
     """Sentences that rendered to nothing but whitespace."""
     out = []
