@@ -3,6 +3,23 @@ the field and what to do, a non-zero exit through the CLI, and never a traceback
 
 At the end, property-based tests feed random YAML documents and random mutations of a real set
 file to the loader: it either loads them or raises EatlasError, never anything else.
+
+Catalogue, continued in tests/test_validation.py (68 cases; each refused by validate, and by run
+where it bears on the tests run):
+- stimulus characters and look-alikes: 21 (15 control/format/space characters by code point, mixed
+  scripts, one accepted single-script control, a confusable within a set, two across targets,
+  NFC/NFD forms across targets);
+- test structure (a set or an item in a target and an attribute role): 3;
+- templates (a sentence without the stimulus, empty or blank, through a part; a 10^8-word bomb in
+  validate and in run; parts nested too deep): 8;
+- run refuses what validate refuses (duplicate, 100,000-character item, kind: Name, zero-width
+  space, a set edited without a version bump, only the tests run are checked): 6;
+- published tables (header swapped or extra; non-numeric, infinite or empty value; unknown test
+  id, level, family; bad missing flag; formula-like cells; version and hash): 15;
+- loader entries (unknown keys, types, backend, required field, weights paths and module, id vs
+  file name, YAML tags; the project's loaders): 11;
+- paths (sources.yaml or catalog.yaml linked outside the registry): 2;
+- tags (a list of ids, matched whole): 2.
 """
 from __future__ import annotations
 
