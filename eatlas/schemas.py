@@ -139,8 +139,13 @@ def _check_hint(name: str, col) -> str | None:
 
 
 def check_test(reg: Registry, tid: str) -> list[EatlasError]:
-    from .checks import (empty_sentence_problems, expanded_test, role_problems, sentence_count_problem,
-                         template_problems)
+    from .checks import (
+        empty_sentence_problems,
+        expanded_test,
+        role_problems,
+        sentence_count_problem,
+        template_problems,
+    )
     from .stimuli import build_test
 
     spec = reg.tests[tid]

@@ -82,7 +82,7 @@ def test_mixed_scripts_in_one_item_are_refused(mini, capsys):
 def test_one_script_with_common_characters_is_accepted(mini, capsys):
     items = ["rose-bush", "O'Hara", "caf\u00e9 2", "\u0436\u0443\u043a", "\u6771\u4eac\u30bf\u30ef\u30fc",
              "cafe\u0301 au lait"]
-    rc, err = with_roses(mini, capsys, items, case_sensitive=True)
+    _, err = with_roses(mini, capsys, items, case_sensitive=True)
     assert "mixes scripts" not in err and "U+" not in err, err
 
 
@@ -383,7 +383,8 @@ def test_published_cells_are_checked(mini, capsys, row, field, needle):
 
 def test_published_table_has_version_and_hash(mini, capsys, vectors, tmp_path):
     _published(mini, f"{HEADER}\n{ROW}\n")
-    entry = lambda: next(e for e in yaml.safe_load((mini.root / "catalog.yaml").read_text())["published"])  # noqa
+    def entry():
+        return next(e for e in yaml.safe_load((mini.root / "catalog.yaml").read_text())["published"])
     assert entry()["version"] == "1.0.0" and len(entry()["sha256"]) == 64
     first = entry()["sha256"]
     _published(mini, f"{HEADER}\n{ROW.replace('1.50', '1.51')}\n", sync=False)     # edited, not re-synced
