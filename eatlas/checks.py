@@ -27,6 +27,19 @@ MAX_TEST_SENTENCES = 500_000    # sentences of one test at one level (items x fa
 ROLE_NAMES = {"x": "target X", "y": "target Y", "a": "attribute A", "b": "attribute B"}
 
 
+class ValidationWarning(EatlasError):
+    """A problem validate prints as a warning and that does not fail validate or run: an item shared
+    by a target and an attribute set. Caliskan et al. (2017) define the four concepts as distinct,
+    but authors' lists sometimes share an item (WEATHub: weathub_ko_weat15, weathub_ar_weat14), and
+    a list is never altered; the effect size then includes the item's similarity with itself."""
+
+
+def split_warnings(problems: list) -> tuple[list, list]:
+    """(errors, warnings)."""
+    return ([p for p in problems if not isinstance(p, ValidationWarning)],
+            [p for p in problems if isinstance(p, ValidationWarning)])
+
+
 def _show(text: str) -> str:
     """An item as printed in a message: repr, so invisible characters show as escapes."""
     return repr(text if len(text) <= 60 else text[:57] + "...")
@@ -108,10 +121,10 @@ def role_problems(spec: TestSpec, sets: dict[str, StimulusSet]) -> list[EatlasEr
             elif skeleton(k) in sp:
                 alike.append((i.text, sp[skeleton(k)]))
         if exact and (p, q) not in (("x", "y"), ("a", "b")):   # x/y and a/b: reported by schemas.check_test
-            out.append(EatlasError(f"item(s) in both {ROLE_NAMES[p]} and {ROLE_NAMES[q]}: "
-                                   f"{', '.join(map(_show, exact))}", field=f"{p}/{q}",
-                                   hint="targets and attributes are different concepts; an item may be in one "
-                                        "role only", **where))
+            out.append(ValidationWarning(f"item(s) in both {ROLE_NAMES[p]} and {ROLE_NAMES[q]}: "
+                                         f"{', '.join(map(_show, exact))}", field=f"{p}/{q}",
+                                         hint="the item is compared with itself (cosine 1); kept because the "
+                                              "authors' lists hold it, say so in the test's notes", **where))
         for mine, theirs in alike:
             out.append(EatlasError(f"{_show(mine)} in {q} looks like {_show(theirs)} in {p}: "
                                    f"{', '.join(differing(mine, theirs)) or 'look-alike characters'}",
@@ -143,16 +156,18 @@ def template_problems(t: Template) -> list[EatlasError]:
     from .templates import compile_checked
 
     where = {"file": t.file, "obj": f"template {t.id}"}
-    memo: dict[str, tuple[int, int, int, int]] = {}
+    memo: dict[str, tuple[int, int, int, Counter]] = {}
+    declared = t.raw.get("variables")
+    needed = [v for v in declared if isinstance(v, str)] if isinstance(declared, list) and declared else ["term"]
 
     class Bomb(Exception):
         pass
 
-    def size(src: str, fld: str, path: tuple) -> tuple[int, int, int, int]:
-        """(depth, template chars, variables printed, times the stimulus is printed)"""
+    def size(src: str, fld: str, path: tuple) -> tuple[int, int, int, Counter]:
+        """(depth, template chars, variables printed, times each needed variable is printed)"""
         compile_checked(src, t.file, where["obj"], fld)          # syntax and allowed nodes first
         literal, uses = _shape(src)
-        depth, chars, nvars, terms = 0, literal, 0, 0
+        depth, chars, nvars, terms = 0, literal, 0, Counter()
         for name, k in uses:
             if name in t.parts:
                 if name in path:
@@ -163,10 +178,11 @@ def template_problems(t: Template) -> list[EatlasError]:
                 if name not in memo:
                     memo[name] = size(t.parts[name], f"parts.{name}", path + (name,))
                 d, c, v, tm = memo[name]
-                depth, chars, nvars, terms = max(depth, d + 1), chars + k * c, nvars + k * v, terms + k * tm
+                depth, chars, nvars = max(depth, d + 1), chars + k * c, nvars + k * v
+                terms.update({x: k * m for x, m in tm.items()})
             else:
                 nvars += k
-                terms += k if name == "term" else 0
+                terms[name] += k if name in needed else 0
             if chars > MAX_TEMPLATE_CHARS or nvars > MAX_VARIABLE_USES:
                 raise Bomb(f"a sentence expands to more than {MAX_TEMPLATE_CHARS:,} characters of template "
                            f"text or prints more than {MAX_VARIABLE_USES} variables")
@@ -191,10 +207,14 @@ def template_problems(t: Template) -> list[EatlasError]:
             except EatlasError as e:
                 out.append(e if e.file else EatlasError(e.message, field=e.field or fld, hint=e.hint, **where))
                 return out
-            if terms == 0:
-                out.append(EatlasError(f"the sentence {_show(src)} never prints the stimulus", field=fld,
+            for var in needed:
+                if terms[var]:
+                    continue
+                what = "the stimulus" if var == "term" else f"{{{{ {var} }}}}, a variable the template declares"
+                out.append(EatlasError(f"the sentence {_show(src)} never prints {what}", field=fld,
                                        hint="print it with {{ term }} (directly or through a part); a sentence "
                                             "without the stimulus measures nothing about it", **where))
+                break
     return out
 
 

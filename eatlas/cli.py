@@ -5,6 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .console import esc, plain_line
 from .errors import EatlasError, ValidationFailed
 
 
@@ -15,24 +16,25 @@ def _console():
     return Console(width=width), Console(stderr=True, width=width)
 
 
-def _registry_arg(args) -> str | None:
-    return args.registry
-
-
 def cmd_validate(args) -> int:
+    from .catalog import unindexed
     from .registry import Registry
     from .schemas import check_registry
 
     out, err = _console()
     reg = Registry(args.registry) if args.registry else Registry()
-    problems = check_registry(reg)
+    from .checks import split_warnings
+
+    problems, warnings = split_warnings(check_registry(reg) + unindexed(reg.root, reg.catalog))
+    for w in warnings:
+        err.print(f"warning: {esc(w.render())}", highlight=False, markup=True, soft_wrap=True)
     if problems:
         for p in problems:
-            err.print(f"[red]error[/red]: {p.render()}", highlight=False, markup=True, soft_wrap=True)
-        err.print(f"{len(problems)} problem(s) in {reg.root}")
+            err.print(f"[red]error[/red]: {esc(p.render())}", highlight=False, markup=True, soft_wrap=True)
+        err.print(f"{len(problems)} problem(s) in {esc(reg.root)}")
         return 1
     out.print(f"ok: {len(reg.sets)} sets, {len(reg.tests)} tests, {len(reg.templates)} templates valid "
-              f"({reg.root})")
+              f"({esc(reg.root)})")
     return 0
 
 
@@ -43,17 +45,28 @@ def cmd_list(args) -> int:
 
     out, _ = _console()
     reg = load_registry(args.registry)
-    table = Table("id", "version", "source", "bias type", "levels", "title")
+    table = Table("id", "version", "source", "language", "bias type", "levels", "title")
     n = 0
+    if args.source_kind:
+        from .schemas import stimulus_schema
+        known = stimulus_schema().columns["source_kind"].checks[0].statistics.get("allowed_values") or []
+        if args.source_kind not in known:
+            raise EatlasError(f"unknown source kind {args.source_kind!r}", field="--source-kind",
+                              hint=f"one of: {', '.join(known)}")
     for t in reg.tests.values():
         if args.source and t.source.get("paper") != args.source:
+            continue
+        if args.language and t.language != args.language:
+            continue
+        if args.source_kind and not any(args.source_kind in reg.get_set(ref).source_kind for ref in t.sets.values()):
             continue
         if args.bias_type and t.bias_type != args.bias_type:
             continue
         if args.level and args.level not in t.levels + (["c-word"] if "sent" in t.expansions else []) + \
                 (["c-word(u)"] if "sent(u)" in t.expansions else []):
             continue
-        table.add_row(t.id, t.version, t.source.get("paper", ""), t.bias_type or "", ",".join(t.levels), t.title)
+        table.add_row(*map(esc, (t.id, t.version, t.source.get("paper", ""), t.language, t.bias_type or "",
+                                  ",".join(t.levels), t.title)))
         n += 1
     out.print(table)
     out.print(f"{n} test(s)")
@@ -68,28 +81,28 @@ def cmd_show(args) -> int:
     reg = load_registry(args.registry)
     if args.id in reg.sets:
         s = reg.sets[args.id]
-        out.print(f"[bold]set {s.ref}[/bold]  {s.concept}  ({s.file})")
-        out.print(f"source: {s.source}  license: {s.license}")
+        out.print(f"[bold]set {esc(s.ref)}[/bold]  {esc(s.concept)}  ({esc(s.file)})")
+        out.print(f"source: {esc(s.source)}  license: {esc(s.license)}")
         if s.notes:
-            out.print(f"notes: {s.notes}")
+            out.print(f"notes: {esc(s.notes)}")
         for i in s.items:
             extra = "".join(f" {k}={v}" for k, v in (("case", i.case), ("plural", i.plural),
                                                       ("singular", i.singular)) if v)
-            out.print(f"  {i.text}  [dim]{i.kind}{extra}[/dim]", highlight=False)
+            out.print(f"  {esc(i.text)}  [dim]{esc(i.kind)}{esc(extra)}[/dim]", highlight=False)
         return 0
     spec = reg.get_test_spec(args.id)
     t = build_test(reg, spec, args.level, seed=args.seed)
-    out.print(f"[bold]test {spec.ref}[/bold]  {spec.title}  ({spec.file})")
-    out.print(f"source: {spec.source}  license: {spec.license}  levels: {', '.join(spec.levels)}")
+    out.print(f"[bold]test {esc(spec.ref)}[/bold]  {esc(spec.title)}  ({esc(spec.file)})")
+    out.print(f"source: {esc(spec.source)}  license: {esc(spec.license)}  levels: {esc(', '.join(spec.levels))}")
     if spec.notes:
-        out.print(f"notes: {spec.notes}")
-    out.print(f"level {t.level}" + (f", template {t.template}" if t.template else "") +
+        out.print(f"notes: {esc(spec.notes)}")
+    out.print(f"level {esc(t.level)}" + (f", template {esc(t.template)}" if t.template else "") +
               (f", truncated {t.truncated} with seed {t.truncation_seed}" if t.truncated else ""))
     for role, c in t.concepts.items():
-        out.print(f"[bold]{role.upper()}[/bold] {c.name} ({c.set_ref}, {len(c)} items)")
+        out.print(f"[bold]{role.upper()}[/bold] {esc(c.name)} ({esc(c.set_ref)}, {len(c)} items)")
         shown = c.items if args.all else c.items[:args.limit]
         for it in shown:
-            out.print(f"  {it}", highlight=False)
+            out.print(f"  {esc(it)}", highlight=False)
         if len(shown) < len(c):
             out.print(f"  ... {len(c) - len(shown)} more (--all)")
     return 0
@@ -104,24 +117,53 @@ def cmd_models(args) -> int:
     table = Table("id", "installed", "backend", "family", "dim", "pooling", "layer", "licence", "install")
     for mid, e in model_entries().items():
         static = e.get("backend") == "static"
-        table.add_row(mid + (" (default)" if e.get("default") else ""), "yes" if entry_installed(e) else "no",
-                      e.get("backend", ""), e.get("family", ""), str(e.get("dimension", "")),
-                      "cbow" if static else str(e.get("pooling", "") or ""),
-                      "-" if static else str(e.get("layer", -1)), e.get("license", ""), e.get("install", ""))
+        table.add_row(*map(esc, (mid + (" (default)" if e.get("default") else ""),
+                                 "yes" if entry_installed(e) else "no", e.get("backend", ""), e.get("family", ""),
+                                 str(e.get("dimension", "")), "cbow" if static else str(e.get("pooling", "") or ""),
+                                 "-" if static else str(e.get("layer", -1)), e.get("license", ""),
+                                 e.get("install", ""))))
     out.print(table)
     return 0
 
 
 def _progress(err, quiet: bool):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=err, transient=True, disable=quiet)
+                    TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True, disable=quiet)
 
 
-def _test_ids(reg, tests) -> list[str]:
+def _phases(prog, model):
+    """A runner progress callback: one bar per phase (loading, expanding, encoding N texts, testing M tests)."""
+    tasks = {}
+
+    def tick(ev):
+        if ev.name == "loading":
+            desc = f"loading {model or 'the default model'}"
+        elif ev.name == "encoding":
+            desc = f"encoding {ev.total} texts and spans" + (f" ({ev.cached} from the cache)" if ev.cached else "")
+        else:
+            desc = f"{ev.name} {ev.total} {'test/level pairs' if ev.name == 'expanding' else 'tests'}" + \
+                (f": {ev.item}" if ev.item else "")
+        if ev.name not in tasks:
+            for t in tasks.values():            # the previous phase is over
+                prog.update(t, visible=False)
+            tasks[ev.name] = prog.add_task(esc(desc), total=ev.total)
+        prog.update(tasks[ev.name], description=esc(desc), completed=ev.done)
+    return tick
+
+
+def _test_ids(reg, tests, language: str = "en") -> list[str]:
     if tests:
         return list(dict.fromkeys(reg.get_test_spec(t).id for t in tests))
-    return [t.id for t in reg.tests.values() if t.level == "word"]     # CEAT finds words in a corpus
+    return [t.id for t in reg.tests.values() if t.level == "word"     # CEAT finds words in a corpus
+            and language in ("all", t.language)]
 
 
 def _trusted(args) -> bool:
@@ -137,10 +179,12 @@ def _trusted(args) -> bool:
 
 
 def cmd_run(args) -> int:
-    from .runner import RunConfig, evaluate
-    from .store import default_db, write_run
     from .registry import load_registry
+    from .runner import RunConfig, evaluate
+    from .store import check_writable, default_db, write_run
 
+    if args.eibd_rule != "any" and args.method != "ibd":
+        raise EatlasError("--eibd-rule applies to IBD/EIBD runs only", field="--eibd-rule", hint="add --method ibd")
     if args.method in ("ceat", "ibd"):
         return _run_corpus_method(args)
     out, err = _console()
@@ -149,35 +193,34 @@ def cmd_run(args) -> int:
         if importlib.util.find_spec("matplotlib") is None:      # say so before the work, not after it
             raise EatlasError("EAT-Maps need matplotlib", field="--maps",
                               hint="pip install 'eatlas[plots]', or pass --no-maps")
-    cfg = RunConfig(model=args.model, tests=args.tests or None, levels=tuple(args.levels.split(",")),
+    cfg = RunConfig(model=args.model, tests=args.tests or None, levels=tuple(args.levels),
                     seed=args.seed, n_samples=args.n_samples, alpha=args.alpha, parametric=args.parametric,
                     pooling=args.pooling, layer=args.layer, subword=args.subword, min_coverage=args.min_coverage,
                     batch_size=args.batch_size, trust_remote_code=_trusted(args),
                     use_cache=not args.no_cache, method=args.method, mleat_alpha=args.mleat_alpha,
-                    effect_threshold=args.effect_threshold)
+                    effect_threshold=args.effect_threshold, mleat_p=args.mleat_p, language=args.language,
+                    family=args.family)
     db = Path(args.db) if args.db else default_db()
+    check_writable(db)                  # before any work: a finished run is never lost at write time
+    maps_dir = Path(args.maps) if args.maps else None
+    if args.method == "mleat" and not args.no_maps and maps_dir is not None:
+        _maps_target(maps_dir, db, args.registry).check_all(["grid.png", "grid.svg"])
     with _progress(err, args.quiet) as prog:
-        task = prog.add_task("testing", total=None)
-
-        def tick(t):
-            prog.update(task, description=f"{t.id} [{t.level}]")
-            prog.advance(task)
-        prog.update(task, description=f"loading {cfg.model or 'default model'} and encoding")
-        outcome = evaluate(cfg, registry=args.registry, progress=tick)
+        outcome = evaluate(cfg, registry=args.registry, progress=_phases(prog, cfg.model))
     write_run(db, outcome.run, outcome.results, load_registry(args.registry), wait_s=args.wait,
               extra_tables=outcome.tables)
     maps = None
     if outcome.mleat and not args.no_maps:
-        maps = _draw_maps(outcome, Path(args.maps) if args.maps else db.parent / "eat-maps" / outcome.run["run_id"][:8])
+        maps = _draw_maps(outcome, maps_dir or db.parent / "eat-maps" / outcome.run["run_id"][:8], db, args.registry)
     if not args.quiet:
         out.print(_results_table(outcome, cfg))
         if outcome.skipped:
             out.print(f"[dim]{len(outcome.skipped)} test/level pair(s) not applicable, e.g. "
-                      f"{outcome.skipped[0][0]} [{outcome.skipped[0][1]}]: {outcome.skipped[0][2]}[/dim]")
-    out.print(f"run {outcome.run['run_id']} written to {db}: {len(outcome.results)} result(s)"
+                      + esc(f"{outcome.skipped[0][0]} [{outcome.skipped[0][1]}]: {outcome.skipped[0][2]}") + "[/dim]")
+    out.print(f"run {outcome.run['run_id']} written to {esc(db)}: {len(outcome.results)} result(s)"
               + ("; ML-EAT in table mleat_results" if outcome.mleat else ""))
     if maps:
-        out.print(f"EAT-Maps (PNG and SVG, one per test and a grid) in {maps}", highlight=False)
+        out.print(f"EAT-Maps (PNG and SVG, one per test and a grid) in {esc(maps)}", highlight=False)
     return 0
 
 
@@ -185,39 +228,61 @@ def _results_table(outcome, cfg):
     from rich.table import Table
 
     mleat = {(tid, lv): ml for tid, lv, ml in outcome.mleat}
-    cols = ["test", "version", "level", "n (X,Y,A,B)", "effect size", "p", "Holm α=%g" % cfg.alpha]
+    from .legend import legend, mark
+
+    cols = ["test", "version", "level", "n (X,Y,A,B)", "effect size", "p", f"Holm α={cfg.alpha:g}"]
     table = Table(*cols, *(["Level 2 d (X, Y)", "EAT pattern"] if mleat else []), "note",
-                  title=f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']} "
-                        f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})")
+                  title=esc(f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']} "
+                            f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})"),
+                  caption=legend(cfg.alpha))
     for r in outcome.results:
         n = ",".join(str(r[f"n_{x}"]) for x in "xyab")
         if r["status"] != "ok":
-            table.add_row(r["test_id"], r["test_version"], r["level"], n, "-", "-", "-",
-                          *(["-", "-"] if mleat else []), r["reason"])
+            table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, "-", "-", "-",
+                          *(["-", "-"] if mleat else []), esc(r["reason"]))
             continue
         note = f"{r['n_dropped']} dropped" if r["n_dropped"] else ("exact" if r["exact"] else "")
         extra = []
         if mleat:
             ml = mleat[(r["test_id"], r["level"])]
             extra = [f"{ml.x.effect_size:+.2f}, {ml.y.effect_size:+.2f}", ml.pattern]
-        table.add_row(r["test_id"], r["test_version"], r["level"], n, f"{r['effect_size']:+.2f}",
-                      f"{r['p_value']:.2g}", "*" if r["holm_significant"] else "", *extra, note)
+        table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, f"{r['effect_size']:+.2f}",
+                      f"{r['p_value']:.2g}", mark(r["holm_significant"]), *map(esc, extra), esc(note))
     return table
 
 
-def _draw_maps(outcome, folder: Path) -> Path:
+def _maps_target(folder: Path, db: Path, registry):
+    """Where the EAT-Maps go: eatlas.outputs decides (never the database, a registry file or a file
+    eatlas did not write)."""
+    from .outputs import Outputs
+    from .registry import default_root
+
+    return Outputs(folder, db=db, registry_root=registry or default_root(), what="EAT-Map")
+
+
+def _draw_maps(outcome, folder: Path, db: Path, registry=None) -> Path:
     """One EAT-Map per ML-EAT result (<test>_<level>.png/.svg) and the grid of the run (grid.png/.svg)."""
     import re
 
     from .mleat import draw_eat_map, draw_eat_map_grid
 
+    target = _maps_target(folder, db, registry)
+    names = [re.sub(r"[^\w+.-]", "-", f"{tid}_{lv}").strip("-") for tid, lv, _ in outcome.mleat]
+    target.check_all([f"{n}{ext}" for n in [*names, "grid"] for ext in (".png", ".svg")])
     folder.mkdir(parents=True, exist_ok=True)
+    run = outcome.run
+    sub = f"model {run['model']} · run {run['run_id'][:8]}"
+    holm = {f"{r['test_id']} [{r['level']}]": r["holm_significant"] for r in outcome.results}
     titled = {}
-    for tid, lv, ml in outcome.mleat:
+    for name, (tid, lv, ml) in zip(names, outcome.mleat):
         title = f"{tid} [{lv}]"
-        draw_eat_map(ml, folder / re.sub(r"[^\w+.-]", "-", f"{tid}_{lv}").strip("-"), title=title)
+        draw_eat_map(ml, folder / name, title=title, subtitle=sub, holm=holm.get(title), alpha=run["alpha"])
         titled[title] = ml
-    draw_eat_map_grid(titled, folder / "grid")
+    draw_eat_map_grid(titled, folder / "grid", subtitle=sub, holm=holm, alpha=run["alpha"])
+    for n in [*names, "grid"]:
+        for ext in (".png", ".svg"):
+            target.record(n + ext, save=False)
+    target.save()
     return folder
 
 
@@ -228,11 +293,12 @@ def _run_corpus_method(args) -> int:
     from .encoders import load_encoder
     from .method_runs import read_corpus, run_ceat, run_ibd
     from .registry import load_registry
-    from .store import default_db, write_run
+    from .store import check_writable, default_db, write_run
 
     out, err = _console()
     reg = load_registry(args.registry)
     db = Path(args.db) if args.db else default_db()
+    check_writable(db)                  # before any work
     corpus = None
     if args.method == "ceat":
         if not args.corpus:
@@ -240,17 +306,17 @@ def _run_corpus_method(args) -> int:
                               hint="a text file (one sentence or comment per line), a parquet file or a "
                                    "save_to_disk dataset folder, with --corpus-column for the text column")
         corpus = read_corpus(Path(args.corpus), args.corpus_column)
-        test_ids = _test_ids(reg, args.tests)
+        test_ids = _test_ids(reg, args.tests, args.language)
     elif args.tests:
         raise EatlasError("IBD/EIBD runs on Guo & Caliskan's name groups and validation lists, not on tests",
                           field="--tests", hint="leave out --tests")
     with _progress(err, args.quiet) as prog:
-        task = prog.add_task(f"loading {args.model or 'default model'}", total=len(test_ids) if corpus else None)
+        task = prog.add_task(f"loading {esc(args.model or 'default model')}", total=len(test_ids) if corpus else None)
         enc = load_encoder(args.model, pooling=args.pooling, layer=args.layer, subword=args.subword,
-                           batch_size=args.batch_size, trust_remote_code=_trusted(args))
+                           batch_size=args.batch_size, trust_remote_code=_trusted(args), family=args.family)
 
         def tick(t):
-            prog.update(task, description=f"CEAT {t.id}: {args.n_draws} draws")
+            prog.update(task, description=esc(f"CEAT {t.id}: {args.n_draws} draws"))
             prog.advance(task)
         if corpus is not None:
             prog.update(task, description="finding and encoding contexts")
@@ -259,63 +325,86 @@ def _run_corpus_method(args) -> int:
                                    case_sensitive=False if args.case_insensitive else None, progress=tick)
         else:
             prog.update(task, description="IBD/EIBD: encoding names and attributes")
-            run, tables = run_ibd(enc, reg, seed=args.seed)
+            run, tables = run_ibd(enc, reg, seed=args.seed, eibd_rule=args.eibd_rule)
     write_run(db, run, [], reg, wait_s=args.wait, extra_tables=tables)
     if not args.quiet:
         if corpus is not None:
             t = Table("test", "CES", "SE", "p (two-tailed)", "p (one-tailed)", "tau²", "draws", "missing",
-                      title=f"CEAT  run {run['run_id'][:8]}  model {run['model']} (subword {run['subword']}, "
-                            f"sampling {args.sampling})")
+                      title=esc(f"CEAT  run {run['run_id'][:8]}  model {run['model']} (subword {run['subword']}, "
+                                f"sampling {args.sampling})"))
             for r in tables["ceat_results"].to_dict("records"):
                 if r["status"] != "ok":
-                    t.add_row(r["test_id"], "-", "-", "-", "-", "-", "-", f"not run: {r['reason']}")
+                    t.add_row(esc(r["test_id"]), "-", "-", "-", "-", "-", "-", esc(f"not run: {r['reason']}"))
                     continue
-                t.add_row(r["test_id"], f"{r['ces']:+.3f}", f"{r['se']:.3g}", f"{r['p_two_tailed']:.2g}",
+                t.add_row(esc(r["test_id"]), f"{r['ces']:+.3f}", f"{r['se']:.3g}", f"{r['p_two_tailed']:.2g}",
                           f"{r['p_one_tailed']:.2g}", f"{r['tau2']:.3g}", str(r["n_draws"]),
-                          r["missing"] or "")
+                          esc(r["missing"] or ""))
         else:
             t = Table("method", "group", "threshold", "detected", "accuracy", "TPR", "FPR", "chance",
-                      "paper accuracy", title=f"IBD/EIBD  run {run['run_id'][:8]}  model {run['model']}")
+                      "paper accuracy", title=esc(f"IBD/EIBD  run {run['run_id'][:8]}  model {run['model']}"))
             for r in tables["ibd_results"].to_dict("records"):
                 pa = r.get("paper_accuracy")
-                t.add_row(r["method"], r["target"], f"{r['threshold']:.3g}", str(len(r["detected"].split(","))
+                t.add_row(esc(r["method"]), esc(r["target"]), f"{r['threshold']:.3g}", str(len(r["detected"].split(","))
                           if r["detected"] else 0), f"{r['accuracy']:.1%}", f"{r['tpr']:.2f}", f"{r['fpr']:.2f}",
                           f"{r['chance']:.1%}", "" if pa is None or pa != pa else f"{pa:.1%}")
         out.print(t)
-    out.print(f"run {run['run_id']} written to {db}: tables {', '.join(sorted(tables))}", highlight=False)
+    out.print(f"run {run['run_id']} written to {esc(db)}: tables {', '.join(sorted(tables))}", highlight=False)
     return 0
 
 
 def cmd_sql(args) -> int:
     from .store import default_db, query
 
-    out, _ = _console()
+    out, err = _console()
     db = Path(args.db) if args.db else default_db()
-    df = query(db, args.query, write=args.write)
+    reg = None
+    if not db.exists() and not args.write:
+        from .registry import load_registry
+        reg = load_registry(args.registry)
+        err.print(f"note: no results file {db} (yet): runs and results are empty; published_results and the "
+                  "views read the registry's published tables", highlight=False)
+    df = query(db, args.query, write=args.write, reg=reg)
     if args.format == "csv":
-        sys.stdout.write(df.to_csv(index=False))
+        from .outputs import neutralise_csv
+        sys.stdout.write(neutralise_csv(df).to_csv(index=False))
     elif args.format == "json":
         sys.stdout.write(df.to_json(orient="records", indent=1) + "\n")
     else:
         import pandas as pd
         from rich.table import Table
-        t = Table(*map(str, df.columns))      # SQL NULL (None, NaN or NA in the frame) shows as blank
+        t = Table(*map(esc, df.columns))      # SQL NULL (None, NaN or NA in the frame) shows as blank
         for row in df.itertuples(index=False):
-            t.add_row(*("" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v) for v in row))
+            t.add_row(*("" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else esc(v) for v in row))
         out.print(t)
         out.print(f"{len(df)} row(s)")
     return 0
 
 
 def cmd_catalog(args) -> int:
-    from .catalog import sync
+    from .catalog import catalog_diff, sync, write_catalog
     from .registry import default_root
 
-    out, _ = _console()
+    out, err = _console()
     root = Path(args.registry) if args.registry else default_root()
-    cat = sync(root, write=not args.check)
-    out.print(f"catalog: {len(cat['sets'])} sets, {len(cat['tests'])} tests, {len(cat['templates'])} templates, "
-              f"{len(cat['published'])} published tables" + (" (checked, not written)" if args.check else ""))
+    cat = sync(root, write=False)
+    diff = catalog_diff(root, cat)
+    counts = (f"{len(cat['sets'])} sets, {len(cat['tests'])} tests, {len(cat['templates'])} templates, "
+              f"{len(cat['published'])} published tables")
+    if args.sync:
+        if diff:
+            from .paths import refuse_bundled
+            refuse_bundled(root)
+            write_catalog(root / "catalog.yaml", cat)
+        out.print(f"catalog.yaml {'rewritten' if diff else 'already up to date'}: {counts}", highlight=False)
+        return 0
+    if diff:
+        for line in diff:
+            out.print(line, highlight=False, markup=False, soft_wrap=True)
+        changed = sum(1 for line in diff[2:] if line[:1] in "+-")
+        err.print(f"catalog.yaml is stale: {changed} line(s) differ from the files; run 'eatlas catalog --sync' "
+                  "to rewrite it", highlight=False)
+        return 1
+    out.print(f"catalog.yaml is up to date: {counts}", highlight=False)
     return 0
 
 
@@ -326,7 +415,7 @@ def cmd_add(args) -> int:
     out, _ = _console()
     root = Path(args.registry) if args.registry else default_root()
     kind, eid, dest = add(root, Path(args.file))
-    out.print(f"added {kind} {eid} as {dest.relative_to(root)}; catalog.yaml updated")
+    out.print(f"added {kind} {esc(eid)} as {esc(dest.relative_to(root))}; catalog.yaml updated")
     return 0
 
 
@@ -337,46 +426,49 @@ def cmd_cache(args) -> int:
     cache = EmbeddingCache()
     if args.action == "clear":
         n = cache.clear()
-        out.print(f"removed {n} cached encoder setting(s) from {cache.root}")
+        out.print(f"removed {n} cached encoder setting(s) from {esc(cache.root)}")
         return 0
     rows = cache.info()
     for r in rows:
         k = r["key"]
         what = ", ".join(f"{n}={k[n]}" for n in ("mode", "pooling", "layer", "subword", "normalize", "lowercase")
                          if n in k)
-        out.print(f"{r['id']}  {k.get('fingerprint', '?')}  {what}: {r['entries']} vector(s), "
-                  f"{r['shards']} shard(s), {r['bytes'] / 1e6:.1f} MB", highlight=False)
+        out.print(esc(f"{r['id']}  {k.get('fingerprint', '?')}  {what}: {r['entries']} vector(s), "
+                      f"{r['shards']} shard(s), {r['bytes'] / 1e6:.1f} MB"), highlight=False)
     out.print(f"{len(rows)} encoder setting(s), {sum(r['entries'] for r in rows)} vector(s), "
-              f"{sum(r['bytes'] for r in rows) / 1e6:.1f} MB in {cache.root} (env EATLAS_CACHE)")
+              f"{sum(r['bytes'] for r in rows) / 1e6:.1f} MB in {esc(cache.root)} (env EATLAS_CACHE)")
     return 0
 
 
 def cmd_publish(args) -> int:
     from .publish import hub_token, publish, push
     from .registry import load_registry
+    from .store import default_db
 
     out, _ = _console()
     token = hub_token() if args.push else None      # fail before writing anything
-    summary = publish(load_registry(args.registry), args.out_dir, seed=args.seed, repo_id=args.push)
+    summary = publish(load_registry(args.registry), args.out_dir, seed=args.seed, repo_id=args.push,
+                      db=Path(args.db) if args.db else default_db())
     cfgs = summary["configs"]
     out.print(f"wrote {len(cfgs)} config(s), {sum(c['rows'] for c in cfgs)} row(s), registry version "
-              f"{summary['version']} to {summary['out']}", highlight=False)
+              f"{summary['version']} to {esc(summary['out'])}", highlight=False)
     if args.push:
         url = push(summary["out"], args.push, summary["version"], token=token)
-        out.print(f"pushed to {url}", highlight=False)
+        out.print(f"pushed to {esc(url)}", highlight=False)
     return 0
 
 
 def cmd_export(args) -> int:
     from .export import export
     from .registry import load_registry
+    from .store import default_db
 
     out, err = _console()
     written, skipped = export(load_registry(args.registry), args.format, args.out_dir, test_ids=args.tests,
-                              level=args.level, seed=args.seed)
+                              level=args.level, seed=args.seed, db=Path(args.db) if args.db else default_db())
     for tid, why in skipped:
-        err.print(f"skipped {tid}: {why}", highlight=False)
-    out.print(f"wrote {len(written)} {args.format} file(s) to {args.out_dir}", highlight=False)
+        err.print(f"skipped {esc(tid)}: {esc(why)}", highlight=False)
+    out.print(f"wrote {len(written)} {args.format} file(s) to {esc(args.out_dir)}", highlight=False)
     return 0
 
 
@@ -386,8 +478,18 @@ def cmd_report(args) -> int:
 
     out, _ = _console()
     db = Path(args.db) if args.db else default_db()
-    path = write_report(db, args.out, run_id=args.run, registry=args.registry, alpha=args.alpha)
-    out.print(f"report written to {path}", highlight=False)
+    runs = [r for v in (args.runs or []) for r in v.split(",") if r]
+    path = write_report(db, args.out, run_id=args.run, registry=args.registry, runs=runs, model=args.model,
+                        all_runs=args.all)
+    out.print(f"report written to {esc(path)}", highlight=False)
+    return 0
+
+
+def cmd_cite(args) -> int:
+    from .cite import citations
+    from .registry import load_registry
+
+    print("\n\n".join(b for _, b in citations(load_registry(args.registry), args.test_id, args.level)))
     return 0
 
 
@@ -399,6 +501,8 @@ def _at_least(low: int):
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if v < low:
             raise argparse.ArgumentTypeError(f"{v} is below {low}")
+        if v > INT64_MAX:               # the results store holds 64-bit integers
+            raise argparse.ArgumentTypeError(f"{text} is above {INT64_MAX} (2**63 - 1)")
         return v
     return parse
 
@@ -415,19 +519,46 @@ def _between(low: float, high: float, *, open_low: bool = False):
     return parse
 
 
+INT64_MAX = 2**63 - 1
 SEED, POSITIVE, PROBABILITY = _at_least(0), _at_least(1), _between(0.0, 1.0, open_low=True)
+
+
+class _ListOption(argparse.Action):
+    """A list option that takes ``--tests a b``, ``--tests a,b`` and mixtures; repeating it adds to the list."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        items = [v.strip() for value in values for v in value.split(",") if v.strip()]
+        if not items:
+            parser.error(f"argument {option_string}: expected at least one value")
+        before = getattr(namespace, self.dest, None)
+        setattr(namespace, self.dest, (list(before) if before and before is not self.default else []) + items)
+
+
+def _global_options(parser: argparse.ArgumentParser, *, sub_level: bool) -> None:
+    """--registry and --db, accepted before and after the subcommand. At the subcommand's level they have
+    no default (argparse.SUPPRESS), so leaving them out there keeps what was given before it."""
+    kw = {"default": argparse.SUPPRESS} if sub_level else {}
+    parser.add_argument("--registry", help="registry folder (catalog.yaml, registry/, templates/); "
+                                           "env EATLAS_REGISTRY", **kw)
+    parser.add_argument("--db", help="DuckDB results file (default eatlas.duckdb; env EATLAS_DB)", **kw)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="eatlas", description="Embedding Association Tests: registry, runs, results.")
-    p.add_argument("--registry", help="registry folder (catalog.yaml, registry/, templates/); env EATLAS_REGISTRY")
-    p.add_argument("--db", help="DuckDB results file (default eatlas.duckdb; env EATLAS_DB)")
+    _global_options(p, sub_level=False)
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run tests on a model and store the results")
     r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, or a vector file")
-    r.add_argument("--tests", nargs="+", help="test ids (default: every test in the catalog)")
-    r.add_argument("--levels", default="word,sent", help="comma-separated: word,sent,sent(u),c-word,c-word(u)")
+    r.add_argument("--family", help="model family of a model folder or vector file that is not registered (e.g. "
+                   "bert, glove); recorded with family_source 'user'. Default 'unknown': such a run is set beside "
+                   "no published number")
+    r.add_argument("--tests", nargs="+", action=_ListOption, help="test ids, space- or comma-separated "
+                   "(default: every canonical test in the catalog in --language)")
+    r.add_argument("--language", default="en",
+                   help="BCP-47 tag of the tests run when --tests is not given (default en; 'all': every language)")
+    r.add_argument("--levels", nargs="+", action=_ListOption, default=["word", "sent"],
+                   help="space- or comma-separated: word,sent,sent(u),c-word,c-word(u) (default: word,sent)")
     r.add_argument("--seed", type=SEED, default=0)
     r.add_argument("--n-samples", type=_at_least(2), default=100_000,
                    help="permutation samples (exact when fewer partitions)")
@@ -451,6 +582,9 @@ def build_parser() -> argparse.ArgumentParser:
     g = r.add_argument_group("ML-EAT")
     g.add_argument("--mleat-alpha", type=PROBABILITY, default=0.05, help="Level-2 significance of an association")
     g.add_argument("--effect-threshold", type=_between(0.0, 100.0), default=0.2, help="Level-2 |d| of an association")
+    g.add_argument("--mleat-p", choices=("permutation", "authors"), default="permutation",
+                   help="p-values: permutation test (default), or the authors' code (normal fit to the permutation "
+                        "distribution, smaller tail, at every level; docs/methods.md)")
     g.add_argument("--maps", help="folder for the EAT-Maps (default: eat-maps/<run id> beside the database)")
     g.add_argument("--no-maps", action="store_true", help="draw no EAT-Map")
     g = r.add_argument_group("CEAT")
@@ -464,6 +598,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--max-contexts", type=POSITIVE, default=1000, help="contexts kept per stimulus (seeded sample)")
     g.add_argument("--case-insensitive", action="store_true",
                    help="match stimuli regardless of case (default: as each set says, else case-sensitive)")
+    g = r.add_argument_group("IBD/EIBD")
+    g.add_argument("--eibd-rule", choices=("any", "all"), default="any",
+                   help="EIBD drops a word when any constituent (race, gender) score exceeds t (the "
+                        "paper, default) or only when all do (the rule the authors' code intends)")
     r.set_defaults(fn=cmd_run)
 
     s = sub.add_parser("sql", help="query the results database (read-only unless --write)")
@@ -476,6 +614,9 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--source")
     ls.add_argument("--bias-type")
     ls.add_argument("--level")
+    ls.add_argument("--language", help="BCP-47 tag, e.g. en, hi")
+    ls.add_argument("--source-kind", help="tests with a set of this source kind, e.g. social_science "
+                                          "(the tags are in schemas/stimuli.yaml)")
     ls.set_defaults(fn=cmd_list)
 
     sh = sub.add_parser("show", help="show a set or test with provenance and expanded items")
@@ -492,17 +633,26 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("models", help="list registered models and whether they are installed")
     m.set_defaults(fn=cmd_models)
 
-    c = sub.add_parser("catalog", help="re-index catalog.yaml from the registry files")
-    c.add_argument("--sync", action="store_true", help="(default) rewrite catalog.yaml")
-    c.add_argument("--check", action="store_true", help="check only, write nothing")
+    c = sub.add_parser("catalog", help="check catalog.yaml against the registry files, or rewrite it (--sync)")
+    cg = c.add_mutually_exclusive_group()
+    cg.add_argument("--check", action="store_true", help="(default) compare catalog.yaml with the files, write "
+                    "nothing; exit 1 with the differences when it is stale")
+    cg.add_argument("--sync", action="store_true", help="rewrite catalog.yaml from the files (refuses content "
+                    "changed without a version bump)")
     c.set_defaults(fn=cmd_catalog)
 
     ca = sub.add_parser("cache", help="the on-disk embedding cache ($EATLAS_CACHE or ~/.cache/eatlas)")
     ca.add_argument("action", choices=("info", "clear"))
     ca.set_defaults(fn=cmd_cache)
 
-    a = sub.add_parser("add", help="validate a new set or test file and add it to the registry")
-    a.add_argument("file")
+    a = sub.add_parser("add", help="validate a new set or test file and add it to the registry",
+                       description="Validate one new stimulus set or test file, copy it into the registry as "
+                       "registry/<source.paper>/sets/<id>.yaml (a file with x, y, a and b is a test: tests/<id>.yaml) "
+                       "and re-index catalog.yaml. Add the sets before the test that names them (id@version), and "
+                       "the paper to registry/sources.yaml first. An existing id is refused; nothing is written "
+                       "when the file, or the registry with it, does not validate. To change an existing set, edit "
+                       "its file, bump its version, add a changelog entry and run 'eatlas catalog --sync'.")
+    a.add_argument("file", help="YAML file of one set or one test (format: docs/registry-format.md)")
     a.set_defaults(fn=cmd_add)
 
     pu = sub.add_parser("publish", help="write the registry as a Hugging Face dataset folder (and push it)")
@@ -515,7 +665,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("export", help="export tests as sent-bias JSON files or stimulus tables")
     ex.add_argument("out_dir")
     ex.add_argument("--format", choices=("sent-bias", "csv", "jsonl", "parquet"), default="sent-bias")
-    ex.add_argument("--tests", nargs="+", help="test ids (default: every test)")
+    ex.add_argument("--tests", nargs="+", action=_ListOption, help="test ids, space- or comma-separated "
+                    "(default: every test)")
     ex.add_argument("--level", choices=("word", "sent", "sent(u)"),
                     help="default: sent-bias at the test's own level, tables at every level it has")
     ex.add_argument("--seed", type=SEED, default=0, help="seed of the truncation of unequal expanded sets")
@@ -523,9 +674,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("report", help="write a self-contained HTML report of the results database")
     rp.add_argument("out", help="the HTML file to write")
-    rp.add_argument("--run", help="one run id (or a unique prefix); default: the latest run per model")
-    rp.add_argument("--alpha", type=PROBABILITY, default=0.01, help="family-wise level of the Holm marks")
+    rp.add_argument("--run", help="one run id (or a unique prefix)")
+    rp.add_argument("--runs", nargs="+", help="run ids or unique prefixes (space- or comma-separated)")
+    rp.add_argument("--model", help="only the runs of this model")
+    rp.add_argument("--all", action="store_true", help="every run, not only the newest result per model, test and "
+                    "level (the default)")
+    rp.add_argument("--alpha", type=PROBABILITY, default=0.01, help="ignored: '*' marks what each run found "
+                    "Holm-significant at its own alpha")
     rp.set_defaults(fn=cmd_report)
+
+    ci = sub.add_parser("cite", help="print the BibTeX for a test: its papers, its sets', its template's, EATlas")
+    ci.add_argument("test_id")
+    ci.add_argument("--level", choices=("word", "sent", "sent(u)", "c-word", "c-word(u)"),
+                    help="default: the test's own level")
+    ci.set_defaults(fn=cmd_cite)
+    for subparser in sub.choices.values():
+        _global_options(subparser, sub_level=True)
     return p
 
 
@@ -538,10 +702,10 @@ def main(argv: list[str] | None = None) -> int:
         return args.fn(args)
     except ValidationFailed as e:
         for prob in e.problems:
-            print(f"error: {prob.render()}", file=sys.stderr)
+            print(f"error: {plain_line(prob.render())}", file=sys.stderr)
         return 1
     except EatlasError as e:
-        print(f"error: {e.render()}", file=sys.stderr)
+        print(f"error: {plain_line(e.render())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: nothing was written", file=sys.stderr)
@@ -555,7 +719,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except OSError as e:             # disk full, permission denied, a folder where a file should be
         where = f"file {e.filename}: " if e.filename else ""
-        print(f"error: {where}{e.strerror or e} (check the path and its permissions)", file=sys.stderr)
+        print(plain_line(f"error: {where}{e.strerror or e} (check the path and its permissions)"), file=sys.stderr)
         return 2
 
 

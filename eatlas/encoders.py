@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import EatlasError
+from .paths import loaders_dir
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -39,7 +40,7 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 POOLINGS = ("mean", "mean_nospecial", "cls", "last", "max")
 SUBWORDS = ("first", "last", "mean")
-LOADERS_DIR = Path(__file__).resolve().parent.parent / "loaders"
+LOADERS_DIR = loaders_dir()
 _WORD_RE = re.compile(r"[\w'-]+", re.UNICODE)
 
 
@@ -104,6 +105,16 @@ class Encoder:
     subword: str | None = None
     info: dict = field(default_factory=dict)
     calls: int = 0                      # forward passes / lookups made (the cache test counts them)
+    family_source: str | None = None    # loader | fingerprint | user | unknown (eatlas.identity)
+    entry: str | None = None            # the registered model id it is (by id or by its weights)
+    identity: dict = field(default_factory=dict)   # name, size, corpus of that entry
+
+    @property
+    def dimension(self) -> int | None:
+        d = getattr(self, "dim", None)
+        if d is None and getattr(self, "vectors", None) is not None:
+            d = self.vectors.shape[1]
+        return int(d) if d is not None else None
 
     def settings(self) -> dict:
         return {"model": self.model_id, "fingerprint": self.fingerprint, "family": self.family,
@@ -225,7 +236,7 @@ class TransformersEncoder(Encoder):
         return {**key, "subword": self.subword}
 
     # -- helpers
-    def _hidden(self, batch) -> "object":
+    def _hidden(self, batch) -> object:
         torch = _torch()
         want_all = self._layer != "-1"
         with torch.inference_mode():
@@ -302,7 +313,7 @@ class TransformersEncoder(Encoder):
             rows = order[b:b + self.batch_size]
             width = max(lengths[i] for i in rows)
 
-            def pad(name, value):
+            def pad(name, value, rows=rows, width=width):
                 return torch.tensor([enc[name][i] + [value] * (width - lengths[i]) for i in rows])
             mask = pad("attention_mask", 0)
             special = pad("special_tokens_mask", 1)
@@ -417,8 +428,39 @@ def _folder_fingerprint(path: Path) -> str:
 
 
 def load_encoder(model: str | None = None, *, pooling: str | None = None, layer: str | int | None = None,
-                 subword: str | None = None, batch_size: int = 64, trust_remote_code: bool = False) -> Encoder:
-    """A registered model id (loaders/), a local transformers folder, or a static-vector file."""
+                 subword: str | None = None, batch_size: int = 64, trust_remote_code: bool = False,
+                 family: str | None = None) -> Encoder:
+    """A registered model id (loaders/), a local transformers folder, or a static-vector file.
+
+    The encoder records what model it is (``eatlas.identity``): a registered id, or a folder whose
+    weights are those of a registered model, takes that entry's family and identity; anything else is
+    family ``unknown`` unless ``family`` (--family) names one."""
+    enc = _load_encoder(model, pooling=pooling, layer=layer, subword=subword, batch_size=batch_size,
+                        trust_remote_code=trust_remote_code)
+    from .identity import entry_identity, recognise_folder
+
+    entries = model_entries()
+    entry_id = enc.model_id if enc.model_id in entries else None
+    source = "loader" if entry_id else None
+    if entry_id is None and isinstance(enc, TransformersEncoder):
+        entry_id = recognise_folder(Path(enc.info["path"]), enc.fingerprint, entries)
+        source = "fingerprint" if entry_id else None
+    if entry_id is not None:
+        e = entries[entry_id]
+        if family is not None and family != e.get("family"):
+            raise EatlasError(f"{model!r} is the registered model {entry_id}, of family {e.get('family')!r}",
+                              field="--family", hint="leave out --family, or name the registered family")
+        enc.family, enc.entry, enc.identity = e.get("family") or "unknown", entry_id, entry_identity(e)
+    else:
+        enc.family, enc.entry, enc.identity = family or "unknown", None, {}
+        source = "user" if family else "unknown"
+    enc.family_source = source
+    enc.info["family_source"] = source
+    return enc
+
+
+def _load_encoder(model: str | None = None, *, pooling: str | None = None, layer: str | int | None = None,
+                  subword: str | None = None, batch_size: int = 64, trust_remote_code: bool = False) -> Encoder:
     model = model or default_model_id()
     entries = model_entries()
     if model in entries:

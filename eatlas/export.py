@@ -90,20 +90,27 @@ def _select(reg: Registry, test_ids: list[str] | None) -> list[TestSpec]:
 
 
 def export(reg: Registry, fmt: str, out_dir: str | Path, *, test_ids: list[str] | None = None,
-           level: str | None = None, seed: int = 0) -> tuple[list[Path], list[tuple[str, str]]]:
+           level: str | None = None, seed: int = 0, db: str | Path | None = None
+           ) -> tuple[list[Path], list[tuple[str, str]]]:
     """Write one file per test into ``out_dir``; returns (files written, [(test, why skipped)]).
 
     ``level`` None: sent-bias files are at the test's own level, tables hold every level it has. A
-    test without the requested level is an error when named in ``test_ids``, otherwise skipped.
+    test without the requested level is an error when named in ``test_ids``, otherwise skipped. Files are
+    written only where eatlas.outputs allows (never over ``db``, a registry file or a file eatlas did not
+    write), every path checked before the first is written; CSV cells are neutralised against formulas.
     """
+    from .outputs import Outputs, neutralise_csv
+
     if fmt not in FORMATS:
         raise EatlasError(f"unknown export format {fmt!r}", field="format", hint=f"one of {', '.join(FORMATS)}")
     if level is not None and level not in EXPORT_LEVELS:
         raise EatlasError(f"cannot export level {level!r}", field="level", hint=f"one of {', '.join(EXPORT_LEVELS)}")
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    target = Outputs(out, db=db, registry_root=reg.root, what="export")
+    specs = _select(reg, test_ids)
+    target.check_all(f"{spec.id}.{'jsonl' if fmt == 'sent-bias' else fmt}" for spec in specs)
     written, skipped = [], []
-    for spec in _select(reg, test_ids):
+    for spec in specs:
         if level is not None and level not in spec.levels:
             why = f"no {level} level (levels: {', '.join(spec.levels)})"
             if test_ids:
@@ -111,18 +118,17 @@ def export(reg: Registry, fmt: str, out_dir: str | Path, *, test_ids: list[str] 
             skipped.append((spec.id, why))
             continue
         if fmt == "sent-bias":
-            path = out / f"{spec.id}.jsonl"
-            path.write_text(dumps_sent_bias(build_test(reg, spec, level, seed=seed)), encoding="utf-8")
+            path = target.write_text(f"{spec.id}.jsonl", dumps_sent_bias(build_test(reg, spec, level, seed=seed)))
         else:
             levels = [level] if level else export_levels(spec)
             df = rows_frame([r for lv in levels for r in stimulus_rows(reg, build_test(reg, spec, lv, seed=seed))])
-            path = out / f"{spec.id}.{fmt}"
             if fmt == "csv":
-                df.to_csv(path, index=False)
+                path = target.write(f"{spec.id}.csv", lambda tmp, df=df: neutralise_csv(df).to_csv(tmp, index=False))
             elif fmt == "jsonl":
-                df.to_json(path, orient="records", lines=True, force_ascii=False)
+                path = target.write(f"{spec.id}.jsonl",
+                                    lambda tmp, df=df: df.to_json(tmp, orient="records", lines=True, force_ascii=False))
             else:
-                df.to_parquet(path, index=False)
+                path = target.write(f"{spec.id}.parquet", lambda tmp, df=df: df.to_parquet(tmp, index=False))
         written.append(path)
     return written, skipped
 

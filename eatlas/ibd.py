@@ -14,7 +14,12 @@ EIBD for C = (race r, gender g): the IBD words minus those also above t for a co
 a race group R_r is the union of the names of every intersectional group of race r (and G_g of
 gender g). So w is detected when ``ibd_score(w) > t`` and ``constituent_score(w) <= t`` with
 ``constituent_score(w) = max(max_{r'} s(w, R_r, R_r'), max_{g'} s(w, G_g, G_g'))``; the same t is
-used for both steps (the paper's "same positive threshold").
+used for both steps (the paper's "same positive threshold"). That is ``rule="any"`` (the paper's
+prose: a word is dropped when *any* constituent score exceeds t). ``rule="all"`` is the rule the
+authors' code intends (weiguowilliam/CEAT code/ibd.py, ``inner_eibd``): drop a word only when *all*
+its constituent scores exceed t, i.e. ``constituent_score(w) = min(...)`` over the same pairs.
+(Their code never applies it: it sums numpy booleans, which add as logical OR, so their EIBD
+detects exactly the IBD words; see docs/methods.md.)
 
 Threshold: the paper treats detection as a one-vs-all classifier over the validation words
 (Ghavami and Peplau 2013 lists plus random words): positives are the words of the target's list,
@@ -37,8 +42,10 @@ import numpy as np
 
 from .sceat import effect_sizes
 
+EIBD_RULES = ("any", "all")
+
 __all__ = [
-    "DetectionResult", "association_scores", "ibd_scores",
+    "EIBD_RULES", "DetectionResult", "association_scores", "ibd_scores",
     "constituent_scores", "roc_threshold", "ibd", "eibd", "labels_from_lists",
 ]
 
@@ -82,9 +89,12 @@ def ibd_scores(groups: Mapping[str, np.ndarray], W, target: str) -> tuple[np.nda
     return np.max(np.vstack(list(pairs.values())), axis=0), pairs
 
 
-def constituent_scores(groups: Mapping[str, np.ndarray], W, target: str, categories=None
+def constituent_scores(groups: Mapping[str, np.ndarray], W, target: str, categories=None, rule: str = "any"
                        ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """(max over constituent pairs, {"race:r'" or "gender:g'": score}) for the target's race and gender."""
+    """(max over constituent pairs, {"race:r'" or "gender:g'": score}) for the target's race and gender;
+    with ``rule="all"`` the min over the pairs (a word exceeds t on all of them when its min does)."""
+    if rule not in EIBD_RULES:
+        raise ValueError(f"rule must be one of {EIBD_RULES}, got {rule!r}")
     cats = _categories(groups, categories)
     race, gender = cats[target]
 
@@ -98,7 +108,8 @@ def constituent_scores(groups: Mapping[str, np.ndarray], W, target: str, categor
             pairs[f"{label}:{o}"] = association_scores(W, union(axis, own), union(axis, o))
     if not pairs:
         raise ValueError("EIBD needs at least two races or two genders")
-    return np.max(np.vstack(list(pairs.values())), axis=0), pairs
+    stacked = np.vstack(list(pairs.values()))
+    return (np.max(stacked, axis=0) if rule == "any" else np.min(stacked, axis=0)), pairs
 
 
 def _rates(detected: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -149,7 +160,7 @@ class DetectionResult:
     threshold_source: str             # "roc" or "given"
     words: tuple[str, ...]
     scores: tuple[float, ...]         # ibd_score per word
-    constituent: tuple[float, ...] | None   # EIBD: constituent_score per word
+    constituent: tuple[float, ...] | None   # EIBD: constituent_score per word (max, or min for rule "all")
     detected: tuple[str, ...]
     n_words: int
     n_positive: int | None
@@ -164,6 +175,7 @@ class DetectionResult:
     missing: tuple[str, ...]          # labelled words without a vector (left out, listed here)
     pair_scores: dict = field(repr=False, compare=False, default_factory=dict)
     labels: dict = field(repr=False, compare=False, default_factory=dict)
+    eibd_rule: str | None = None      # EIBD: "any" (paper's prose) or "all" (authors' code's intent)
 
     def to_dict(self) -> dict:
         """One flat summary record (e.g. a row of ``ibd_results``)."""
@@ -189,7 +201,7 @@ class DetectionResult:
 
 
 def _run(method: str, groups, attributes, labels, target, positive_list, threshold, categories,
-         nonnegative_threshold) -> DetectionResult:
+         nonnegative_threshold, rule: str | None = None) -> DetectionResult:
     groups = {g: np.asarray(m, dtype=np.float64) for g, m in groups.items()}
     if labels is not None:
         unlabelled = [w for w in attributes if w not in labels]
@@ -210,7 +222,7 @@ def _run(method: str, groups, attributes, labels, target, positive_list, thresho
     score, pairs = ibd_scores(groups, W, target)
     excl = None
     if method == "EIBD":
-        excl, cpairs = constituent_scores(groups, W, target, categories)
+        excl, cpairs = constituent_scores(groups, W, target, categories, rule=rule)
         pairs = {**pairs, **cpairs}
     positive = None
     if labels is not None:
@@ -239,7 +251,7 @@ def _run(method: str, groups, attributes, labels, target, positive_list, thresho
         constituent=None if excl is None else tuple(float(x) for x in excl),
         detected=tuple(w for w, d in zip(words, det) if d), n_words=len(words), missing=missing,
         pair_scores={k: tuple(float(x) for x in v) for k, v in pairs.items()},
-        labels={} if labels is None else {w: frozenset(labels[w]) for w in words},
+        labels={} if labels is None else {w: frozenset(labels[w]) for w in words}, eibd_rule=rule,
         **metrics,
     )
 
@@ -263,8 +275,12 @@ def ibd(groups: Mapping[str, np.ndarray], attributes: Mapping[str, np.ndarray],
 def eibd(groups: Mapping[str, np.ndarray], attributes: Mapping[str, np.ndarray],
          labels: Mapping[str, Collection[str]] | None, *, target: str, positive_list: str | None = None,
          threshold: float | None = None, categories: Mapping[str, tuple[str, str]] | None = None,
-         nonnegative_threshold: bool = True) -> DetectionResult:
+         nonnegative_threshold: bool = True, rule: str = "any") -> DetectionResult:
     """Emergent Intersectional Bias Detection; as ``ibd``, plus ``categories`` (group -> (race,
-    gender)); by default a group key is a two-letter code read as (race, gender), e.g. "AF"."""
+    gender)); by default a group key is a two-letter code read as (race, gender), e.g. "AF".
+    ``rule``: drop an IBD word when "any" constituent score exceeds t (the paper), or only when
+    "all" do (the authors' code's intent)."""
+    if rule not in EIBD_RULES:
+        raise ValueError(f"rule must be one of {EIBD_RULES}, got {rule!r}")
     return _run("EIBD", groups, attributes, labels, target, positive_list, threshold, categories,
-                nonnegative_threshold)
+                nonnegative_threshold, rule)

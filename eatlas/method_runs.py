@@ -22,7 +22,7 @@ GENDER_CODE = {"female": "F", "male": "M"}
 
 
 def now() -> _dt.datetime:
-    return _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
+    return _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
 
 
 def run_record(method: str, encoder: Encoder, reg: Registry, *, seed: int, test_ids: list[str], levels: list[str],
@@ -30,11 +30,13 @@ def run_record(method: str, encoder: Encoder, reg: Registry, *, seed: int, test_
                alpha: float | None = None) -> dict:
     """The ``runs`` row every method writes: model, fingerprint, seed, packages, registry state."""
     from . import __version__
+    from .identity import run_columns
     from .runner import package_versions, registry_state
 
     s = encoder.settings()
     return {"run_id": str(uuid.uuid4()), "method": method, "model": s["model"],
-            "model_fingerprint": s["fingerprint"], "model_family": s["family"], "pooling": s["pooling"],
+            "model_fingerprint": s["fingerprint"], "model_family": s["family"], **run_columns(encoder),
+            "pooling": s["pooling"],
             "layer": s["layer"], "subword": s["subword"], "seed": seed, "n_samples": n_samples, "alpha": alpha,
             "levels": levels, "tests": test_ids, "started_at": started, "finished_at": now(),
             "eatlas_version": __version__, "package_versions": package_versions(),
@@ -69,8 +71,10 @@ def ibd_inputs(reg: Registry):
     return groups, lists
 
 
-def run_ibd(encoder: Encoder, reg: Registry, *, targets: list[str] | None = None, seed: int = 0):
-    """IBD and EIBD for each intersectional group, thresholds chosen on the ROC curve."""
+def run_ibd(encoder: Encoder, reg: Registry, *, targets: list[str] | None = None, seed: int = 0,
+            eibd_rule: str = "any"):
+    """IBD and EIBD for each intersectional group, thresholds chosen on the ROC curve; ``eibd_rule``:
+    EIBD drops a word when "any" constituent score exceeds t (the paper) or "all" do (authors' code)."""
     from .ibd import eibd, ibd, labels_from_lists
 
     started = now()
@@ -98,7 +102,8 @@ def run_ibd(encoder: Encoder, reg: Registry, *, targets: list[str] | None = None
         for method, fn, plist in (("IBD", ibd, f"{lc}_intersectional"), ("EIBD", eibd, f"{lc}_emergent")):
             if plist not in lists:
                 continue
-            r = fn(gm, wvec, labels, target=code, positive_list=plist)
+            r = fn(gm, wvec, labels, target=code, positive_list=plist,
+                   **({"rule": eibd_rule} if method == "EIBD" else {}))
             row = r.to_dict()
             row["paper_chance"] = printed.get(("chance", concepts.get(plist)))
             row["paper_accuracy"] = printed.get(("accuracy", f"{method} | {_group_words(code)}"))
@@ -107,7 +112,8 @@ def run_ibd(encoder: Encoder, reg: Registry, *, targets: list[str] | None = None
             summaries.append(row)
             words_rows += r.to_rows()
     run = run_record("ibd", encoder, reg, seed=seed, test_ids=[], levels=["word"], started=started,
-                     settings={"targets": targets, "lists": sorted(lists), "groups": sorted(groups)})
+                     settings={"targets": targets, "lists": sorted(lists), "groups": sorted(groups),
+                               "eibd_rule": eibd_rule})
     for rows in (summaries, words_rows):
         for r in rows:
             r["run_id"] = run["run_id"]
@@ -218,7 +224,9 @@ def run_ceat(encoder: Encoder, reg: Registry, test_ids: list[str], corpus: list[
                     mats[stim] = np.zeros((0, 1))
                     continue
                 r = encoder.encode_spans([corpus[i] for i, _ in hits], [span for _, span in hits])
-                mats[stim] = r.vectors[~r.missing]
+                v = r.vectors[~r.missing]
+                # a zero or NaN/inf context vector has no cosine: that context is left out, like one not encoded
+                mats[stim] = v[np.isfinite(v).all(axis=1) & (v != 0).any(axis=1)]
             per_role[role] = mats
         if progress:
             progress(t)

@@ -25,17 +25,29 @@ yet the paper marks negative Level-2 effects as significant, so a B association 
 tail of the same permutation distribution; the EAT-Map text says "p-value > 0.05" which must mean
 p < 0.05; both comparisons are strict; ties in the permutation distribution count (>=) as in
 ``weat.permutation_p``.
+
+``p_method="authors"`` gives the p-values of the authors' code instead (wolferobert3/ml-eat mleat.py,
+``compute_p_value``): a normal curve fitted to the permutation distribution and the smaller of its
+two tails, at Level 1 and Level 2 alike (``weat.authors_normal_p``); see docs/methods.md.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from .sceat import SingleCategoryResult, single_category_test
-from .weat import WeatResult, _unit_rows, weat
+from .weat import (
+    P_METHODS,
+    WeatResult,
+    _unit_rows,
+    association,
+    authors_normal_p,
+    null_distribution,
+    weat,
+)
 
 __all__ = [
     "PATTERNS", "Level3Result", "MlEatResult", "classify_pattern", "level2", "level3", "mleat",
@@ -91,13 +103,14 @@ def level3(X, Y, A, B) -> Level3Result:
 
 
 def level2(T, A, B, *, n_samples: int = 100_000, seed: int = 0, parametric: bool = False,
-           alpha: float = 0.05, effect_threshold: float = 0.2) -> SingleCategoryResult:
+           alpha: float = 0.05, effect_threshold: float = 0.2, p_method: str = "permutation") -> SingleCategoryResult:
     """Level 2: target group T (one row per stimulus) against A and B, attribute words permuted."""
     T, A, B = _unit_rows(T, "T"), _unit_rows(A, "A"), _unit_rows(B, "B")
     u_a = (A @ T.T).mean(axis=1)
     u_b = (B @ T.T).mean(axis=1)
     return single_category_test(u_a, u_b, n_target=len(T), n_samples=n_samples, seed=seed,
-                                parametric=parametric, alpha=alpha, effect_threshold=effect_threshold)
+                                parametric=parametric, alpha=alpha, effect_threshold=effect_threshold,
+                                p_method=p_method)
 
 
 @dataclass(frozen=True)
@@ -113,6 +126,7 @@ class MlEatResult:
     seed: int
     parametric: bool
     names: tuple[str, str, str, str] = ("X", "Y", "A", "B")
+    p_method: str = "permutation"
 
     def to_dict(self) -> dict:
         """One flat record (scalars only), e.g. one row of a DuckDB table ``mleat_results``."""
@@ -121,6 +135,7 @@ class MlEatResult:
             "n_x": self.level1.n_x, "n_y": self.level1.n_y, "n_a": self.level1.n_a, "n_b": self.level1.n_b,
             "pattern": self.pattern, "alpha": self.alpha, "effect_threshold": self.effect_threshold,
             "n_samples": self.n_samples, "seed": self.seed, "parametric": self.parametric,
+            "p_method": self.p_method,
             "level1_effect_size": self.level1.effect_size, "level1_p_value": self.level1.p_value,
             "level1_statistic": self.level1.statistic, "level1_exact": self.level1.exact,
             "level1_n_partitions": self.level1.n_partitions,
@@ -141,23 +156,32 @@ class MlEatResult:
 
 def mleat(X, Y, A, B, *, n_samples: int = 100_000, seed: int = 0, parametric: bool = False,
           alpha: float = 0.05, effect_threshold: float = 0.2,
-          names: Sequence[str] = ("X", "Y", "A", "B")) -> MlEatResult:
+          names: Sequence[str] = ("X", "Y", "A", "B"), p_method: str = "permutation") -> MlEatResult:
     """All three ML-EAT levels and the EAT pattern for embedding matrices (one row per stimulus).
 
     ``n_samples``/``seed``/``parametric`` are passed to every permutation test (Level 1 permutes
     targets, Level 2 attributes); ``alpha`` and ``effect_threshold`` set the association rule.
+    ``p_method``: "permutation" (default) or "authors" (the authors' normal fit, smaller tail).
     """
     if len(names) != 4:
         raise ValueError("names must give the four concepts X, Y, A, B")
+    if p_method not in P_METHODS:
+        raise ValueError(f"p_method must be one of {P_METHODS}, got {p_method!r}")
+    if p_method == "authors" and parametric:
+        raise ValueError("p_method='authors' is its own normal approximation; leave parametric off")
     kw = dict(n_samples=n_samples, seed=seed, parametric=parametric)
     l1 = weat(X, Y, A, B, **kw)
-    rule = dict(alpha=alpha, effect_threshold=effect_threshold)
+    if p_method == "authors":
+        s = np.concatenate([association(X, A, B), association(Y, A, B)])
+        dist, _ = null_distribution(s, len(X), n_samples=int(n_samples), seed=int(seed))
+        l1 = replace(l1, p_value=authors_normal_p(dist))
+    rule = dict(alpha=alpha, effect_threshold=effect_threshold, p_method=p_method)
     rx, ry = level2(X, A, B, **kw, **rule), level2(Y, A, B, **kw, **rule)
     return MlEatResult(
         level1=l1, x=rx, y=ry, level3=level3(X, Y, A, B),
         pattern=classify_pattern(rx.association, ry.association),
         alpha=float(alpha), effect_threshold=float(effect_threshold), n_samples=int(n_samples),
-        seed=int(seed), parametric=bool(parametric), names=tuple(str(n) for n in names),
+        seed=int(seed), parametric=bool(parametric), names=tuple(str(n) for n in names), p_method=p_method,
     )
 
 
@@ -176,12 +200,11 @@ def _cell_colour(r: SingleCategoryResult, row: str):
     return _RED + (0.45 + 0.55 * strength,)
 
 
-def _stars(p: float, alpha: float) -> str:
-    return "*" if p < alpha else ""
-
-
-def _draw_map(ax, result: MlEatResult, title: str | None = None, fontsize: float = 10) -> None:
+def _draw_map(ax, result: MlEatResult, title: str | None = None, fontsize: float = 10,
+              holm: bool | None = None) -> None:
     from matplotlib.patches import Rectangle
+
+    from .legend import mark, wrap
 
     ax.set_xlim(0, 2)
     ax.set_ylim(0, 2)
@@ -192,19 +215,20 @@ def _draw_map(ax, result: MlEatResult, title: str | None = None, fontsize: float
             y0 = 1 - row_i          # A on top
             ax.add_patch(Rectangle((col, y0), 1, 1, facecolor=_cell_colour(r, row), edgecolor="white", lw=2))
             if row == towards:
-                text = f"d = {r.effect_size:+.2f}{_stars(r.p_value, r.alpha)}\np = {r.p_value:.3g}"
+                text = f"d = {r.effect_size:+.2f}\np = {r.p_value:.3g}"
                 ax.text(col + 0.5, y0 + 0.5, text, ha="center", va="center", fontsize=fontsize,
                         color="white" if r.association == row else "black")
-    ax.set_xticks([0.5, 1.5], [result.names[0], result.names[1]], fontsize=fontsize)
-    ax.set_yticks([1.5, 0.5], [result.names[2], result.names[3]], fontsize=fontsize)
+    ax.set_xticks([0.5, 1.5], [wrap(result.names[0]), wrap(result.names[1])], fontsize=fontsize)
+    ax.set_yticks([1.5, 0.5], [wrap(result.names[2]), wrap(result.names[3])], fontsize=fontsize)
     ax.xaxis.tick_top()
     ax.tick_params(length=0)
     for s in ax.spines.values():
         s.set_visible(False)
     l1 = result.level1
     head = f"{title}\n" if title else ""
-    ax.set_title(f"{head}{result.pattern}\nLevel 1 d = {l1.effect_size:+.2f}{_stars(l1.p_value, result.alpha)}",
-                 fontsize=fontsize + 1, pad=fontsize * 2.2)
+    n_lines = max(len(wrap(n).splitlines()) for n in result.names[:2])
+    ax.set_title(f"{head}{result.pattern}\nLevel 1 d = {l1.effect_size:+.2f}{mark(holm)}",
+                 fontsize=fontsize + 1, pad=fontsize * (1.2 + 1.3 * n_lines))
 
 
 def _outputs(path) -> tuple[Path, Path]:
@@ -235,34 +259,54 @@ def _figure(nrows: int = 1, ncols: int = 1, **kw):
     return fig, fig.subplots(nrows, ncols, **kw)
 
 
-_NOTE = ("red: associated (p < {a:g} and |d| > {t:g}); gray: not; * p < {a:g}. "
-         "Level-2 d and p are written in the row the effect points to.")
+_NOTE = ("Level 2: red, associated (p < {a:g} and |d| > {t:g}); gray, not; d and p in the row the effect points "
+         "to.\n{legend}.")
 
 
-def draw_eat_map(result: MlEatResult, path, *, title: str | None = None) -> tuple[Path, Path]:
-    """Write the four-cell EAT-Map (columns X, Y; rows A, B) as ``<path>.png`` and ``<path>.svg``."""
-    fig, ax = _figure(figsize=(3.6, 4.0))
-    _draw_map(ax, result, title)
-    fig.text(0.5, 0.0, _NOTE.format(a=result.alpha, t=result.effect_threshold),
-             ha="center", va="top", fontsize=6, wrap=True)
-    return _save(fig, path)
+def _note(result, alpha, subtitle) -> str:
+    from .legend import legend
+    head = f"{subtitle}\n" if subtitle else ""
+    return head + _NOTE.format(a=result.alpha, t=result.effect_threshold, legend=legend(alpha))
 
 
-def draw_eat_map_grid(results, path, *, ncols: int | None = None) -> tuple[Path, Path]:
-    """Write EAT-Maps of a run side by side; ``results`` is a mapping title -> result or a sequence."""
+def draw_eat_map(result: MlEatResult, path, *, title: str | None = None, subtitle: str | None = None,
+                 holm: bool | None = None, alpha: float | None = None) -> tuple[Path, Path]:
+    """Write the four-cell EAT-Map (columns X, Y; rows A, B) as ``<path>.png`` and ``<path>.svg``.
+    ``subtitle``: the model and run; ``holm``: whether Level 1 is Holm-significant at the run's ``alpha``."""
+    return _save(eat_map_figure(result, title=title, subtitle=subtitle, holm=holm, alpha=alpha), path)
+
+
+def eat_map_figure(result: MlEatResult, *, title: str | None = None, subtitle: str | None = None,
+                   holm: bool | None = None, alpha: float | None = None):
+    """The figure draw_eat_map saves."""
+    fig, ax = _figure(figsize=(3.8, 4.4))
+    _draw_map(ax, result, title, holm=holm)
+    fig.text(0.5, 0.0, _note(result, alpha, subtitle), ha="center", va="top", fontsize=6, wrap=True)
+    return fig
+
+
+def draw_eat_map_grid(results, path, *, ncols: int | None = None, subtitle: str | None = None,
+                      holm: dict | None = None, alpha: float | None = None) -> tuple[Path, Path]:
+    """Write EAT-Maps of a run side by side; ``results`` is a mapping title -> result or a sequence;
+    ``holm``: title -> Level 1 Holm-significant."""
+    return _save(eat_map_grid_figure(results, ncols=ncols, subtitle=subtitle, holm=holm, alpha=alpha), path)
+
+
+def eat_map_grid_figure(results, *, ncols: int | None = None, subtitle: str | None = None, holm: dict | None = None,
+                        alpha: float | None = None):
+    """The figure draw_eat_map_grid saves."""
     items = list(results.items()) if isinstance(results, Mapping) else [(None, r) for r in results]
     if not items:
         raise ValueError("no results to draw")
     n = len(items)
     ncols = ncols or min(4, n)
     nrows = -(-n // ncols)
-    fig, axes = _figure(nrows, ncols, figsize=(3.4 * ncols, 3.9 * nrows), squeeze=False)
+    fig, axes = _figure(nrows, ncols, figsize=(3.6 * ncols, 4.3 * nrows), squeeze=False)
     for ax, (title, r) in zip(axes.flat, items):
-        _draw_map(ax, r, title, fontsize=8)
+        _draw_map(ax, r, title, fontsize=8, holm=(holm or {}).get(title))
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     r0 = items[0][1]
-    fig.text(0.5, 0.0, _NOTE.format(a=r0.alpha, t=r0.effect_threshold),
-             ha="center", va="top", fontsize=7)
+    fig.text(0.5, 0.0, _note(r0, alpha, subtitle), ha="center", va="top", fontsize=7)
     fig.tight_layout()
-    return _save(fig, path)
+    return fig

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -36,7 +35,6 @@ SETS_CONFIG = "sets"
 PUBLISHED_CONFIG = "published_results"
 PLUS = "_plus_"
 UNSPECIFIED = "unspecified"
-OURS = {"README.md", "LICENSE.md", "data"}
 
 
 def config_name(test_id: str) -> str:
@@ -93,10 +91,13 @@ def _sets_frame(reg: Registry) -> pd.DataFrame:
     for s in reg.sets.values():
         src = s.source
         for n, it in enumerate(s.items):
-            rows.append({"set_id": s.id, "set_version": s.version, "concept": s.concept, "item_index": n,
+            rows.append({"set_id": s.id, "set_version": s.version, "language": s.language, "concept": s.concept,
+                         "item_index": n,
                          **{k: getattr(it, k) for k in ("text", "kind", "case", "number", "plural", "singular",
                                                          "article", "note")},
-                         "license": s.license, "paper": src.get("paper"), "section": _str(src.get("section")),
+                         "license": s.license, "license_note": s.raw.get("license_note"),
+                         "source_kind": list(s.source_kind), "variant": s.variant, "variant_of": s.variant_of,
+                         "paper": src.get("paper"), "section": _str(src.get("section")),
                          "table": _str(src.get("table")), "page": _str(src.get("page")),
                          "authors_file": _str(src.get("authors_file")),
                          "source": json.dumps(src, ensure_ascii=False, sort_keys=True, default=str),
@@ -110,29 +111,38 @@ def _str(v) -> str | None:
     return None if v is None else str(v)
 
 
-def _write(df: pd.DataFrame, out: Path, config: str) -> str:
+def _write(df: pd.DataFrame, target, config: str) -> str:
     rel = f"data/{config}/{SPLIT}.parquet"
-    (out / rel).parent.mkdir(parents=True, exist_ok=True)
     table = pa.Table.from_pandas(df, preserve_index=False)
     schema = pa.schema([f.with_type(pa.string()) if pa.types.is_large_string(f.type) else f for f in table.schema])
-    pq.write_table(table.cast(schema), out / rel)
+    target.write(rel, lambda tmp: pq.write_table(table.cast(schema), tmp))
     return rel
 
 
-def _prepare(out: Path) -> None:
-    if out.exists():
-        if not out.is_dir():
-            raise EatlasError("not a folder", file=str(out))
-        foreign = sorted(p.name for p in out.iterdir() if p.name not in OURS)
-        if foreign:
-            raise EatlasError(f"folder holds files publish did not write ({', '.join(foreign[:3])})", file=str(out),
-                              hint="publish into an empty or new folder")
-        shutil.rmtree(out / "data", ignore_errors=True)
-    out.mkdir(parents=True, exist_ok=True)
+def _prepare(out: Path, rels: list[str], *, db=None, registry_root=None):
+    """The folder's record of what publish wrote there (eatlas.outputs.Outputs), once every file about to be
+    written has been checked: publish replaces only files it wrote itself and the user left unchanged, and
+    refuses a non-empty folder it never published into."""
+    from .outputs import MANIFEST, Outputs
+
+    target = Outputs(out, db=db, registry_root=registry_root, what="dataset")
+    if out.is_dir() and not target.manifest.exists() and any(out.iterdir()):
+        shown = sorted(p.name for p in out.iterdir())
+        raise EatlasError(f"folder is not empty and holds no {MANIFEST} of an earlier publish "
+                          f"({', '.join(shown[:3])}{', ...' if len(shown) > 3 else ''}), so publish did not write it",
+                          file=str(out), hint="publish into an empty or new folder")
+    for rel in target.entries:          # a file publish wrote and the user changed since is never replaced
+        if (out / rel).exists() and not target.owned(rel):
+            raise EatlasError("changed since eatlas publish wrote it", file=str(out / rel),
+                              hint="move it away, or publish into a new folder")
+    target.check_all(rels)
+    return target
 
 
-def publish(reg: Registry, out_dir: str | Path, *, seed: int = 0, repo_id: str | None = None) -> dict:
-    """Write the dataset folder; returns a summary (version, configs with rows and licences)."""
+def publish(reg: Registry, out_dir: str | Path, *, seed: int = 0, repo_id: str | None = None,
+            db: str | Path | None = None) -> dict:
+    """Write the dataset folder; returns a summary (version, configs with rows and licences). Writes only
+    files it wrote before (listed in the folder's manifest, unchanged), never ``db`` or a registry file."""
     out = Path(out_dir)
     names = {}
     for tid in reg.tests:
@@ -141,38 +151,49 @@ def publish(reg: Registry, out_dir: str | Path, *, seed: int = 0, repo_id: str |
             raise EatlasError(f"test id {tid!r} cannot be mapped to a distinct config name ({name!r})",
                               obj=f"test {tid}", field="id", hint=f"test ids must not contain {PLUS!r}")
         names[name] = tid
-    _prepare(out)
+    out_rels = [f"data/{config_name(t)}/{SPLIT}.parquet" for t in reg.tests] + \
+        [f"data/{c}/{SPLIT}.parquet" for c in (SETS_CONFIG, PUBLISHED_CONFIG)] + ["README.md", "LICENSE.md"]
+    target = _prepare(out, out_rels, db=db, registry_root=reg.root)
+    before = set(target.entries)
     configs = []
     for tid, spec in reg.tests.items():
         rows = [r for lv in export_levels(spec) for r in stimulus_rows(reg, build_test(reg, spec, lv, seed=seed))]
         parts = licences_of(reg, spec)
+        frame = rows_frame(rows)
+        frame.insert(2, "language", spec.language)
         configs.append({"config_name": config_name(tid), "test_id": tid, "version": spec.version,
                         "title": spec.title, "levels": export_levels(spec), "rows": len(rows),
-                        "licences": set(parts), "licence": _licence_text(parts),
-                        "path": _write(rows_frame(rows), out, config_name(tid))})
+                        "language": spec.language, "licences": set(parts), "licence": _licence_text(parts),
+                        "path": _write(frame, target, config_name(tid))})
     sets = _sets_frame(reg)
     set_lics = set(sets["license"])
     configs.append({"config_name": SETS_CONFIG, "test_id": None, "version": None, "levels": [],
+                    "language": ", ".join(sorted(set(sets["language"]))),
                     "title": "every stimulus set, one row per item with its provenance", "rows": len(sets),
                     "licences": set_lics, "licence": "per row (column license): " + ", ".join(sorted(set_lics)),
-                    "path": _write(sets, out, SETS_CONFIG)})
+                    "path": _write(sets, target, SETS_CONFIG)})
     pub = read_published(reg)
     if len(pub):
         configs.append({"config_name": PUBLISHED_CONFIG, "test_id": None, "version": None, "levels": [],
                         "title": "results the papers published, one row per printed cell", "rows": len(pub),
+                        "language": "",
                         "licences": {UNSPECIFIED}, "licence": f"{UNSPECIFIED} (numbers transcribed from the papers)",
-                        "path": _write(pub, out, PUBLISHED_CONFIG)})
+                        "path": _write(pub, target, PUBLISHED_CONFIG)})
     version = registry_version(reg)
-    (out / "README.md").write_text(dataset_card(reg, configs, version, repo_id), encoding="utf-8")
-    (out / "LICENSE.md").write_text(_licence_file(configs, version), encoding="utf-8")
+    target.write_text("README.md", dataset_card(reg, configs, version, repo_id))
+    target.write_text("LICENSE.md", _licence_file(configs, version))
+    for rel in before - {c["path"] for c in configs} - {"README.md", "LICENSE.md"}:
+        target.forget(rel)              # a config an earlier publish wrote that is gone now (unchanged file only)
+    target.save()
     return {"version": version, "configs": configs, "out": out}
 
 
 def card_header(configs: list[dict]) -> dict:
     licences = set().union(*(c["licences"] for c in configs))
+    languages = sorted({c["language"] for c in configs if c.get("test_id")} or {"en"})
     return {
         "pretty_name": "EATlas: Embedding Association Test stimuli",
-        "language": ["en"],
+        "language": languages,
         **hub_license(licences),
         "tags": ["bias", "social-bias", "fairness", "embedding-association-test", "weat", "seat",
                  "word-embeddings", "sentence-embeddings"],
@@ -190,6 +211,8 @@ def _md(s) -> str:
 
 
 def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str | None = None) -> str:
+    """The dataset's README: header, configs by licence, limitations, changelog, sources and citations."""
+    from . import card_sections
     repo = repo_id or "<repo>"
     head = yaml.safe_dump(card_header(configs), sort_keys=False, allow_unicode=True, width=1000)
     tests = [c for c in configs if c["test_id"]]
@@ -208,10 +231,10 @@ def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str 
         f'sets = load_dataset("{repo}", "sets", split="test")', "```", "",
         "## Configurations", "",
         "One config per test, plus `sets` and `published_results`. Each has a single split, `test`.", "",
-        "| config | test id | version | levels | rows | licence | title |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
-        *(f"| `{c['config_name']}` | {_code(c['test_id'])} | {c['version'] or ''} | {', '.join(c['levels'])} | "
-          f"{c['rows']} | {_md(c['licence'])} | {_md(c['title'])} |" for c in configs),
+        "| config | test id | version | language | levels | rows | licence | title |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        *(f"| `{c['config_name']}` | {_code(c['test_id'])} | {c['version'] or ''} | {c.get('language', '')} | "
+          f"{', '.join(c['levels'])} | {c['rows']} | {_md(c['licence'])} | {_md(c['title'])} |" for c in configs),
         "",
         "### Config names", "",
         "Hub config names cannot carry every character our ids use, so a test's config name is its id with "
@@ -239,6 +262,9 @@ def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str 
         "derived from May et al.'s sent-bias repository are CC-BY-NC-4.0 (non-commercial); Tan & Celis's "
         "repository has no licence file, so their sets are `unspecified`: ask the authors before reuse beyond "
         "research. A test's sentence levels also carry the licence of the template that made them.", "",
+        *licence_groups(configs), *licence_notes(reg),
+        *card_sections.limitations(),
+        *card_sections.changelog(reg),
         "## Sources", "",
         "Every paper the registry cites (`registry/sources.yaml`); the `paper` column of `sets` and "
         "`published_results` holds these keys. Cite the papers of the tests you use.", "",
@@ -247,9 +273,65 @@ def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str 
         src = src or {}
         cite = src.get("citation", key)
         doi = f" https://doi.org/{src['doi']}" if src.get("doi") else ""
-        repo = f" Authors' files: {src['authors_repository']}." if src.get("authors_repository") else ""
-        lines.append(f"- `{key}`: {cite}{doi}{repo}")
+        url = "" if doi or not src.get("url") else f" {src['url']}"
+        r = src.get("authors_repository") or {}
+        repo = f" Authors' files: {r['url']} (licence: {r['license']})." if r else ""
+        lines.append(f"- `{key}`: {cite}{doi}{url}{repo}")
+    lines += _citation_section(reg, tests)
     return "\n".join(lines) + "\n"
+
+
+def _citation_section(reg: Registry, tests: list[dict]) -> list[str]:
+    """Which works each test config draws on (eatlas.cite), and their BibTeX once each."""
+    from .cite import bibtex_for_tests, source_keys
+
+    per_test = {c["config_name"]: list(dict.fromkeys(k for lv in reg.tests[c["test_id"]].levels
+                                                     for k in source_keys(reg, c["test_id"], lv)))
+                for c in tests}
+    entries = bibtex_for_tests(reg, [c["test_id"] for c in tests])
+    cited = {k for k, _ in entries}
+    rest = [(k, reg.sources[k]["bibtex"].strip()) for k in sorted(reg.sources) if k not in cited]
+    return [
+        "", "## Citation", "",
+        "If you use a config, cite the works it draws on (its test's paper, its sets' and templates' papers, "
+        "at every level it has) and EATlas. `eatlas cite TEST_ID [--level L]` prints the same for one level.", "",
+        *(f"- `{name}`: {', '.join(f'`{k}`' for k in keys + ['eatlas'])}" for name, keys in per_test.items()),
+        f"- `{SETS_CONFIG}`, `{PUBLISHED_CONFIG}`: the works of the rows you use (their `paper` column), and `eatlas`",
+        "", "```bibtex", "\n\n".join(b for _, b in entries[:-1] + rest + entries[-1:]), "```"]
+def _group_key(c: dict) -> tuple[str, ...]:
+    return tuple(sorted(c["licences"], key=lambda lic: (lic == UNSPECIFIED, lic)))
+
+
+def licence_groups(configs: list[dict]) -> list[str]:
+    """The configs grouped by the licences they carry: every licence of a group applies to each of its
+    configs; a group with an unspecified part is never called open."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for c in configs:
+        groups.setdefault(_group_key(c), []).append(c["config_name"])
+    lines = ["### Configs by licence", ""]
+    for key in sorted(groups, key=lambda k: (UNSPECIFIED in k, len(k), k)):
+        what = " + ".join(f"`{lic}`" for lic in key)
+        if UNSPECIFIED in key:
+            what += " (the source states no licence: not open; ask the authors before reuse beyond research)"
+        names = groups[key]
+        lines.append(f"- {what}: {len(names)} config(s): " + ", ".join(f"`{n}`" for n in names))
+    return lines + [""]
+
+
+def licence_notes(reg: Registry) -> list[str]:
+    """What the sources say about their licences beyond the SPDX id (``license_note`` of sets and tests)."""
+    notes: dict[tuple[str, str], list[str]] = {}
+    for kind, objs in (("set", reg.sets), ("test", reg.tests)):
+        for o in objs.values():
+            note = o.raw.get("license_note")
+            if note:
+                notes.setdefault((o.license, " ".join(str(note).split())), []).append(f"{kind} {o.id}")
+    if not notes:
+        return []
+    lines = ["### Licence notes", ""]
+    for (lic, note), who in sorted(notes.items()):
+        lines.append(f"- `{lic}` ({len(who)} entries, e.g. {who[0]}): {note}")
+    return lines + [""]
 
 
 def _licence_file(configs: list[dict], version: str) -> str:
@@ -258,7 +340,7 @@ def _licence_file(configs: list[dict], version: str) -> str:
         "Each config is under the terms of every source it draws on (all of the licences listed for it apply). "
         "`unspecified`: the source grants no licence.", "",
         "| config | licence |", "| --- | --- |",
-        *(f"| `{c['config_name']}` | {_md(c['licence'])} |" for c in configs), ""])
+        *(f"| `{c['config_name']}` | {_md(c['licence'])} |" for c in configs), "", *licence_groups(configs)])
 
 
 def hub_token() -> str:
@@ -281,7 +363,9 @@ def push(out_dir: str | Path, repo_id: str, version: str, *, token: str) -> str:
     api = HfApi(token=token)
     try:
         api.create_repo(repo_id, repo_type="dataset", exist_ok=True)
+        from .outputs import Outputs
         info = api.upload_folder(repo_id=repo_id, repo_type="dataset", folder_path=str(out_dir),
+                                 allow_patterns=sorted(Outputs(out_dir).entries) or None,   # only what publish wrote
                                  commit_message=f"EATlas registry {version}")
         api.create_tag(repo_id, tag=version, repo_type="dataset", revision=info.oid, exist_ok=True)
     except Exception as e:  # network, auth and Hub errors alike become one clear message

@@ -28,27 +28,36 @@ def semver_key(version) -> tuple[int, ...] | None:
     """(major, minor, patch) for ordering versions; None for anything that is not MAJOR.MINOR.PATCH."""
     return tuple(int(x) for x in str(version).split(".")) if SEMVER_RE.match(str(version)) else None
 REF_RE = re.compile(r"^(?P<id>[^@\s]+)@(?P<version>[^@\s]+)$")
-KINDS = ("name", "noun", "group_term", "mass_noun", "adjective", "verb", "pronoun", "sentence")
-CASES = ("subject", "object", "possessive")
+KINDS = ("name", "noun", "group_term", "mass_noun", "adjective", "verb", "pronoun", "sentence", "word")
 ROLES = ("x", "y", "a", "b")
 LEVELS = ("word", "sent", "sent(u)", "c-word", "c-word(u)")
 MAX_FILE_BYTES = 2_000_000
+DEFAULT_LANGUAGE = "en"
+# BCP-47 (RFC 5646) language tag in its canonical case: language (2-3 letters; no 5-8 letter subtag is
+# registered), optional extlang, Script (Title case), REGION (upper case or 3 digits), variants; -x- private use.
+LANGUAGE_RE = re.compile(r"^(?P<lang>[a-z]{2,3}(-[a-z]{3}){0,3})(-(?P<script>[A-Z][a-z]{3}))?"
+                         r"(-(?P<region>[A-Z]{2}|[0-9]{3}))?(-([a-z0-9]{5,8}|[0-9][a-z0-9]{3}))*(-x(-[a-z0-9]{1,8})+)?$")
 
 SET_KEYS = {"id", "version", "concept", "license", "source", "notes", "changelog", "items",
-            "template_vars", "group", "case_sensitive", "tags"}
+            "template_vars", "group", "case_sensitive", "tags",
+            "language", "kind", "source_kind", "variant", "variant_of", "license_note"}
 ITEM_KEYS = {"text", "kind", "case", "number", "plural", "singular", "article", "note"}
 TEST_KEYS = {"id", "version", "title", "bias_type", "level", "license", "source", "x", "y", "a", "b",
              "expansions", "aliases", "notes", "changelog", "equal_targets", "equal_attributes",
-             "methods", "tags"}
-TEMPLATE_KEYS = {"id", "version", "license", "source", "description", "parts", "families", "changelog"}
+             "methods", "tags", "language", "variant", "variant_of", "license_note"}
+TEMPLATE_KEYS = {"id", "version", "license", "source", "description", "parts", "families", "changelog",
+                 "language", "variables"}
 CATALOG_KEYS = {"sets", "tests", "templates", "published"}
+# A variant (e.g. the list an author's code ran, beside the paper's) is a separate id linked to its
+# canonical entry of the same kind: `variant: <short label>`, `variant_of: <id>` (docs/registry-format.md).
 
 
 def default_root() -> Path:
     env = os.environ.get("EATLAS_REGISTRY")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent
+    from .paths import data_root
+    return data_root()
 
 
 MAX_YAML_NODES = 250_000     # nodes after expanding aliases (a "billion laughs" file stops here)
@@ -56,7 +65,7 @@ MAX_YAML_DEPTH = 64
 _SAFE_TAGS = frozenset(k for k in yaml.SafeLoader.yaml_constructors if k) | {"tag:yaml.org,2002:merge"}
 
 
-def _vet_yaml(root: "yaml.Node", shown: str) -> None:
+def _vet_yaml(root: yaml.Node, shown: str) -> None:
     """Refuse what safe_load would accept but a registry file must not hold, before constructing:
     tags that name code (``!!python/...``) or are unknown, recursive or exploding aliases,
     absurd nesting, and duplicate keys (YAML keeps the last one silently)."""
@@ -111,6 +120,39 @@ def _vet_yaml(root: "yaml.Node", shown: str) -> None:
                 stack.extend(((k, False), (v, False)))
 
 
+_MAY_ALIAS = re.compile(r"[&*!]|<<")
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+class _NotPlain(Exception):
+    """The document needs the full path (:func:`_vet_yaml`, then PyYAML's constructor)."""
+
+
+def _build_plain(root: yaml.Node, loader, shown: str) -> Any:
+    """Construct a document that has no anchors, aliases, tags or merge keys (the text has none of
+    ``& * ! <<``), making :func:`_vet_yaml`'s checks on the way: depth, size and duplicate keys.
+    About three times faster than vetting and then constructing; the result is the same."""
+    count = 0
+
+    def build(node, depth):
+        nonlocal count
+        count += 1
+        if depth >= MAX_YAML_DEPTH or count > MAX_YAML_NODES:
+            raise _NotPlain
+        if isinstance(node, yaml.ScalarNode):
+            return node.value if node.tag == _STR_TAG else loader.construct_object(node, deep=True)
+        if isinstance(node, yaml.SequenceNode):
+            return [build(k, depth + 1) for k in node.value]
+        out, seen = {}, set()
+        for k, v in node.value:
+            if not isinstance(k, yaml.ScalarNode) or (k.tag, k.value) in seen:
+                raise _NotPlain     # complex or duplicate key: the full path explains it
+            seen.add((k.tag, k.value))
+            out[build(k, depth + 1)] = build(v, depth + 1)
+        return out
+    return build(root, 0)
+
+
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)    # libyaml when built with it: ~10x faster
 
 
@@ -122,6 +164,11 @@ def parse_yaml(text: str, shown: str) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
+        if not _MAY_ALIAS.search(text):     # no anchor, alias, tag or merge key: one checking pass builds it
+            try:
+                return _build_plain(node, loader, shown)
+            except _NotPlain:
+                pass
         _vet_yaml(node, shown)
         return loader.construct_document(node)
     except yaml.reader.ReaderError as e:
@@ -148,9 +195,9 @@ def parse_yaml(text: str, shown: str) -> Any:
             loader.dispose()
 
 
-def read_yaml(path: Path, *, root: Path | None = None) -> Any:
+def read_yaml(path: Path, *, root: Path | None = None, shown: str | None = None) -> Any:
     """Safe-load one YAML file with size, encoding and structure checks (a leading BOM is fine)."""
-    shown = _shown(path, root)
+    shown = shown or _shown(path, root)
     if not path.is_file():
         raise EatlasError("file not found", file=shown, hint="check the path, or run 'eatlas catalog --sync'")
     size = path.stat().st_size
@@ -220,6 +267,10 @@ class StimulusSet:
     changelog: list = field(default_factory=list)
     template_vars: dict = field(default_factory=dict)
     group: dict | None = None
+    language: str = DEFAULT_LANGUAGE
+    source_kind: list[str] = field(default_factory=list)
+    variant: str | None = None
+    variant_of: str | None = None
     raw: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -227,7 +278,9 @@ class StimulusSet:
         return f"{self.id}@{self.version}"
 
     def hash(self) -> str:
-        return content_hash({"items": [i.lexical() for i in self.items], "template_vars": self.template_vars})
+        # the language counts as content, but English (the default) leaves old hashes as they were
+        return content_hash({"items": [i.lexical() for i in self.items], "template_vars": self.template_vars,
+                             "language": None if self.language == DEFAULT_LANGUAGE else self.language})
 
 
 @dataclass
@@ -239,6 +292,7 @@ class Template:
     file: str
     source: dict | None = None
     license: str | None = None
+    language: str = DEFAULT_LANGUAGE
     raw: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -246,7 +300,8 @@ class Template:
         return f"{self.id}@{self.version}"
 
     def hash(self) -> str:
-        return content_hash({"families": self.families, "parts": self.parts})
+        return content_hash({"families": self.families, "parts": self.parts,
+                             "language": None if self.language == DEFAULT_LANGUAGE else self.language})
 
 
 @dataclass
@@ -272,6 +327,9 @@ class TestSpec:
     notes: str | None = None
     equal_targets: bool = True
     equal_attributes: bool = False
+    language: str = DEFAULT_LANGUAGE
+    variant: str | None = None
+    variant_of: str | None = None
     raw: dict = field(default_factory=dict, repr=False)
 
     __test__ = False  # not a pytest class
@@ -287,7 +345,8 @@ class TestSpec:
 
     def hash(self) -> str:
         return content_hash({"sets": self.sets, "level": self.level,
-                             "expansions": {k: vars(v) for k, v in self.expansions.items()}})
+                             "expansions": {k: vars(v) for k, v in self.expansions.items()},
+                             "language": None if self.language == DEFAULT_LANGUAGE else self.language})
 
 
 _TYPE_WORDS = {str: "text", dict: "a mapping", list: "a list", bool: "true or false"}
@@ -389,6 +448,44 @@ def _check_bool(doc: dict, key: str, default: bool, file: str, obj: str) -> bool
     return v
 
 
+def check_language(doc: dict, file: str, obj: str) -> str:
+    """A BCP-47 tag in canonical case (``en``, ``hi``, ``zh-Hans``, ``pt-BR``); default ``en``."""
+    v = doc.get("language")
+    if v is None:
+        return DEFAULT_LANGUAGE
+    if not isinstance(v, str) or not LANGUAGE_RE.match(v):
+        fixed = _canonical_language(v) if isinstance(v, str) else None
+        raise EatlasError(f"language {v!r:.40} is not a BCP-47 tag", file=file, obj=obj, field="language",
+                          hint=f"write {fixed}" if fixed and fixed != v else
+                          "e.g. en, hi, ckb, zh-Hans, pt-BR (language lower case, Script title case, REGION upper)")
+    return v
+
+
+def _canonical_language(tag: str) -> str | None:
+    """The tag in canonical case (``EN_us`` -> ``en-US``) when that makes it valid, else None."""
+    parts = tag.replace("_", "-").split("-")
+    out = [parts[0].lower()]
+    for p in parts[1:]:
+        out.append(p.title() if len(p) == 4 and p.isalpha() else p.upper() if len(p) == 2 else p.lower())
+    fixed = "-".join(out)
+    return fixed if LANGUAGE_RE.match(fixed) else None
+
+
+def _check_variant(doc: dict, file: str, obj: str) -> tuple[str | None, str | None]:
+    """``variant`` (a label) and ``variant_of`` (the canonical entry's id): a variant names both."""
+    label = _optional(doc, "variant", str, file, obj)
+    of = doc.get("variant_of")
+    if of is not None:
+        check_id(of, file, obj, "variant_of")
+        if of == doc.get("id"):
+            raise EatlasError("an entry cannot be a variant of itself", file=file, obj=obj, field="variant_of",
+                              hint="name the canonical entry's id, or remove variant_of")
+        if not label:
+            raise EatlasError("variant_of needs a variant label", file=file, obj=obj, field="variant",
+                              hint="say what this variant is, e.g. variant: machine_translation")
+    return label, of
+
+
 def parse_set(doc: Any, file: str) -> StimulusSet:
     if not isinstance(doc, dict):
         raise _not_mapping("a stimulus set", doc, file)
@@ -402,13 +499,26 @@ def parse_set(doc: Any, file: str) -> StimulusSet:
     _optional(doc, "notes", str, file, obj)
     changelog = _check_changelog(doc, file, obj)
     _check_bool(doc, "case_sensitive", True, file, obj)
+    language = check_language(doc, file, obj)
+    set_kind = _optional(doc, "kind", str, file, obj)
+    _optional(doc, "license_note", str, file, obj)
+    source_kind = doc.get("source_kind") or []
+    if isinstance(source_kind, str):
+        source_kind = [source_kind]
+    if not isinstance(source_kind, list) or not all(isinstance(k, str) for k in source_kind):
+        raise EatlasError("source_kind must be a list of tags", file=file, obj=obj, field="source_kind",
+                          hint="e.g. source_kind: [social_science]; the tags are in schemas/stimuli.yaml")
+    variant, variant_of = _check_variant(doc, file, obj)
     raw_items = _need(doc, "items", list, file, obj)
     items = []
     for n, it in enumerate(raw_items):
         fld = f"items[{n}]"
         if isinstance(it, str):
-            raise EatlasError(f"item {it!r:.60} is a bare string; give its kind", file=file, obj=obj, field=fld,
-                              hint="write - {text: ..., kind: noun}")
+            if set_kind is None:
+                raise EatlasError(f"item {it!r:.60} is a bare string; give its kind", file=file, obj=obj,
+                                  field=fld, hint="write - {text: ..., kind: noun}, or declare the set's kind: "
+                                                  "(e.g. kind: name) so its items may be bare strings")
+            it = {"text": it}
         if not isinstance(it, dict):
             raise EatlasError(f"expected a mapping, got {_typename(it)}", file=file, obj=obj, field=fld,
                               hint="write - {text: ..., kind: noun}")
@@ -417,6 +527,8 @@ def parse_set(doc: Any, file: str) -> StimulusSet:
             if v is not None and not isinstance(v, str):
                 raise EatlasError(f"expected text, got {_typename(v)} {v!r:.40}", file=file, obj=obj,
                                   field=f"{fld}.{k}", hint="quote values such as yes/no/numbers")
+        if it.get("kind") is None and set_kind is not None:
+            it = {**it, "kind": set_kind}
         for k in ("text", "kind"):
             if it.get(k) is None:
                 raise EatlasError(f"the item has no {k}", file=file, obj=obj, field=f"{fld}.{k}",
@@ -428,7 +540,8 @@ def parse_set(doc: Any, file: str) -> StimulusSet:
                           hint="e.g. template_vars: {subject: he, possessive: his}")
     return StimulusSet(id=sid, version=version, concept=concept, items=items, license=lic, source=source,
                        file=file, notes=doc.get("notes"), changelog=changelog,
-                       template_vars=tv, group=doc.get("group"), raw=doc)
+                       template_vars=tv, group=doc.get("group"), language=language,
+                       source_kind=list(source_kind), variant=variant, variant_of=variant_of, raw=doc)
 
 
 def parse_test(doc: Any, file: str) -> TestSpec:
@@ -443,7 +556,10 @@ def parse_test(doc: Any, file: str) -> TestSpec:
     source = _check_source(doc, file, obj)
     _optional(doc, "notes", str, file, obj)
     _optional(doc, "bias_type", str, file, obj)
+    _optional(doc, "license_note", str, file, obj)
     _check_changelog(doc, file, obj)
+    language = check_language(doc, file, obj)
+    variant, variant_of = _check_variant(doc, file, obj)
     sets = {}
     for role in ROLES:
         parse_ref(doc.get(role), file, obj, role)
@@ -484,7 +600,8 @@ def parse_test(doc: Any, file: str) -> TestSpec:
                     expansions=exps, license=lic, source=source, file=file, bias_type=doc.get("bias_type"),
                     aliases=aliases, notes=doc.get("notes"),
                     equal_targets=_check_bool(doc, "equal_targets", True, file, obj),
-                    equal_attributes=_check_bool(doc, "equal_attributes", False, file, obj), raw=doc)
+                    equal_attributes=_check_bool(doc, "equal_attributes", False, file, obj), language=language,
+                    variant=variant, variant_of=variant_of, raw=doc)
 
 
 def parse_template(doc: Any, file: str) -> Template:
@@ -507,8 +624,12 @@ def parse_template(doc: Any, file: str) -> Template:
     if not isinstance(parts, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in parts.items()):
         raise EatlasError("parts must map names to template strings", file=file, obj=obj, field="parts",
                           hint='e.g. parts: {s1: "{{ term }} is here."}')
+    variables = doc.get("variables") or []      # fields the caller fills (e.g. a prompt's), beyond term/article
+    if not isinstance(variables, list) or not all(isinstance(v, str) and v.isidentifier() for v in variables):
+        raise EatlasError("variables must be a list of variable names", file=file, obj=obj, field="variables",
+                          hint="e.g. variables: [group0, group1, attributes]")
     return Template(id=tid, version=version, families=fams, parts=parts, file=file, source=doc.get("source"),
-                    license=doc.get("license"), raw=doc)
+                    license=doc.get("license"), language=check_language(doc, file, obj), raw=doc)
 
 
 class Registry:
@@ -516,12 +637,12 @@ class Registry:
 
     def __init__(self, root: str | Path | None = None):
         self.root = Path(root) if root is not None else default_root()
+        self._top = self.root.resolve()
         cat_path = self.root / "catalog.yaml"
         if not cat_path.is_file():
             raise EatlasError("no catalog.yaml here; is this a registry folder?", file=str(cat_path),
                               hint="pass --registry DIR or set EATLAS_REGISTRY")
-        self.catalog_file = "catalog.yaml"
-        cat_path = self.resolve("catalog.yaml", "catalog.yaml", "catalog")
+        cat_path = self.resolve("catalog.yaml", "catalog.yaml", "catalog")   # a link out of the folder is refused
         cat = read_yaml(cat_path, root=self.root) or {}
         if not isinstance(cat, dict):
             raise EatlasError(f"the catalog must be a mapping with sets, tests, templates, got {_typename(cat)}",
@@ -547,9 +668,9 @@ class Registry:
                 obj = f"catalog {kind[:-1]} {eid}"
                 ever = check_version(entry.get("version"), "catalog.yaml", obj)
                 path = self.resolve(entry.get("file"), "catalog.yaml", obj)
-                rel = _shown(path, self.root)
+                rel = str(path.relative_to(self._top))      # resolve() returned it resolved, inside the root
                 try:
-                    parsed = parser(read_yaml(path, root=self.root), rel)
+                    parsed = parser(read_yaml(path, shown=rel), rel)
                 except EatlasError as e:     # name the catalog entry when the file itself could not say
                     if e.obj is not None:
                         raise
@@ -591,7 +712,7 @@ class Registry:
         except (OSError, ValueError, RuntimeError):
             raise EatlasError(f"unusable path {rel!r:.80}", file=file, obj=obj, field="file",
                               hint="give the file's path relative to the registry folder") from None
-        if Path(rel).is_absolute() or not p.is_relative_to(self.root.resolve()):
+        if Path(rel).is_absolute() or not p.is_relative_to(self._top):
             raise EatlasError(f"path {rel!r:.80} leaves the registry folder", file=file, obj=obj, field="file",
                               hint="paths are relative to the registry folder and stay inside it "
                                    "(no absolute paths, no '..', no symlinks pointing outside)")
@@ -627,14 +748,12 @@ class Registry:
 
     @cached_property
     def sources(self) -> dict:
+        from .cite import check_sources  # the bibliography's schema lives with the citation code
+
         p = self.root / "registry" / "sources.yaml"
         if p.is_symlink() or p.exists():        # like every file the registry reads: inside the folder
             p = self.resolve("registry/sources.yaml", "registry/sources.yaml", "sources")
-        doc = (read_yaml(p, root=self.root) or {}) if p.is_file() else {}
-        if not isinstance(doc, dict):
-            raise EatlasError(f"expected a mapping paper key -> citation, got {_typename(doc)}",
-                              file="registry/sources.yaml", obj="sources", hint="write caliskan2017: {citation: ...}")
-        return doc
+        return check_sources((read_yaml(p, root=self.root) or {}) if p.is_file() else {})
 
 
 def _suggest(name: str, known, where: str) -> str:

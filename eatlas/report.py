@@ -17,12 +17,12 @@ import pandas as pd
 
 from . import __version__
 from .errors import EatlasError
+from .paths import package_file
 from .registry import LEVELS, Registry
 from .store import connect
-from .weat import holm
 
-TEMPLATE = Path(__file__).with_name("report_template.html.j2")
-SECTIONS = ("runs", "matrix", "eat-map", "ceat", "reproduction", "provenance")
+TEMPLATE = package_file("report_template.html.j2")
+SECTIONS = ("runs", "matrix", "eat-map", "ceat", "reproduction", "provenance", "references")
 MAX_ES = 2.0   # effect sizes lie in [-2, 2]
 
 # EAT pattern -> (association of X, association of Y) with A or B (ML-EAT, Wolfe et al. 2024)
@@ -47,18 +47,25 @@ def _resolve_run(con, run_id: str) -> str:
     return ids[0]
 
 
-def _selected_runs(con, tables: set[str], table: str, run_id: str | None) -> list[str]:
-    """The given run if it has rows in ``table``, else the latest run per model that has."""
+def _selected_rows(con, tables: set[str], table: str, keys: tuple[str, ...], run_ids: list[str] | None,
+                   model: str | None, all_runs: bool) -> pd.DataFrame:
+    """Rows of ``table`` from the chosen runs (``run_ids``), of one ``model``, or all; by default (and within
+    a model) the newest run's row per model and ``keys`` (test, level), so a quick one-test run replaces
+    only its own cells."""
     if table not in tables:
-        return []
-    if run_id:
-        return [run_id] if con.execute(f"SELECT count(*) FROM {table} WHERE run_id = ?", [run_id]).fetchone()[0] \
-            else []
-    return [r[0] for r in con.execute(f"""
-        SELECT run_id FROM (
-          SELECT run_id, row_number() OVER (PARTITION BY model ORDER BY finished_at DESC, run_id) AS n
-          FROM runs WHERE run_id IN (SELECT DISTINCT run_id FROM {table}))
-        WHERE n = 1 ORDER BY run_id""").fetchall()]
+        return pd.DataFrame()
+    where, params = [], []
+    if run_ids:
+        where.append(f"t.run_id IN ({', '.join('?' * len(run_ids))})")
+        params += run_ids
+    if model:
+        where.append("r.model = ?")
+        params.append(model)
+    part = ", ".join(["r.model"] + [f"t.{k}" for k in keys])
+    newest = "" if all_runs or run_ids else \
+        f"QUALIFY row_number() OVER (PARTITION BY {part} ORDER BY r.finished_at DESC, t.run_id DESC) = 1"
+    return con.execute(f"SELECT t.*, r.model AS run_model FROM {table} t JOIN runs r USING (run_id) "
+                       f"{'WHERE ' + ' AND '.join(where) if where else ''} {newest}", params).fetchdf()
 
 
 def _rows(con, table: str, run_ids: list[str]) -> pd.DataFrame:
@@ -103,22 +110,30 @@ def _test_order(reg: Registry | None, test_id: str, level: str) -> tuple:
             LEVELS.index(level) if level in LEVELS else len(LEVELS))
 
 
-def matrix(results: pd.DataFrame, runs: pd.DataFrame, reg: Registry | None, alpha: float) -> dict | None:
-    """Tests x models: effect sizes, marks '*' (p < alpha) and '**' (Holm over all cells shown)."""
+def matrix(results: pd.DataFrame, runs: pd.DataFrame, reg: Registry | None, alpha: float | None,
+           by_run: bool = False) -> dict | None:
+    """Tests x models (x runs when ``by_run``): effect sizes, '*' where the result is Holm-significant at its
+    run's alpha (eatlas.legend: the mark of the CLI table and the EAT-Maps too)."""
+    from .legend import legend, mark, wrap
+
     ok = results[results["status"] == "ok"].copy() if len(results) else results
     if not len(ok):
         return None
-    ok["holm"] = holm(ok["p_value"].to_numpy(), alpha)
-    ok["mark"] = np.where(ok["holm"], "**", np.where(ok["p_value"] < alpha, "*", ""))
-    col_of = {r.run_id: f"{r.model}\n{r.run_id[:8]}" for r in runs.itertuples()}
+    ok["mark"] = ok["holm_significant"].map(lambda v: mark(bool(v)) if v is not None and v == v else "")
+    n = 8 if len({r[:8] for r in runs["run_id"]}) == len(runs) else max(map(len, runs["run_id"]))
+    col_of = {r.run_id: (f"{wrap(r.model, 16)}\n{wrap('run ' + r.run_id[:n], 16)}" if by_run else wrap(r.model, 16))
+              for r in runs.itertuples()}
     ok["column"] = ok["run_id"].map(col_of)
     ok["row"] = ok["test_id"] + " [" + ok["level"] + "]"
     rows = sorted(ok["row"].unique(), key=lambda r: _test_order(reg, *r[:-1].split(" [")))
     cols = sorted(ok["column"].unique())
     es = ok.pivot(index="row", columns="column", values="effect_size").reindex(index=rows, columns=cols)
     marks = ok.pivot(index="row", columns="column", values="mark").reindex(index=rows, columns=cols)
+    alphas = sorted(set(runs.loc[runs["run_id"].isin(ok["run_id"]), "alpha"].dropna())) if "alpha" in runs else []
+    note = legend(alphas[0] if len(alphas) == 1 else None)
 
-    fig = _figure((2.2 + 1.25 * len(cols), 1.4 + 0.24 * len(rows)))
+    width = 2.6 + 1.35 * len(cols)
+    fig = _figure((width, 2.2 + 0.24 * len(rows)))
     ax = fig.add_subplot()
     grid = es.to_numpy(dtype=float)
     im = ax.imshow(np.ma.masked_invalid(grid), cmap="RdBu_r", vmin=-MAX_ES, vmax=MAX_ES, aspect="auto")
@@ -129,13 +144,15 @@ def matrix(results: pd.DataFrame, runs: pd.DataFrame, reg: Registry | None, alph
             if np.isfinite(v):
                 ax.text(j, i, f"{v:+.2f}{marks.iat[i, j]}", ha="center", va="center", fontsize=7,
                         color="white" if abs(v) > 1.2 else "black")
-    ax.set_xticks(range(len(cols)), cols, fontsize=8)
+    ax.set_xticks(range(len(cols)), cols, fontsize=7)
     ax.xaxis.tick_top()
     ax.set_yticks(range(len(rows)), rows, fontsize=7)
     ax.tick_params(length=0)
     fig.colorbar(im, ax=ax, shrink=min(1.0, 8 / max(len(rows), 1)), label="effect size (d)")
-    return {"svg": _svg(fig), "n_cells": len(ok), "n_holm": int(ok["holm"].sum()), "alpha": alpha,
-            "n_not_run": int((results["status"] != "ok").sum())}
+    runs_shown = ", ".join(sorted({r[:n] for r in ok["run_id"]}))
+    fig.text(0.01, 0.0, f"{note}\nruns: {runs_shown}", fontsize=7, ha="left", va="top", wrap=True)
+    return {"svg": _svg(fig), "fig": fig, "n_cells": len(ok), "n_holm": int((ok["mark"] != "").sum()),
+            "legend": note, "n_not_run": int((results["status"] != "ok").sum())}
 
 
 def eat_maps(df: pd.DataFrame, reg: Registry | None) -> list[dict]:
@@ -157,6 +174,7 @@ def eat_maps(df: pd.DataFrame, reg: Registry | None) -> list[dict]:
                 cells.append({"x": role_i, "y": row_i, "associated": assoc[role_i] == attr,
                               "text": [f"d = {d:+.2f}", f"p = {p:.3g}"] if attr == towards else []})
         maps.append({"title": f"{r.test_id} [{r.level}]", "model": r.run_model, "pattern": r.pattern,
+                     "run": r.run_id[:8],
                      "names": names, "cells": cells})
     return sorted(maps, key=lambda m: (m["model"], _test_order(reg, *m["title"][:-1].split(" ["))))
 
@@ -191,24 +209,65 @@ def ceat_histograms(res: pd.DataFrame, draws: pd.DataFrame) -> dict | None:
     return {"svg": _svg(fig), "n": n}
 
 
+def _place_labels(fig, ax, points: list[tuple[float, float, str]], fontsize: float = 6) -> int:
+    """Label each point beside it, trying eight offsets and keeping the first that overlaps no label or tick
+    label already drawn; a point with no free place stays unlabelled. Returns how many were left out."""
+    renderer = fig.canvas.get_renderer()
+    fig.canvas.draw()
+    taken = [t.get_window_extent(renderer) for t in (*ax.get_xticklabels(), *ax.get_yticklabels(),
+                                                     ax.xaxis.label, ax.yaxis.label) if t.get_text()]
+    legend = ax.get_legend()
+    if legend is not None:
+        taken.append(legend.get_window_extent(renderer))
+    left = 0
+    offsets = [(4, 4), (4, -8), (-4, 4), (-4, -8), (6, -2), (-6, -2), (0, 8), (0, -12)]
+    for x, y, text in points:
+        for dx, dy in offsets:
+            t = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
+                            ha="left" if dx >= 0 else "right", va="bottom" if dy >= 0 else "top", color="#333333")
+            box = t.get_window_extent(renderer)
+            inside = ax.get_window_extent(renderer)
+            if not any(box.overlaps(b) for b in taken) and inside.contains(box.x0, box.y0) and \
+                    inside.contains(box.x1, box.y1):
+                taken.append(box)
+                break
+            t.remove()
+        else:
+            left += 1
+    return left
+
+
 def reproduction_scatter(df: pd.DataFrame) -> dict | None:
+    """Ours against the printed effect sizes of the same model: one colour and one Pearson r per model,
+    each point labelled with its test and level."""
+    if len(df):     # a published 'inf' (or any value that is not a finite number) is not a number here
+        df = df.replace([np.inf, -np.inf], np.nan)
     df = df.dropna(subset=["our_effect_size", "published_effect_size"]) if len(df) else df
     if not len(df):
         return None
-    fig = _figure((5.2, 5.0))
+    fig = _figure((6.0, 5.6))
     ax = fig.add_subplot()
     lim = max(MAX_ES, float(np.nanmax(np.abs(df[["our_effect_size", "published_effect_size"]].to_numpy()))) * 1.05)
     ax.plot([-lim, lim], [-lim, lim], color="#888888", lw=1, ls="--", label="identity")
-    for (paper, level), g in df.groupby(["paper", "level"]):
-        ax.scatter(g["published_effect_size"], g["our_effect_size"], s=18, alpha=0.8, label=f"{paper} [{level}]")
+    per_model = []
+    for (model, published), g in df.groupby(["model", "published_model"]):
+        r = float(np.corrcoef(g["published_effect_size"], g["our_effect_size"])[0, 1]) if len(g) > 2 else None
+        per_model.append({"model": model, "published_model": published, "n": len(g), "r": r,
+                          "runs": ", ".join(sorted({x[:8] for x in g["run_id"]}))})
+        ax.scatter(g["published_effect_size"], g["our_effect_size"], s=18, alpha=0.8,
+                   label=f"{model} vs {published} (n={len(g)}" + (f", r={r:.2f})" if r is not None else ")"))
     ax.set_xlim(-lim, lim)
     ax.set_ylim(-lim, lim)
     ax.set_aspect("equal")
     ax.set_xlabel("published effect size")
     ax.set_ylabel("our effect size")
-    ax.legend(fontsize=7, loc="upper left")
-    r = float(np.corrcoef(df["published_effect_size"], df["our_effect_size"])[0, 1]) if len(df) > 2 else None
-    return {"svg": _svg(fig), "n": len(df), "r": r, "mad": float(df["difference"].abs().mean())}
+    ax.legend(fontsize=6, loc="upper left")
+    runs = ", ".join(sorted({x[:8] for x in df["run_id"]}))
+    ax.set_title(f"same model only · runs {runs}", fontsize=8)
+    left = _place_labels(fig, ax, [(float(r.published_effect_size), float(r.our_effect_size),
+                                    f"{r.test_id} [{r.level}] {r.paper}") for r in df.itertuples()])
+    return {"svg": _svg(fig), "fig": fig, "n": len(df), "per_model": per_model, "unlabelled": left,
+            "mad": float(df["difference"].abs().mean())}
 
 
 def provenance(reg: Registry | None) -> list[dict]:
@@ -224,13 +283,47 @@ def provenance(reg: Registry | None) -> list[dict]:
     return out
 
 
+def references(reg: Registry | None, *frames: pd.DataFrame) -> list[dict]:
+    """The works to cite for the tests (at their levels) in the result tables, via eatlas.cite: each with
+    its one-line citation, its BibTeX and the tests that draw on it; EATlas last."""
+    from .cite import EATLAS_AUTHORS, EATLAS_TITLE, citations
+
+    if reg is None:
+        return []
+    pairs = dict.fromkeys((str(r["test_id"]), r.get("level") if isinstance(r.get("level"), str) else None)
+                          for df in frames if len(df) and "test_id" in df.columns
+                          for r in df.to_dict("records"))
+    out: dict[str, dict] = {}
+    for tid, level in pairs:
+        try:
+            cites = citations(reg, tid, level)
+        except EatlasError:          # a test this registry does not hold, or a level it lacks: its own level
+            try:
+                cites = citations(reg, tid)
+            except EatlasError:
+                continue
+        for key, bib in cites:
+            e = out.setdefault(key, {"key": key, "bibtex": bib, "tests": [],
+                                     "citation": reg.sources[key]["citation"] if key in reg.sources
+                                     else f"{EATLAS_AUTHORS}. {EATLAS_TITLE}."})
+            label = tid + (f" [{level}]" if level else "")
+            if label not in e["tests"]:
+                e["tests"].append(label)
+    return sorted(out.values(), key=lambda e: e["key"] == "eatlas")
+
+
 # ------------------------------------------------------------------ the page
 
 def build_report(db: str | Path, *, run_id: str | None = None, registry: str | Path | None = None,
-                 alpha: float = 0.01) -> str:
-    """The report as one HTML string."""
+                 alpha: float | None = None, runs: list[str] | None = None, model: str | None = None,
+                 all_runs: bool = False) -> str:
+    """The report as one HTML string. Which results: ``runs`` (ids or unique prefixes; ``run_id`` is one),
+    every run of ``model``, every run (``all_runs``), or by default the newest result per model, test and
+    level. The page says which runs it shows. ``alpha`` is unused: a result is starred when its own run found
+    it Holm-significant at that run's alpha."""
     from jinja2 import Environment, StrictUndefined
 
+    from .legend import legend
     from .registry import load_registry
 
     reg = load_registry(registry)
@@ -239,32 +332,48 @@ def build_report(db: str | Path, *, run_id: str | None = None, registry: str | P
         tables = _tables(con)
         if "runs" not in tables:
             raise EatlasError("the database holds no runs", file=str(db), hint="run 'eatlas run' first")
-        if run_id:
-            run_id = _resolve_run(con, run_id)
-        sel = {t: _selected_runs(con, tables, t, run_id) for t in ("results", "mleat_results", "ceat_results")}
-        all_ids = sorted(set().union(*sel.values()))
-        runs = con.execute(f"SELECT * FROM runs WHERE run_id IN ({', '.join('?' * len(all_ids))}) "
-                           "ORDER BY finished_at", all_ids).fetchdf() if all_ids else pd.DataFrame(columns=["run_id"])
-        results = _rows(con, "results", sel["results"])
-        mleat = _rows(con, "mleat_results", sel["mleat_results"])
-        ceat = _rows(con, "ceat_results", sel["ceat_results"])
-        draws = _rows(con, "ceat_draws", sel["ceat_results"]) if "ceat_draws" in tables else pd.DataFrame()
-        repro = _rows(con, "reproduction", sel["results"]) if "reproduction" in tables else pd.DataFrame()
+        wanted = [run_id] if run_id else list(runs or [])
+        ids = [_resolve_run(con, r) for r in wanted] or None
+        if model and not con.execute("SELECT count(*) FROM runs WHERE model = ?", [model]).fetchone()[0]:
+            raise EatlasError(f"no run of model {model!r}", field="--model",
+                              hint="'eatlas sql \"SELECT DISTINCT model FROM runs\"' lists the models")
+        pick = dict(run_ids=ids, model=model, all_runs=all_runs)
+        results = _selected_rows(con, tables, "results", ("test_id", "level"), **pick)
+        mleat = _selected_rows(con, tables, "mleat_results", ("test_id", "level"), **pick)
+        ceat = _selected_rows(con, tables, "ceat_results", ("test_id",), **pick)
+        shown = sorted(set().union(*(set(d["run_id"]) for d in (results, mleat, ceat) if len(d))))
+        runs_df = con.execute(f"SELECT * FROM runs WHERE run_id IN ({', '.join('?' * len(shown))}) "
+                              "ORDER BY finished_at", shown).fetchdf() if shown else pd.DataFrame(columns=["run_id"])
+        draws = _rows(con, "ceat_draws", sorted(set(ceat["run_id"]))) if "ceat_draws" in tables and len(ceat) \
+            else pd.DataFrame()
+        repro = pd.DataFrame()
+        if "reproduction" in tables and len(results):
+            con.register("_sel", results[["run_id", "test_id", "level"]])
+            repro = con.execute("SELECT p.* FROM reproduction p JOIN (SELECT DISTINCT run_id, test_id, level FROM _sel)"
+                                " USING (run_id, test_id, level)").fetchdf()
     finally:
         con.close()
+    if ids:
+        selection = f"the run(s) {', '.join(i[:8] for i in ids)}"
+    elif all_runs:
+        selection = "every run" + (f" of model {model}" if model else "")
+    else:
+        selection = "the newest result per model, test and level" + (f" of model {model}" if model else "")
     env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     page = env.from_string(TEMPLATE.read_text(encoding="utf-8"))
     return page.render(
-        version=__version__, generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        db=str(db), run_id=run_id, registry_root=str(reg.root),
+        version=__version__, generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        db=str(db), run_id=ids[0] if ids and len(ids) == 1 else None, registry_root=str(reg.root),
+        selection=selection, legend=legend(),
         runs=[{**r, "n_results": int((results["run_id"] == r["run_id"]).sum()) if len(results) else 0}
-              for r in runs.astype(object).where(runs.notna(), None).to_dict("records")],   # NaN -> blank
-        matrix=matrix(results, runs, reg, alpha) if len(results) else None,
+              for r in runs_df.astype(object).where(runs_df.notna(), None).to_dict("records")],   # NaN -> blank
+        matrix=matrix(results, runs_df, reg, alpha, by_run=bool(ids) or all_runs) if len(results) else None,
         mleat_table="mleat_results" in tables, eat_maps=eat_maps(mleat, reg) if len(mleat) else [],
         ceat_table="ceat_results" in tables, ceat=ceat_histograms(ceat, draws) if len(ceat) else None,
         reproduction=reproduction_scatter(repro) if len(repro) else None,
         sets=provenance(reg), svg_safe=_safe,
-        sources=sorted((k, (v or {}).get("citation", "")) for k, v in reg.sources.items()))
+        sources=sorted((k, (v or {}).get("citation", "")) for k, v in reg.sources.items()),
+        references=references(reg, results, mleat, ceat))
 
 
 def _safe(svg: str):
@@ -274,8 +383,14 @@ def _safe(svg: str):
 
 
 def write_report(db: str | Path, out: str | Path, **kw) -> Path:
+    """Write the report to ``out``: never over the database, a registry file or a file eatlas did not
+    write (eatlas.outputs), checked before the report is built."""
+    from .outputs import Outputs
+    from .registry import default_root
+
     out = Path(out)
+    root = kw.get("registry") or default_root()
+    target = Outputs(out.parent, db=db, registry_root=root, what="report")
+    target.check(out.name)
     html = build_report(db, **kw)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(html, encoding="utf-8")
-    return out
+    return target.write_text(out.name, html)

@@ -23,8 +23,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from scipy import stats as _stats
 
-from .weat import _unit_rows, permutation_p
+from .weat import P_METHODS, _unit_rows, null_distribution, permutation_p
 
 __all__ = ["SingleCategoryResult", "sc_eat", "effect_sizes", "single_category_test", "direction"]
 
@@ -51,6 +52,7 @@ class SingleCategoryResult:
     alpha: float
     effect_threshold: float
     parametric: bool = False
+    p_method: str = "permutation"   # "authors": Wolfe et al.'s normal fit, p_value = the smaller tail
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -73,8 +75,16 @@ def _check_sizes(n_a: int, n_b: int) -> None:
 
 def single_category_test(u_a: np.ndarray, u_b: np.ndarray, *, n_target: int, n_samples: int = 100_000,
                          seed: int = 0, parametric: bool = False, alpha: float = 0.05,
-                         effect_threshold: float = 0.2) -> SingleCategoryResult:
-    """Effect size and permutation p from per-attribute associations ``u`` (A's, then B's)."""
+                         effect_threshold: float = 0.2, p_method: str = "permutation") -> SingleCategoryResult:
+    """Effect size and permutation p from per-attribute associations ``u`` (A's, then B's).
+
+    ``p_method="authors"``: the p of Wolfe et al.'s code (``weat.authors_normal_p``): the normal
+    curve fitted to the same permutation distribution gives ``p_upper = 1 - cdf`` and ``p_lower =
+    cdf``, ``p_value`` is the smaller, and the association rule compares that p with ``alpha``."""
+    if p_method not in P_METHODS:
+        raise ValueError(f"p_method must be one of {P_METHODS}, got {p_method!r}")
+    if p_method == "authors" and parametric:
+        raise ValueError("p_method='authors' is its own normal approximation; leave parametric off")
     u_a, u_b = np.asarray(u_a, dtype=np.float64), np.asarray(u_b, dtype=np.float64)
     _check_sizes(len(u_a), len(u_b))
     if n_samples < 2:
@@ -87,11 +97,19 @@ def single_category_test(u_a: np.ndarray, u_b: np.ndarray, *, n_target: int, n_s
     p_up, exact, n_part, stat = permutation_p(u_a, u_b, n_samples=n_samples, seed=seed, parametric=parametric)
     # Same partitions, negated values: counts stat_i <= stat (the lower tail).
     p_low, _, _, _ = permutation_p(-u_a, -u_b, n_samples=n_samples, seed=seed, parametric=parametric)
+    p = p_up if d >= 0 else p_low
+    assoc = direction(d, p_up, p_low, alpha=alpha, effect_threshold=effect_threshold)
+    if p_method == "authors":
+        dist, _ = null_distribution(u, len(u_a), n_samples=int(n_samples), seed=int(seed))
+        c = float(_stats.norm.cdf(dist[0], loc=dist.mean(), scale=dist.std(ddof=1)))
+        p_up, p_low = 1.0 - c, c
+        p = min(p_up, p_low)          # = weat.authors_normal_p(dist)
+        assoc = direction(d, p, p, alpha=alpha, effect_threshold=effect_threshold)
     return SingleCategoryResult(
-        effect_size=d, p_value=p_up if d >= 0 else p_low, p_upper=p_up, p_lower=p_low, statistic=stat,
+        effect_size=d, p_value=p, p_upper=p_up, p_lower=p_low, statistic=stat,
         exact=exact, n_partitions=n_part, n_target=int(n_target), n_a=len(u_a), n_b=len(u_b),
-        association=direction(d, p_up, p_low, alpha=alpha, effect_threshold=effect_threshold),
-        alpha=float(alpha), effect_threshold=float(effect_threshold), parametric=parametric,
+        association=assoc, alpha=float(alpha), effect_threshold=float(effect_threshold), parametric=parametric,
+        p_method=p_method,
     )
 
 

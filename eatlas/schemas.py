@@ -16,10 +16,11 @@ import pandera.pandas as pa
 from pandera import extensions
 
 from .errors import EatlasError, ValidationFailed
+from .paths import schema_file
 from .registry import ROLES, Registry, StimulusSet, semver_key
 from .templates import vet_template
 
-SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "stimuli.yaml"
+SCHEMA_FILE = schema_file()
 
 
 def _register_checks():
@@ -81,13 +82,38 @@ def stimulus_table(sets: list[StimulusSet]) -> pd.DataFrame:
 
 
 def check_stimuli(sets: list[StimulusSet]) -> list[EatlasError]:
+    out = check_source_kinds(sets)
     df = stimulus_table(sets)
     if df.empty:
-        return []
+        return out
     try:
         stimulus_schema().validate(df, lazy=True)
     except pa.errors.SchemaErrors as err:
-        return _messages(err.failure_cases, df)
+        return _messages(err.failure_cases, df) + out
+    return out
+
+
+def check_source_kinds(sets: list[StimulusSet]) -> list[EatlasError]:
+    """Each set's ``source_kind`` tags against the vocabulary of schemas/stimuli.yaml."""
+    rows = [{"file": s.file, "set_id": s.id, "position": n, "source_kind": tag}
+            for s in sets for n, tag in enumerate(s.source_kind)]
+    if not rows:
+        return []
+    col = stimulus_schema().columns["source_kind"]
+    df = pd.DataFrame(rows).astype({"source_kind": object})
+    try:
+        pa.DataFrameSchema({"source_kind": col}).validate(df, lazy=True)
+    except pa.errors.SchemaErrors as err:
+        out = []
+        for _, f in err.failure_cases.iterrows():
+            idx = f.get("index")
+            if idx is None or pd.isna(idx):
+                continue
+            row = df.loc[int(idx)]
+            out.append(EatlasError(f"unknown source kind {row['source_kind']!r}", file=row["file"],
+                                   obj=f"set {row['set_id']}", field=f"source_kind[{row['position']}]",
+                                   hint=_check_hint("isin", "source_kind") + " (schemas/stimuli.yaml)"))
+        return out
     return []
 
 
@@ -283,12 +309,49 @@ def _check(reg: Registry, sets: list, test_ids: list[str], templates: list) -> l
             problems.append(e)
             continue
         problems += template_problems(t)
+    problems += check_variants(reg)
     for tid in test_ids:
         problems += check_test(reg, tid)
     problems += check_hashes(reg, {"sets": {s.id for s in sets}, "tests": set(test_ids),
                                    "templates": {t.id for t in templates}})
     problems += check_published(reg)
     return problems
+
+
+def check_variants(reg: Registry) -> list[EatlasError]:
+    """``variant_of`` names a canonical entry of the same kind, which is not itself a variant; a test's
+    language is the language of its sets and of the templates of its levels."""
+    out = []
+    for kind, store in (("set", reg.sets), ("test", reg.tests)):
+        for obj in store.values():
+            if obj.variant_of is None:
+                continue
+            where = {"file": obj.file, "obj": f"{kind} {obj.id}", "field": "variant_of"}
+            canon = store.get(obj.variant_of)
+            if canon is None:
+                out.append(EatlasError(f"names {obj.variant_of!r}, which is not a {kind} in the catalog",
+                                       hint=f"variant_of is the id of the canonical {kind}", **where))
+            elif canon.variant_of is not None:
+                out.append(EatlasError(f"names {canon.id}, which is itself a variant of {canon.variant_of}",
+                                       hint=f"link every variant to the canonical {kind}: "
+                                            f"variant_of: {canon.variant_of}", **where))
+    for spec in reg.tests.values():
+        where = {"file": spec.file, "obj": f"test {spec.id}"}
+        for role in ROLES:
+            s = reg.sets.get(spec.sets[role].split("@")[0])
+            if s is not None and s.language != spec.language:
+                out.append(EatlasError(f"the test's language is {spec.language} but set {s.id} ({role}) is "
+                                       f"{s.language}", field="language",
+                                       hint="a test's sets are in the test's language; set language: on the test",
+                                       **where))
+        for lv, exp in spec.expansions.items():
+            t = reg.templates.get(exp.template.partition("@")[0])
+            if t is not None and t.language != spec.language:
+                out.append(EatlasError(f"level {lv} uses template {t.id}, which is {t.language}, for a "
+                                       f"{spec.language} test", field=f"expansions.{lv}.template",
+                                       hint="use a template in the test's language, or leave the level out "
+                                            "(a non-English test needs only the word level)", **where))
+    return out
 
 
 def check_published(reg: Registry) -> list[EatlasError]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 import time
 from pathlib import Path
 
@@ -72,7 +73,7 @@ CREATE TABLE IF NOT EXISTS mleat_results (
     x_name VARCHAR, y_name VARCHAR, a_name VARCHAR, b_name VARCHAR,
     n_x INTEGER, n_y INTEGER, n_a INTEGER, n_b INTEGER,
     pattern VARCHAR NOT NULL,
-    alpha DOUBLE, effect_threshold DOUBLE, n_samples BIGINT, seed BIGINT, parametric BOOLEAN,
+    alpha DOUBLE, effect_threshold DOUBLE, n_samples BIGINT, seed BIGINT, parametric BOOLEAN, p_method VARCHAR,
     level1_effect_size DOUBLE, level1_p_value DOUBLE, level1_statistic DOUBLE, level1_exact BOOLEAN,
     level1_n_partitions BIGINT,
     x_effect_size DOUBLE, x_p_value DOUBLE, x_p_upper DOUBLE, x_p_lower DOUBLE, x_statistic DOUBLE,
@@ -88,40 +89,69 @@ CREATE TABLE IF NOT EXISTS mleat_results (
 PUBLISHED_COLUMNS = ["paper", "table_id", "row_label", "column_label", "statistic", "value", "significance",
                      "missing", "test_id", "level", "model", "model_family", "note"]
 
-# The reproduction view: our WEAT effect sizes beside the papers' printed ones, matched on test, level
-# and model family. A printed 'cbow-<f>' family (May et al. and Tan & Celis: sentences as the mean of
-# word vectors) matches our static runs of family <f>, which encode sentences exactly so (and a single
-# word as its own vector). Results and runs are first cut down to the (test, level) pairs and families that
-# some paper printed (semi-joins), then joined: with a million results this halves the time of the
-# plain three-way join, whose optimiser built a hash table of runs x published rows first
-# (benchmarks/bench_duckdb.py).
+# The reproduction views: our WEAT effect sizes beside the papers' printed ones, matched on test and level.
+# `reproduction` pairs only the same model (eatlas.identity): the paper states the model's name and its size
+# or corpus (table published_models), and the run's registered identity has the same name and every fact the
+# paper states (size, corpus, dimension). `reproduction_loose` adds same-family pairs (a printed 'cbow-<f>'
+# family, May et al. and Tan & Celis: sentences as the mean of word vectors, matches our static runs of family
+# <f>), with `match` = same_model | same_family and `differs` saying what differs (model, size, corpus,
+# dimension). Results and runs are first cut down to the (test, level) pairs some paper printed (semi-join):
+# with a million results this halves the time of the plain join (benchmarks/bench_duckdb.py).
 VIEWS = """
-CREATE OR REPLACE VIEW reproduction AS
+CREATE OR REPLACE VIEW reproduction_loose AS
 WITH p AS (
-    SELECT test_id, level, regexp_replace(model_family, '^cbow-', '') AS model_family, paper, table_id,
-           model AS published_model, row_label, column_label,
-           TRY_CAST(value AS DOUBLE) AS published_effect_size, significance AS published_significance
-    FROM published_results
-    WHERE statistic = 'effect_size' AND NOT missing
-      AND column_label NOT LIKE 'Level 2%'   -- ML-EAT Level 2 effect sizes are single-target, not the WEAT
+    SELECT pr.test_id, pr.level, regexp_replace(pr.model_family, '^cbow-', '') AS model_family, pr.paper,
+           pr.table_id, pr.model AS published_model, pr.row_label, pr.column_label,
+           TRY_CAST(pr.value AS DOUBLE) AS published_effect_size, pr.significance AS published_significance,
+           pm.name AS p_name, pm.size AS p_size, pm.corpus AS p_corpus, pm.dimension AS p_dimension
+    FROM published_results pr LEFT JOIN published_models pm ON pm.paper = pr.paper AND pm.model = pr.model
+    WHERE pr.statistic = 'effect_size' AND NOT pr.missing
+      AND pr.column_label NOT LIKE 'Level 2%'   -- ML-EAT Level 2 effect sizes are single-target, not the WEAT
+), j AS (
+    SELECT r.*, ru.model_family, ru.family_source, ru.model_name, ru.model_size, ru.model_corpus,
+           ru.model_dimension, p.* EXCLUDE (test_id, level, model_family),
+           (p.p_name IS NOT NULL AND lower(p.p_name) = lower(ru.model_name)
+            AND (p.p_size IS NOT NULL OR p.p_corpus IS NOT NULL)
+            AND (p.p_size IS NULL OR lower(p.p_size) = lower(coalesce(ru.model_size, '')))
+            AND (p.p_corpus IS NULL OR lower(p.p_corpus) = lower(coalesce(ru.model_corpus, '')))
+            AND (p.p_dimension IS NULL OR p.p_dimension = ru.model_dimension)) AS same_model,
+           p.model_family = ru.model_family AS same_family
+    FROM (SELECT * FROM results
+          WHERE status = 'ok' AND (test_id, level) IN (SELECT test_id, level FROM p)) r
+    JOIN runs ru USING (run_id)
+    JOIN p ON p.test_id = r.test_id AND p.level = r.level
+          AND (p.model_family = ru.model_family OR lower(p.p_name) = lower(ru.model_name))
 )
-SELECT r.run_id, r.test_id, r.test_version, r.level, r.model, ru.model_family,
-       r.effect_size AS our_effect_size, r.p_value AS our_p_value, r.holm_significant AS our_significant,
-       p.paper, p.table_id, p.published_model, p.row_label, p.column_label,
-       p.published_effect_size, p.published_significance,
-       r.effect_size - p.published_effect_size AS difference
-FROM (SELECT * FROM results
-      WHERE status = 'ok' AND (test_id, level) IN (SELECT test_id, level FROM p)) r
-JOIN (SELECT run_id, model_family FROM runs
-      WHERE model_family IN (SELECT model_family FROM p)) ru USING (run_id)
-JOIN p ON p.test_id = r.test_id AND p.level = r.level AND p.model_family = ru.model_family;
+SELECT run_id, test_id, test_version, level, model, model_family, family_source,
+       effect_size AS our_effect_size, p_value AS our_p_value, holm_significant AS our_significant,
+       paper, table_id, published_model, row_label, column_label, published_effect_size, published_significance,
+       effect_size - published_effect_size AS difference,
+       CASE WHEN same_model THEN 'same_model' ELSE 'same_family' END AS match,
+       concat_ws('; ',
+         CASE WHEN p_name IS NULL THEN 'the paper does not name the model exactly'
+              WHEN model_name IS NULL THEN 'our model has no registered identity'
+              WHEN lower(p_name) <> lower(model_name) THEN 'model ' || model_name || ' vs ' || p_name END,
+         CASE WHEN p_size IS NOT NULL AND lower(p_size) <> lower(coalesce(model_size, ''))
+              THEN 'size ' || coalesce(model_size, '?') || ' vs ' || p_size END,
+         CASE WHEN p_corpus IS NOT NULL AND lower(p_corpus) <> lower(coalesce(model_corpus, ''))
+              THEN 'corpus ' || coalesce(model_corpus, '?') || ' vs ' || p_corpus END,
+         CASE WHEN p_dimension IS NOT NULL AND p_dimension IS DISTINCT FROM model_dimension
+              THEN 'dimension ' || coalesce(CAST(model_dimension AS VARCHAR), '?') || ' vs ' || p_dimension END,
+         CASE WHEN p_name IS NOT NULL AND p_size IS NULL AND p_corpus IS NULL
+              THEN 'the paper states neither size nor corpus' END) AS differs
+FROM j WHERE same_model OR same_family;
+
+CREATE OR REPLACE VIEW reproduction AS
+SELECT * EXCLUDE (differs) FROM reproduction_loose WHERE match = 'same_model';
 
 -- ML-EAT beside the ML-EAT tables: every printed Level 1-3 number of a test next to ours (one row per
 -- printed cell), with both EAT patterns. `agrees`: our number rounds to the printed one at the printed
--- precision (|ours - printed| <= half a unit of its last printed digit).
-CREATE OR REPLACE VIEW mleat_reproduction AS
+-- precision (|ours - printed| <= half a unit of its last printed digit). Same model only, as `reproduction`;
+-- `mleat_reproduction_loose` adds same-family pairs with `match` and `differs`.
+CREATE OR REPLACE VIEW mleat_reproduction_loose AS
 WITH ours AS (
-    SELECT m.run_id, m.test_id, m.test_version, m.level, ru.model, ru.model_family, m.pattern,
+    SELECT m.run_id, m.test_id, m.test_version, m.level, ru.model, ru.model_family, ru.model_name,
+           ru.model_size, ru.model_corpus, ru.model_dimension, m.pattern,
            unnest(['Level 1: A,B,X,Y', 'Level 2: A,B,X', 'Level 2: A,B,Y',
                    'Level 3: A,X mean', 'Level 3: A,X std', 'Level 3: B,X mean', 'Level 3: B,X std',
                    'Level 3: A,Y mean', 'Level 3: A,Y std', 'Level 3: B,Y mean', 'Level 3: B,Y std']) AS column_label,
@@ -129,21 +159,54 @@ WITH ours AS (
                    m.bx_std, m.ay_mean, m.ay_std, m.by_mean, m.by_std]) AS our_value
     FROM mleat_results m JOIN runs ru USING (run_id)
 ), pub AS (
-    SELECT * FROM published_results WHERE paper = 'wolfe2024' AND NOT missing
+    SELECT pr.*, pm.name AS p_name, pm.size AS p_size, pm.corpus AS p_corpus, pm.dimension AS p_dimension
+    FROM published_results pr LEFT JOIN published_models pm ON pm.paper = pr.paper AND pm.model = pr.model
+    WHERE pr.paper = 'wolfe2024' AND NOT pr.missing
+), j AS (
+    SELECT o.*, p.table_id, p.model AS published_model, p.row_label, p.value, p.significance,
+           p.p_name, p.p_size, p.p_corpus, p.p_dimension, p.model_family AS p_family,
+           (p.p_name IS NOT NULL AND lower(p.p_name) = lower(o.model_name)
+            AND (p.p_size IS NOT NULL OR p.p_corpus IS NOT NULL)
+            AND (p.p_size IS NULL OR lower(p.p_size) = lower(coalesce(o.model_size, '')))
+            AND (p.p_corpus IS NULL OR lower(p.p_corpus) = lower(coalesce(o.model_corpus, '')))
+            AND (p.p_dimension IS NULL OR p.p_dimension = o.model_dimension)) AS same_model
+    FROM ours o
+    JOIN pub p ON p.test_id = o.test_id AND p.level = o.level AND p.column_label = o.column_label
+              AND (p.model_family = o.model_family OR lower(p.p_name) = lower(o.model_name))
 )
-SELECT o.run_id, o.test_id, o.test_version, o.level, o.model, o.model_family,
-       p.table_id, p.model AS published_model, p.row_label, o.column_label,
-       o.our_value, TRY_CAST(p.value AS DOUBLE) AS published_value, p.significance AS published_significance,
-       o.our_value - TRY_CAST(p.value AS DOUBLE) AS difference,
-       abs(o.our_value - TRY_CAST(p.value AS DOUBLE))
-           <= 0.5 * pow(10, -length(split_part(p.value, '.', 2))) + 1e-9 AS agrees,
-       o.pattern AS our_pattern, pp.value AS published_pattern
-FROM ours o
-JOIN pub p ON p.test_id = o.test_id AND p.level = o.level AND p.model_family = o.model_family
-          AND p.column_label = o.column_label
-LEFT JOIN pub pp ON pp.test_id = o.test_id AND pp.level = o.level AND pp.model_family = o.model_family
-          AND pp.table_id = p.table_id AND pp.model = p.model AND pp.statistic = 'pattern';
+SELECT j.run_id, j.test_id, j.test_version, j.level, j.model, j.model_family,
+       j.table_id, j.published_model, j.row_label, j.column_label,
+       j.our_value, TRY_CAST(j.value AS DOUBLE) AS published_value, j.significance AS published_significance,
+       j.our_value - TRY_CAST(j.value AS DOUBLE) AS difference,
+       abs(j.our_value - TRY_CAST(j.value AS DOUBLE))
+           <= 0.5 * pow(10, -length(split_part(j.value, '.', 2))) + 1e-9 AS agrees,
+       j.pattern AS our_pattern, pp.value AS published_pattern,
+       CASE WHEN j.same_model THEN 'same_model' ELSE 'same_family' END AS match,
+       concat_ws('; ',
+         CASE WHEN j.p_name IS NULL THEN 'the paper does not name the model exactly'
+              WHEN j.model_name IS NULL THEN 'our model has no registered identity'
+              WHEN lower(j.p_name) <> lower(j.model_name) THEN 'model ' || j.model_name || ' vs ' || j.p_name END,
+         CASE WHEN j.p_size IS NOT NULL AND lower(j.p_size) <> lower(coalesce(j.model_size, ''))
+              THEN 'size ' || coalesce(j.model_size, '?') || ' vs ' || j.p_size END,
+         CASE WHEN j.p_corpus IS NOT NULL AND lower(j.p_corpus) <> lower(coalesce(j.model_corpus, ''))
+              THEN 'corpus ' || coalesce(j.model_corpus, '?') || ' vs ' || j.p_corpus END,
+         CASE WHEN j.p_dimension IS NOT NULL AND j.p_dimension IS DISTINCT FROM j.model_dimension
+              THEN 'dimension ' || coalesce(CAST(j.model_dimension AS VARCHAR), '?') || ' vs ' || j.p_dimension END
+       ) AS differs
+FROM j
+LEFT JOIN pub pp ON pp.test_id = j.test_id AND pp.level = j.level AND pp.table_id = j.table_id
+          AND pp.model = j.published_model AND pp.statistic = 'pattern'
+WHERE j.same_model OR j.p_family = j.model_family;
+
+CREATE OR REPLACE VIEW mleat_reproduction AS
+SELECT * EXCLUDE (differs) FROM mleat_reproduction_loose WHERE match = 'same_model';
 """
+
+
+# The storage format of a new results file: DuckDB 1.0 and every later client read it (README, "Results
+# store"). Without it DuckDB 2.x writes its own format, which no 1.x client opens. DuckDB keeps a file's
+# format when it opens it again, so later runs keep it readable.
+STORAGE_VERSION = "v1.0.0"
 
 
 def default_db() -> Path:
@@ -158,11 +221,14 @@ def connect(path: str | Path, *, read_only: bool = False, wait_s: float = 0.0,
     path = Path(path)
     if (read_only or sandbox) and not path.exists():
         raise EatlasError("no such database", file=str(path), hint="run 'eatlas run' first, or pass --db FILE")
+    _check_header(path)
     deadline = time.monotonic() + wait_s
     while True:
         try:
             if sandbox:
                 return _sandboxed(path)
+            if not read_only and not path.exists():     # a new file: in a format DuckDB 1.x clients read
+                return duckdb.connect(str(path), config={"storage_compatibility_version": STORAGE_VERSION})
             return duckdb.connect(str(path), read_only=read_only)
         except duckdb.IOException as e:
             msg = str(e)
@@ -182,6 +248,77 @@ def connect(path: str | Path, *, read_only: bool = False, wait_s: float = 0.0,
                               hint="is this an eatlas results file? pass another --db FILE") from None
 
 
+DUCKDB_MAGIC = b"DUCK"      # bytes 8-12 of every DuckDB database file
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a file of another program before DuckDB opens it (DuckDB would try to download a reader
+    extension for a SQLite file, and reports a text file only as a parse failure)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return          # connect() reports these
+    except OSError as e:
+        raise EatlasError(f"cannot read the database: {e.strerror or e}", file=str(path)) from None
+    if not head or head[8:12] == DUCKDB_MAGIC:
+        return
+    what = "a SQLite database" if head.startswith(b"SQLite format 3") else "not a DuckDB database"
+    raise EatlasError(f"cannot open database: {what}", file=str(path),
+                      hint="is this an eatlas results file? pass another --db FILE")
+
+
+def check_writable(path: str | Path) -> None:
+    """Before a run does any work: the results file can be opened for writing (an existing DuckDB file
+    that is not damaged, not in use and not read-only, or a new file in a folder that can be written),
+    so that no finished run is lost at write time. Creates nothing."""
+    path = Path(path)
+    if path.is_dir():
+        raise EatlasError("is a folder, not a database file", file=str(path), hint="pass --db FILE")
+    if not path.exists():
+        folder = path.parent
+        if not folder.is_dir():
+            raise EatlasError("the database's folder does not exist", file=str(path),
+                              hint=f"create {folder} first, or pass another --db FILE")
+        try:
+            fd, probe = tempfile.mkstemp(dir=folder, prefix=".eatlas-probe-")
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as e:
+            raise EatlasError(f"cannot create the database: the folder cannot be written ({e.strerror or e})",
+                              file=str(path), hint="pass --db FILE in a folder you can write") from None
+        return
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise EatlasError("the database file is read-only", file=str(path),
+                          hint="make it writable, or pass another --db FILE")
+    if path.stat().st_size == 0:
+        return          # a 0-byte leftover: connect() replaces it
+    try:
+        con = connect(path)
+    except EatlasError as e:
+        if "in use by another process" in e.message:
+            return      # checked at the write, which waits for it (--wait) or says so
+        raise
+    try:
+        con.execute("SELECT count(*) FROM information_schema.tables").fetchall()
+        # DuckDB reads a block only when a query needs it, so a file cut short opens and fails at the write:
+        # read every row, and try the write (a probe run, rolled back) as write_run will do it.
+        con.execute("BEGIN TRANSACTION")
+        init_schema(con)
+        for (t,) in con.execute("SELECT table_name FROM information_schema.tables "
+                                "WHERE table_type = 'BASE TABLE' AND table_schema = 'main'").fetchall():
+            q = '"' + t.replace('"', '""') + '"'
+            con.execute(f"SELECT count(*) FROM {q} AS r WHERE r IS NOT NULL").fetchall()
+        con.execute("INSERT INTO runs (run_id, method, model, model_fingerprint, seed, started_at, finished_at) "
+                    "VALUES ('eatlas-probe', 'probe', 'probe', 'probe', 0, now(), now())")
+        con.execute("ROLLBACK")
+    except duckdb.Error as e:
+        raise EatlasError(f"cannot open database: {str(e).splitlines()[0]}", file=str(path),
+                          hint="is this an eatlas results file? pass another --db FILE") from None
+    finally:
+        con.close()
+
+
 def _empty_leftover(path: Path) -> bool:
     """Remove a 0-byte database file (and no WAL): DuckDB refuses it, and it cannot hold any data."""
     try:
@@ -199,6 +336,9 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
         paper VARCHAR, table_id VARCHAR, row_label VARCHAR, column_label VARCHAR, statistic VARCHAR,
         value VARCHAR, significance VARCHAR, missing BOOLEAN, test_id VARCHAR, level VARCHAR, model VARCHAR,
         model_family VARCHAR, note VARCHAR, source_file VARCHAR)""")
+    from . import identity, provenance
+    identity.init(con)
+    provenance.init(con)
     con.execute(VIEWS)
 
 
@@ -260,12 +400,16 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
         con.execute("BEGIN TRANSACTION")
         init_schema(con)
         refresh_published(con, reg)
+        from . import identity, provenance
+        identity.refresh(con, reg)
         run = dict(run)
         for k in ("package_versions", "registry", "settings"):
             run[k] = json.dumps(run.get(k) or {}, sort_keys=True)
+        inputs = json.loads(run["registry"]).get("inputs") or []
         cols = list(run)
         con.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
                     [run[c] for c in cols])
+        provenance.write(con, run["run_id"], inputs)
         if results:
             df = pd.DataFrame(results)
             df["dropped"] = df["dropped"].map(lambda d: json.dumps(d or {}, sort_keys=True))
@@ -286,11 +430,15 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
             con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _extra")
             con.unregister("_extra")
         con.execute("COMMIT")
-    except BaseException:
+    except BaseException as e:
         try:
             con.execute("ROLLBACK")
         except duckdb.Error:
             pass
+        if isinstance(e, (duckdb.Error, OSError)) and not isinstance(e, EatlasError):
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise EatlasError(f"the run could not be written, and nothing of it was: {first}", file=str(db),
+                              hint="check the free space and permissions, then run again") from None
         raise
     finally:
         con.close()
@@ -323,11 +471,42 @@ def _sandboxed(path: Path) -> duckdb.DuckDBPyConnection:
         raise
 
 
-def query(db: str | Path, sql: str, *, write: bool = False, wait_s: float = 0.0) -> pd.DataFrame:
-    con = connect(db, read_only=not write, wait_s=wait_s, sandbox=not write)
+def published_only(reg=None) -> duckdb.DuckDBPyConnection:
+    """Before any run (no results file): an in-memory database with the registry's published results,
+    the empty run tables and the views, sandboxed as a results file is. Nothing is written to disk."""
+    if reg is None:
+        from .registry import load_registry
+        reg = load_registry()
+    con = duckdb.connect(":memory:")
+    try:
+        init_schema(con)
+        refresh_published(con, reg)
+        for stmt in SANDBOX:
+            con.execute(stmt)
+        return con
+    except BaseException:
+        con.close()
+        raise
+
+
+def query(db: str | Path, sql: str, *, write: bool = False, wait_s: float = 0.0, reg=None) -> pd.DataFrame:
+    """Run one SQL statement. Without a results file (no run yet) and without ``write``, the registry's
+    published results and the views are queried in memory (``reg``: the registry, default the bundled one)."""
+    if not sql.strip() or not sql.strip().strip(";").strip():
+        raise EatlasError("empty SQL query", field="query", hint="e.g. eatlas sql \"SELECT * FROM runs\"")
+    if not Path(db).exists():
+        if write:
+            raise EatlasError("no such database", file=str(db),
+                              hint="the results file is created by 'eatlas run'; pass --db FILE for another one")
+        con = published_only(reg)
+    else:
+        con = connect(db, read_only=not write, wait_s=wait_s, sandbox=not write)
     try:
         try:
-            return con.execute(sql).fetchdf()
+            rel = con.execute(sql)
+            if rel is None or rel.description is None:
+                return pd.DataFrame()       # a statement that returns no rows (a comment only, SET, ...)
+            return rel.fetchdf()
         except duckdb.Error as e:
             msg = str(e).strip().splitlines()[0]
             low = msg.lower()

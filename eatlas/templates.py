@@ -196,7 +196,7 @@ def _parts_needed(template: Template, family: str) -> list[str]:
 
 def vet_template(template: Template, extra_vars: set[str] = frozenset()) -> None:
     """Static check of every string of a template file (syntax, allowed nodes, known variables)."""
-    known = {"term", "article"} | set(template.parts) | set(extra_vars)
+    known = {"term", "article"} | set(template.parts) | set(extra_vars) | set(template.raw.get("variables") or [])
     for where_field, src in ([(f"parts.{k}", v) for k, v in template.parts.items()]
                              + [(f"families.{f}[{i}]", s) for f, lst in template.families.items()
                                 for i, s in enumerate(lst)]):

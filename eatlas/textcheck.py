@@ -9,8 +9,10 @@ one item, and look-alike items (Unicode confusables).
   They are invisible in a review, and a tokenizer treats them as something else.
 * **Mixed scripts**: one item whose letters come from more than one script (Latin with a Cyrillic
   ``о``). Characters of the Common and Inherited scripts (digits, punctuation, hyphen, apostrophe,
-  spaces, combining accents) go with any script; Han with Hiragana/Katakana (Japanese) and Han with
-  Hangul (Korean) count as one writing system, as in UTS #39's "highly restrictive" profile.
+  spaces, combining accents) go with any script; Latin + Han + Hiragana/Katakana (Japanese), Latin
+  + Han + Hangul (Korean) and Latin + Han + Bopomofo count as one writing system, as in UTS #39's
+  "highly restrictive" profile. A zero-width joiner or non-joiner between two letters of one script
+  that shapes with joiners (Brahmic, Arabic) is part of the spelling and kept (RFC 5892, CONTEXTJ).
 * **Confusables**: two items whose *skeletons* are equal look the same to a reader (``John`` and
   ``Jоhn`` with a Cyrillic o). The skeleton follows UTS #39 (Unicode Security Mechanisms, section 4):
   NFD, every character replaced by its prototype, NFD again. The prototypes come from Unicode's
@@ -33,8 +35,10 @@ REFUSED_CATEGORIES = {"Cc": "control character", "Cf": "invisible format charact
                       "Zl": "line separator", "Zp": "paragraph separator"}
 NEUTRAL_SCRIPTS = frozenset({"COMMON", "INHERITED"})
 # Scripts written together in one word by a living orthography (UTS #39, highly restrictive).
-_COMBINED = (frozenset({"HAN", "HIRAGANA", "KATAKANA"}), frozenset({"HAN", "HANGUL"}),
-             frozenset({"HAN", "BOPOMOFO"}))
+_COMBINED = (frozenset({"LATIN", "HAN", "HIRAGANA", "KATAKANA"}), frozenset({"LATIN", "HAN", "HANGUL"}),
+             frozenset({"LATIN", "HAN", "BOPOMOFO"}))
+_JOINERS = "\u200c\u200d"     # ZWNJ, ZWJ: part of the spelling in Brahmic and Arabic scripts
+_NO_JOINERS = frozenset({"LATIN", "GREEK", "CYRILLIC", "ARMENIAN"}) | NEUTRAL_SCRIPTS
 _BIDI_MARKS = "\u200e\u200f"     # the package wraps right-to-left characters in these for display
 
 
@@ -46,8 +50,10 @@ def char_name(ch: str) -> str:
 def bad_chars(text: str) -> list[tuple[str, str]]:
     """[(character, what it is)] for every refused character in ``text``, each once, in order."""
     out, seen = [], set()
-    for ch in text:
+    for i, ch in enumerate(text):
         if ch in seen or ch == " ":
+            continue
+        if ch in _JOINERS and 0 < i < len(text) - 1 and _joined(text[i - 1], text[i + 1]):
             continue
         cat = unicodedata.category(ch)
         what = REFUSED_CATEGORIES.get(cat) or ("space other than U+0020" if cat == "Zs" else None)
@@ -55,6 +61,14 @@ def bad_chars(text: str) -> list[tuple[str, str]]:
             seen.add(ch)
             out.append((ch, what))
     return out
+
+
+def _joined(before: str, after: str) -> bool:
+    """A zero-width (non-)joiner between two characters of one script that shapes with joiners
+    (Telugu, Devanagari, Arabic, ...): part of the word's spelling, as in RFC 5892's CONTEXTJ rules,
+    so it is kept; between Latin, Greek, Cyrillic or Common characters it is refused."""
+    a, b = script(before), script(after)
+    return a == b and a not in _NO_JOINERS
 
 
 @lru_cache(maxsize=1)

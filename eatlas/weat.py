@@ -3,7 +3,9 @@
 Effect size as Caliskan et al. (2017) with the sample standard deviation (ddof=1); p-value as
 May et al. (2019) Appendix A: a one-sided permutation test over equal-size re-partitions of
 X u Y, exact when there are at most ``n_samples`` partitions, otherwise ``n_samples - 1`` random
-partitions plus the observed one, ties counted (>=).
+partitions plus the observed one, ties counted (>=). A tie is judged within ``tie_tolerance(s)``
+(1e-12 x max|s| x n): the same partition sum computed in another order can differ in its last bits,
+and an exact tie (e.g. X == Y, or duplicated vectors) must not be lost to rounding.
 
 For up to 64 stimuli the partitions are held as a 0/1 matrix so that every partition's statistic
 is one matrix-vector product; matrices are cached per (|X|, |Y|, n_samples, seed) so the tests of
@@ -118,6 +120,16 @@ def null_distribution(s: np.ndarray, n_x: int, *, n_samples: int, seed: int) -> 
     return dist, False
 
 
+TIE_RTOL = 1e-12
+
+
+def tie_tolerance(s: np.ndarray) -> float:
+    """Absolute tolerance within which two partition statistics of ``s`` count as tied: rounding of a
+    sum of n terms is far below it, any real difference of the statistics far above it."""
+    s = np.asarray(s, dtype=np.float64)
+    return float(TIE_RTOL * np.abs(s).max() * len(s)) if s.size else 0.0
+
+
 def permutation_p(s_x: np.ndarray, s_y: np.ndarray, *, n_samples: int = 100_000, seed: int = 0,
                   parametric: bool = False) -> tuple[float, bool, int, float]:
     """One-sided p of the test statistic sum s(X) - sum s(Y); returns (p, exact, n_partitions, stat)."""
@@ -127,8 +139,20 @@ def permutation_p(s_x: np.ndarray, s_y: np.ndarray, *, n_samples: int = 100_000,
     if parametric:
         p = float(_stats.norm.sf(observed, loc=dist.mean(), scale=dist.std(ddof=1)))
     else:
-        p = float(np.count_nonzero(dist >= observed) / dist.shape[0])
+        p = float(np.count_nonzero(dist >= observed - tie_tolerance(s)) / dist.shape[0])
     return p, exact, int(dist.shape[0]), float(observed)
+
+
+P_METHODS = ("permutation", "authors")
+
+
+def authors_normal_p(dist: np.ndarray) -> float:
+    """Wolfe et al.'s ML-EAT p-value (wolferobert3/ml-eat mleat.py, ``compute_p_value``): a normal
+    curve fitted to the permutation distribution (mean, std with ddof=1), and the *smaller* of its
+    two tails at the observed statistic ``dist[0]``: ``min(cdf, 1 - cdf)``, whatever the direction."""
+    dist = np.asarray(dist, dtype=np.float64)
+    c = float(_stats.norm.cdf(dist[0], loc=dist.mean(), scale=dist.std(ddof=1)))
+    return min(c, 1.0 - c)
 
 
 def weat(X, Y, A, B, *, n_samples: int = 100_000, seed: int = 0, parametric: bool = False) -> WeatResult:

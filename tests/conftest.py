@@ -34,6 +34,13 @@ def make_test(tid, x, y, a, b, *, version="1.0.0", **extra):
     return doc
 
 
+# A bibliography entry in the format of registry/sources.yaml (checked by eatlas.cite.check_sources).
+TESTPAPER = {"type": "article", "authors": ["Tester, Ada"], "year": 2026, "title": "A test source",
+             "venue": "Journal of Tests", "url": "https://example.org/testpaper",
+             "bibtex": "@article{testpaper,\n  author = {Tester, Ada},\n  title = {A test source},\n"
+                       "  journal = {Journal of Tests},\n  year = {2026},\n  url = {https://example.org/testpaper}\n}"}
+
+
 class MiniRegistry:
     """A registry folder laid out like the project's, built up by a test."""
 
@@ -41,7 +48,7 @@ class MiniRegistry:
         self.root = root
         (root / "templates").mkdir(parents=True)
         shutil.copy(ROOT / "templates" / "may2019_bleached.yaml", root / "templates")
-        write_yaml(root / "registry" / "sources.yaml", {"testpaper": {"citation": "A test source."}})
+        write_yaml(root / "registry" / "sources.yaml", {"testpaper": TESTPAPER})
 
     def add_set(self, doc):
         return write_yaml(self.root / "registry" / "testpaper" / "sets" / f"{doc['id']}.yaml", doc)

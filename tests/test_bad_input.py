@@ -4,6 +4,24 @@ the field and what to do, a non-zero exit through the CLI, and never a traceback
 At the end, property-based tests feed random YAML documents and random mutations of a real set
 file to the loader: it either loads them or raises EatlasError, never anything else.
 
+Faults, outputs and degenerate content are in tests/test_data_loss.py (issue 15), 41 cases by kind:
+- outputs that would overwrite what eatlas did not write (12): report over the results database,
+  over a user's file, over its own file edited since; report, export and publish into the registry;
+  export and EAT-Maps over a user's file; publish beside a user's file (kept), over an edited file,
+  over a foreign file in the way, into a non-empty folder it never published into;
+- command-line integers beyond the store (3): --seed 2**70, --n-samples 10**30, --n-samples 1e30;
+- store faults, refused before any work (8): truncated database, text file, SQLite file, location
+  that cannot be written (/proc), a folder as --db, a missing folder; disk full at commit (database
+  left as it was); an empty SQL query;
+- degenerate vectors and results (8): zero vector, NaN vector, a role with no vector left, identical
+  target vectors, an undefined effect size (standard deviation 0), NaN in the embedding cache, a
+  case collision (Aster/aster) in the model, a published inf in the report;
+- stored text on the terminal (6): unbalanced and balanced rich markup in items, an escape sequence
+  in notes, markup in a title (list/show), markup and escapes in SQL values, markup in a model path
+  (run table), markup in validate's own error report;
+- CSV formula injection (2): sql --format csv, export --format csv;
+- eatlas add killed (2): after writing the file, in the middle of writing it.
+
 Catalogue, continued in tests/test_validation.py (68 cases; each refused by validate, and by run
 where it bears on the tests run):
 - stimulus characters and look-alikes: 21 (15 control/format/space characters by code point, mixed
@@ -576,8 +594,13 @@ def test_sql_with_bad_sql(db_with_a_run, capsys):
 
 
 def test_sql_on_a_missing_or_foreign_database(tmp_path, capsys):
-    says(*cli(capsys, "--db", tmp_path / "none.duckdb", "sql", "SELECT 1"), "none.duckdb", "no such database",
-         "eatlas run", code=2)
+    # No results file: the published tables are read in memory, the note names the file, nothing is created.
+    assert main(["--db", str(tmp_path / "none.duckdb"), "sql", "SELECT count(*) AS n FROM runs"]) == 0
+    cap = capsys.readouterr()
+    assert "no results file" in cap.err and "none.duckdb" in cap.err
+    says(*cli(capsys, "--db", tmp_path / "none.duckdb", "sql", "--write", "SELECT 1"), "none.duckdb",
+         "no such database", "eatlas run", code=2)
+    assert not (tmp_path / "none.duckdb").exists()
     (tmp_path / "notes.txt").write_text("not a database\n" * 100)
     says(*cli(capsys, "--db", tmp_path / "notes.txt", "sql", "SELECT 1"), "notes.txt", "cannot open database",
          "pass another --db", code=2)
@@ -712,7 +735,8 @@ def test_bad_command_line_values_are_refused_before_any_work(tmp_path, capsys, a
 
 def test_a_layer_the_model_does_not_have(tiny_bert, tmp_path, capsys):
     says(*cli(capsys, "--db", tmp_path / "r.duckdb", "run", "--model", tiny_bert, "--layer", "9", "--tests", "weat1",
-              "--levels", "word"), "field 'layer'", "layer 9 is out of range", "3 hidden states", "from -3 to 2", code=2)
+              "--levels", "word"), "field 'layer'", "layer 9 is out of range", "3 hidden states", "from -3 to 2",
+         code=2)
     assert not (tmp_path / "r.duckdb").exists()
 
 

@@ -46,7 +46,7 @@ def _loop_reference(X, Y, A, B, idx):
         def cos(u, v):
             return float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
 
-        def assoc(w):
+        def assoc(w, a=a, b=b):
             return statistics.fmean(cos(w, ai) for ai in a) - statistics.fmean(cos(w, bi) for bi in b)
 
         sx, sy = [assoc(w) for w in x], [assoc(w) for w in y]

@@ -135,7 +135,7 @@ def test_kill_inside_database_writes(tmp_path):
     rng = random.Random(3)
     there: set[str] = set()
     unreported = 0
-    for k in range(10):
+    for _ in range(10):
         p = subprocess.Popen([sys.executable, str(script), str(db), "5000"], cwd=ROOT, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
         committed = {p.stdout.readline().strip()}      # its first commit; then kill at a random point
@@ -234,7 +234,7 @@ def test_two_runs_at_once_both_finish_with_wait(tiny_bert, tmp_path, env):
     finally:
         locker.kill()
         locker.wait()
-    released = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    released = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [o[1] for o in outs]
     snap = snapshot(db)
@@ -255,7 +255,7 @@ def test_two_runs_at_once_without_wait_second_says_in_use(tiny_bert, tmp_path, e
     outs = [p.communicate(timeout=300) for p in procs]
     locker.kill()
     locker.wait()
-    for p, (out, err) in zip(procs, outs):
+    for p, (_out, err) in zip(procs, outs):
         assert p.returncode == 2 and "database is in use by another process" in err and "Traceback" not in err
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()[0] == 0   # nothing half-written

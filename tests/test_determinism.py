@@ -78,7 +78,8 @@ def test_every_run_records_how_to_repeat_it(tiny_bert, tmp_path, monkeypatch, ca
     assert run["seed"] == 5 and run["n_samples"] == 1000 and run["alpha"] == 0.01
     assert run["levels"] == ["word", "sent"] and run["tests"] == ["weat6", "weat8"]
     assert run["pooling"] == "cls" and run["layer"] == "-1" and run["model"] == str(tiny_bert)
-    assert re.fullmatch(r"sha256:[0-9a-f]{16}", run["model_fingerprint"]) and run["model_family"] == "bert"
+    assert re.fullmatch(r"sha256:[0-9a-f]{16}", run["model_fingerprint"]) and run["model_family"] == "unknown"
+    assert run["family_source"] == "unknown"      # an unregistered folder: no family unless --family says one
     assert run["eatlas_version"] and run["started_at"] <= run["finished_at"]
     pkgs = json.loads(run["package_versions"])
     for name in ("python", "numpy", "scipy", "torch", "transformers", "tokenizers", "duckdb", "jinja2", "pandera"):

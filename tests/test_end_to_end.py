@@ -46,7 +46,7 @@ def test_failed_write_leaves_database_as_it_was(tiny_bert, tmp_path, monkeypatch
     outcome = evaluate(cfg, encoder=enc)
     outcome.results[0]["level"] = None          # violates NOT NULL after the run row is inserted
     from eatlas.registry import load_registry
-    with pytest.raises(Exception):
+    with pytest.raises(duckdb.Error):
         store.write_run(db, outcome.run, outcome.results, load_registry())
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1

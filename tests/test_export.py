@@ -13,7 +13,8 @@ from eatlas.export import ROW_COLUMNS, SENT_BIAS_KEYS, export, read_sent_bias
 from eatlas.registry import load_registry
 from eatlas.stimuli import build_test
 
-SENT_BIAS = Path("/work/shared/reference/sent-bias/tests")
+# The authors' sent-bias files, committed (CC BY-NC 4.0): tests/data/authors/README.md.
+SENT_BIAS = Path(__file__).resolve().parent / "data" / "authors" / "W4ngatang+sent-bias" / "tests"
 
 # Where our files differ from the authors': only the category labels. sent-bias names a concept in
 # CamelCase ("EuropeanAmericanNames"); the registry keeps the concept as the paper prints it, which
@@ -66,14 +67,13 @@ def test_sentence_tests_export_at_their_own_level(sent_bias_dir):
     for spec in sentence_tests:
         back = read_sent_bias(sent_bias_dir / f"{spec.id}.jsonl")
         built = build_test(reg, spec)
-        assert built.level == "sent(u)"
+        assert built.level == spec.level and spec.level in ("sent", "sent(u)")   # hand-written sentences
         for role, c in built.concepts.items():
             assert back[role] == (c.name, c.items), (spec.id, role)
     back = read_sent_bias(sent_bias_dir / "heilman_double_bind_competent_1+3-.jsonl")
     assert back["x"][1][0].startswith("John is the assistant vice president")
 
 
-@pytest.mark.skipif(not SENT_BIAS.is_dir(), reason="the authors' sent-bias files are not in /work/shared")
 @pytest.mark.parametrize("n", range(1, 11))
 def test_weat_exports_equal_the_authors_files(sent_bias_dir, n):
     tid = f"weat{n}"
@@ -128,7 +128,7 @@ def test_level_option_and_skips(tmp_path):
 
 def test_cli_export(tmp_path, capsys):
     assert main(["export", "--format", "sent-bias", str(tmp_path), "--tests", "weat1", "weat+occ"]) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["weat+occ.jsonl", "weat1.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".eatlas-manifest.json", "weat+occ.jsonl", "weat1.jsonl"]
     assert read_sent_bias(tmp_path / "weat+occ.jsonl")["x"][0] == "MaleNames"
     assert main(["export", "--format", "csv", str(tmp_path / "t"), "--tests", "weat1", "--level", "sent"]) == 0
     assert set(pd.read_csv(tmp_path / "t" / "weat1.csv")["level"]) == {"sent"}

@@ -1,7 +1,7 @@
 """CEAT and IBD runs end to end: registry -> encoder -> method -> tables written with the run."""
 import duckdb
-import pytest
 import numpy as np
+import pytest
 
 from eatlas.encoders import StaticEncoder
 from eatlas.method_runs import ibd_inputs, read_corpus, run_ceat, run_ibd

@@ -10,8 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eatlas.mleat import (PATTERNS, MlEatResult, _draw_map, _figure, classify_pattern, draw_eat_map,
-                          draw_eat_map_grid, level2, level3, mleat)
+from eatlas.mleat import (
+    PATTERNS,
+    MlEatResult,
+    _draw_map,
+    _figure,
+    classify_pattern,
+    draw_eat_map,
+    draw_eat_map_grid,
+    level2,
+    level3,
+    mleat,
+)
 from eatlas.sceat import direction, effect_sizes, sc_eat
 from eatlas.weat import weat
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -13,15 +14,19 @@ import pytest
 import yaml
 
 from eatlas.errors import EatlasError
-from eatlas.publish import (PLUS, config_name, hub_license, original_test_id, publish, registry_version)
+from eatlas.publish import PLUS, config_name, hub_license, original_test_id, publish, registry_version
 from eatlas.registry import load_registry
 from eatlas.stimuli import get_test
 from eatlas.store import read_published
-
 from tests.conftest import make_set, make_test
 
-# Every config the registry publishes: one per test, the raw sets, the published results.
-CONFIGS = [config_name(t) for t in load_registry().tests] + ["sets", "published_results"]
+# The configs loaded through `datasets` (about 0.5 s each): one per test, the raw sets, the published
+# results; of the 538 WEATHub tests, all of one shape, a sample (variants, scripts, English) is loaded
+# this way and every one is read with pyarrow (test_every_weathub_config_holds_its_test).
+WEATHUB_SAMPLE = {"weathub_hi_weat1", "weathub_hi_weat1_gt", "weathub_hi_weat1_all", "weathub_te_weat1",
+                  "weathub_zh_weat12", "weathub_hi_weat21", "weathub_en_weat11"}
+CONFIGS = [config_name(t) for t in load_registry().tests if not t.startswith("weathub_") or t in WEATHUB_SAMPLE] \
+    + ["sets", "published_results"]
 
 LOADER = textwrap.dedent("""
     import json, sys
@@ -79,6 +84,20 @@ def test_test_configs_equal_the_registry(loaded, config):
     assert len(rows) == n
 
 
+def test_every_weathub_config_holds_its_test(published):
+    import pyarrow.parquet as pq
+    _, summary = published
+    reg = load_registry()
+    wh = [t for t in reg.tests if t.startswith("weathub_")]
+    assert len(wh) > 500 and WEATHUB_SAMPLE <= set(wh)
+    for tid in wh:
+        rows = pq.read_table(summary["out"] / "data" / config_name(tid) / "test.parquet",
+                             columns=["test_id", "language", "level", "item"]).to_pylist()
+        t = get_test(tid, "word")
+        assert [r["item"] for r in rows] == [i for c in t.concepts.values() for i in c.items], tid
+        assert {(r["test_id"], r["language"], r["level"]) for r in rows} == {(tid, reg.tests[tid].language, "word")}
+
+
 def test_plus_ids_are_kept_in_a_column(loaded):
     assert {r["test_id"] for r in loaded["weat_plus_occ"]} == {"weat+occ"}
     assert {r["test_id"] for r in loaded["heilman_double_bind_competent_1_plus_3-"]} == \
@@ -122,7 +141,9 @@ def test_card_header_and_licences(published):
     # sent-bias sets are CC-BY-NC-4.0, Tan & Celis's unspecified: no single licence may be claimed
     assert (header["license"], header["license_link"]) == ("other", "LICENSE.md")
     assert (summary["out"] / "LICENSE.md").is_file()
-    assert header["language"] == ["en"] and header["pretty_name"] and "bias" in header["tags"]
+    # the card names every language a test is in (BCP-47 tags, as the Hub's language field takes them)
+    assert header["language"] == sorted({t.language for t in load_registry().tests.values()})
+    assert "en" in header["language"] and header["pretty_name"] and "bias" in header["tags"]
     rows = {ln.split(" | ")[0]: ln for ln in text.splitlines() if ln.startswith("| `")}
     assert "| CC-BY-NC-4.0 |" in rows["| `weat1`"]
     assert "unspecified (test" in rows["| `weat_plus_occ`"] and "CC-BY-NC-4.0 (template" in rows["| `weat_plus_occ`"]
@@ -130,6 +151,22 @@ def test_card_header_and_licences(published):
     for key, src in reg.sources.items():
         assert src["citation"] in text, key
     assert registry_version(reg) in text and summary["version"] == registry_version(reg)
+
+
+def test_card_cites_each_config(published):
+    from eatlas.cite import source_keys
+
+    text = (published[1]["out"] / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Citation"):]
+    reg = load_registry()
+    assert "- `weat_plus_occ`: `tan2019`, `zhao2018`, `may2019`, `eatlas`" in section
+    assert "- `weat1`: `caliskan2017`, `may2019`, `wolfe2024`, `eatlas`" in section
+    bib = section[section.index("```bibtex"):]
+    keys = re.findall(r"^@\w+\{([^,]+),", bib, flags=re.M)
+    assert len(keys) == len(set(keys)) and keys[-1] == "eatlas"
+    assert set(keys) == set(reg.sources) | {"eatlas"}
+    for tid in reg.tests:                                   # every config's works are in the block
+        assert set(source_keys(reg, tid)) <= set(keys)
 
 
 def test_card_parses_with_huggingface_hub(published):
@@ -194,3 +231,17 @@ def test_push_failure_is_one_clear_message(tmp_path):
     assert proc.returncode == 2
     assert "push to someone/eatlas failed" in proc.stderr and "Traceback" not in proc.stderr
     assert (tmp_path / "ds" / "README.md").is_file()
+
+
+def test_card_has_limitations_and_a_changelog_of_registry_versions(published):
+    card = (published[1]["out"] / "README.md").read_text(encoding="utf-8")
+    lim = card[card.index("## Limitations and risks"):card.index("## Changelog")]
+    for said in ("does not show", "Stimulus sensitivity", "contain stereotypes", "Ethayarajh"):
+        assert said in lim
+    assert "arXiv:1908.06361" in lim        # the reference as the ML-EAT paper lists it
+    log = card[card.index("## Changelog"):]
+    reg = load_registry(None)
+    for kind, objs in (("test", reg.tests), ("set", reg.sets)):
+        for oid, obj in list(objs.items())[:5]:
+            entry = (obj.changelog if kind == "set" else obj.raw["changelog"])[0]
+            assert f"| {kind} | `{oid}` | {entry['version']} |" in log

@@ -6,11 +6,14 @@ category in the same order, or a difference recorded in ``RECORDED``. Sentence-l
 Heilman double binds) are rendered from our templates by a minimal renderer of the registry's
 template language and must equal the authors' strings exactly, two-space separators included.
 The word-level tests are also checked against the ML-EAT appendix (Wolfe et al. 2024), and every
-stated kind against May et al.'s generator (shared/reference.md), so that the bleached sentence
-level reproduces their sent-* tests. Finally the same comparisons run through ``eatlas.get_test``.
+stated kind against May et al.'s generator (W4ngatang/sent-bias scripts/generate_basic_contexts.py,
+restated below), so that the bleached sentence level reproduces their sent-* tests. Finally the same
+comparisons run through ``eatlas.get_test``.
 
-The authors' files live outside the repository (../shared/reference/sent-bias, ../shared/seeds);
-set SENT_BIAS_TESTS / EATLAS_SEEDS to point elsewhere. Tests that need them skip when absent.
+The authors' sent-bias files are committed under tests/data/authors/W4ngatang+sent-bias (CC BY-NC 4.0; see the
+README there), so these checks run on any clone; SENT_BIAS_TESTS points at another copy. Only the
+comparison with the ML-EAT appendix needs the paper's text (not redistributable): it reads a plain-text
+extraction from EATLAS_SEEDS (default ../shared/seeds) and skips, saying so, without one.
 """
 from __future__ import annotations
 
@@ -24,8 +27,9 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-SENT_BIAS = Path(os.environ.get("SENT_BIAS_TESTS", SHARED / "reference" / "sent-bias" / "tests"))
+SHARED = Path(os.environ.get("EATLAS_SHARED", ROOT.parent / "shared"))
+SENT_BIAS = Path(os.environ.get("SENT_BIAS_TESTS",
+                               ROOT / "tests" / "data" / "authors" / "W4ngatang+sent-bias" / "tests"))
 SEEDS = Path(os.environ.get("EATLAS_SEEDS", SHARED / "seeds"))
 MLEAT_SEED = SEEDS / "004_1bef118f359bb038.txt"
 
@@ -89,8 +93,7 @@ def resolve_template(ref: str) -> dict:
 
 def authors(tid: str) -> dict:
     path = SENT_BIAS / f"{tid}.jsonl"
-    if not path.is_file():
-        pytest.skip(f"authors' file {path} not available")
+    assert path.is_file(), f"authors' file {path} is missing (tests/data/authors/README.md says where it comes from)"
     return json.loads(path.read_text(encoding="utf-8"))   # one JSON object per file, not JSON lines
 
 
@@ -285,7 +288,8 @@ def test_heilman_name_sets_refer_back():
 
 def _mleat_lists() -> list[list[str]]:
     if not MLEAT_SEED.is_file():
-        pytest.skip(f"{MLEAT_SEED} not available")
+        pytest.skip(f"needs the text of Wolfe et al. (2024), the ML-EAT appendix (not redistributable): "
+                    f"set EATLAS_SEEDS to a folder holding {MLEAT_SEED.name}")
     txt = MLEAT_SEED.read_text(encoding="utf-8")
     seg = txt[txt.index("EAT Text Stimuli"):txt.index("Comprehensive ML-EAT Results")]
     lists = [[w.strip() for w in m.group(1).split(",")]

@@ -1,23 +1,28 @@
 """The curated Tan & Celis (2019) and Guo & Caliskan (2021) sets and tests against their sources.
 
 Tan & Celis: for every test id below, our sets (read with PyYAML only, ``set@version`` resolved to
-``registry/*/sets/<set>.yaml``) must give the authors' lists (yichern/social-biases-contextualized,
-copied to ../shared/reference/tan-celis/iats): the same examples in the same order, or the
-difference recorded in ``RECORDED`` and in the test's notes. Their bleach/unbleach files must hold
-the same word lists as the base test, since we model them as expansions of one test.
+``registry/*/sets/<set>.yaml``) must give the authors' lists (yichern/social-biases-contextualized
+data/iats/<test>.jsonl): the same examples in the same order, or the difference recorded in
+``RECORDED`` and in the test's notes. Their repository has no licence, so the lists are not in this
+repository: tests/data/authors/tan-celis/digests.json holds the count and sha256 of each list, and we
+compare digests. Their bleach/unbleach files must hold the same word lists as the base test, since we
+model them as expansions of one test.
 
 Guo & Caliskan: the six name groups, the 17 Ghavami & Peplau (2013) validation lists plus the
 random (insect) words, 98 distinct attributes in all, and the CEAT I1-I4 attribute lists, all
 exactly as the paper's appendix prints them; the ``group`` field the IBD/EIBD code reads.
 
-WinoBias: the occupation lists against shared/reference.md and the WinoBias files.
+WinoBias: the occupation lists against the digests of the WinoBias files (the copy in
+yichern/social-biases-contextualized data/winobias/).
 
 Last, through ``eatlas.get_test``: +Occ expands "construction worker" and "CEO" grammatically.
-The authors' files live outside the repository; set TAN_CELIS_REFERENCE / EATLAS_SEEDS /
-EATLAS_SHARED to point elsewhere. Tests that need them skip when absent.
+Only the check of the lists written below against the paper's own text needs that text (not
+redistributable): it reads a plain-text extraction from EATLAS_SEEDS (default ../shared/seeds) and
+skips, saying so, without one.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -29,10 +34,14 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("EATLAS_SHARED", ROOT.parent / "shared"))
-TAN = Path(os.environ.get("TAN_CELIS_REFERENCE", SHARED / "reference" / "tan-celis"))
 SEEDS = Path(os.environ.get("EATLAS_SEEDS", SHARED / "seeds"))
 GUO_SEED = SEEDS / "001_ea0ef4b1c6348770.txt"
-REFERENCE_MD = SHARED / "reference.md"
+AUTHORS = ROOT / "tests" / "data" / "authors"
+DIGESTS = json.loads((AUTHORS / "tan-celis" / "digests.json").read_text(encoding="utf-8"))
+_spec = importlib.util.spec_from_file_location("make_digests", AUTHORS / "make_digests.py")
+_make_digests = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_make_digests)
+list_digest = _make_digests.list_digest
 
 ROLES = {"x": "targ1", "y": "targ2", "a": "attr1", "b": "attr2"}
 
@@ -74,7 +83,8 @@ GUO_NAMES = {  # appendix, Stimuli: IBD and EIBD
     "ef": "Carrie, Colleen, Ellen, Emily, Heather, Katie, Megan, Melanie, Nancy, Rachel, Sarah, Stephanie",
     "em": "Andrew, Brad, Frank, Geoffrey, Jack, Jonathan, Josh, Matthew, Neil, Peter, Roger, Stephen",
     "mf": "Adriana, Alejandra, Alma, Brenda, Carolina, Iliana, Karina, Liset, Maria, Mayra, Sonia, Yesenia",
-    "mm": "Alberto, Alejandro, Alfredo, Antonio, C\u00e9sar, Jes\u00fas, Jos\u00e9, Juan, Miguel, Pedro, Rigoberto, Rogelio",
+    "mm": "Alberto, Alejandro, Alfredo, Antonio, C\u00e9sar, Jes\u00fas, Jos\u00e9, Juan, Miguel, Pedro, Rigoberto, "
+          "Rogelio",
 }
 RACE = {"a": "african_american", "e": "european_american", "m": "mexican_american"}
 GENDER = {"f": "female", "m": "male"}
@@ -146,8 +156,8 @@ GUO_CEAT = {
                 "aggressive, athletic, bigbutt, confident, darkskinned, fried-chicken, ghetto, loud, overweight, "
                 "promiscuous, unfeminine, unintelligent, unrefined",
                 "guo2021_ceat_i1_em",
-                "all-American, arrogant, attractive, blond, high-status, intelligent, leader, privileged, racist, rich, "
-                "sexist, successful, tall", ("af_intersectional", "em_intersectional"), {"assertive"}),
+                "all-American, arrogant, attractive, blond, high-status, intelligent, leader, privileged, racist, "
+                "rich, sexist, successful, tall", ("af_intersectional", "em_intersectional"), {"assertive"}),
     "ceat_i2": ("af", "em", "guo2021_ceat_i2_af",
                 "aggressive, bigbutt, confident, darkskinned, fried-chicken, overweight, promiscuous, unfeminine",
                 "guo2021_ceat_i2_em", "arrogant, blond, high-status, intelligent, racist, rich, successful, tall",
@@ -206,11 +216,14 @@ def get_test(tid: str) -> dict:
     return doc
 
 
-def authors(name: str) -> dict:
-    path = TAN / "iats" / f"{name}.jsonl"
-    if not path.is_file():
-        pytest.skip(f"authors' file {path} not available")
-    return json.loads(path.read_text(encoding="utf-8"))   # one JSON object, not JSON lines
+def authors(name: str) -> dict[str, dict]:
+    """Key (targ1, ...) -> {n, sha256} of the authors' data/iats/<name>.jsonl lists."""
+    assert name in DIGESTS["iats"], f"no digests of the authors' {name}.jsonl in tests/data/authors/tan-celis"
+    return DIGESTS["iats"][name]
+
+
+def same(ours: list[str], theirs: dict) -> bool:
+    return len(ours) == theirs["n"] and list_digest(ours) == theirs["sha256"]
 
 
 # ---------------------------------------------------------------- Tan & Celis
@@ -222,14 +235,15 @@ def test_tan_sets_equal_authors_files(tid):
     assert test["source"]["paper"] == "tan2019" and test["license"] == "unspecified"
     for role, key in ROLES.items():
         ours = texts(get_set(test[role]))
-        expected = theirs[key]["examples"]
+        expected = theirs[key]
         if (tid, role) in RECORDED:
             reason, transform = RECORDED[(tid, role)]
-            assert ours != expected, f"{tid} {role}: recorded difference no longer there ({reason})"
-            assert transform(ours) == expected, f"{tid} {role}: the difference is not the recorded one ({reason})"
+            assert not same(ours, expected), f"{tid} {role}: recorded difference no longer there ({reason})"
+            assert same(transform(ours), expected), f"{tid} {role}: the difference is not the recorded one ({reason})"
             assert "DIFFERENCE" in test["notes"], f"{tid}: record the difference in the test's notes"
         else:
-            assert ours == expected, f"{tid} {role} ({test[role]}) differs from the authors' {key}"
+            assert same(ours, expected), (f"{tid} {role} ({test[role]}, {len(ours)} items) differs from the "
+                                          f"authors' {key} ({expected['n']} items)")
 
 
 @pytest.mark.parametrize("tid", sorted(VARIANTS))
@@ -239,7 +253,7 @@ def test_tan_bleach_variants_are_expansions(tid):
     for variant in VARIANTS[tid]:
         other = authors(variant)
         for key in ROLES.values():
-            assert other[key]["examples"] == base[key]["examples"], f"{variant} {key} differs from {tid}"
+            assert other[key] == base[key], f"{variant} {key} differs from {tid}"
     test = get_test(tid)
     exps = test["expansions"]
     assert exps["sent"] == {"template": "may2019_bleached@1.0.0"}
@@ -247,6 +261,24 @@ def test_tan_bleach_variants_are_expansions(tid):
     assert exps["sent(u)"] == {"template": "tan2019_unbleached@1.0.0",
                                "families": {"x": family, "y": family, "a": "engineer_attribute",
                                             "b": "engineer_attribute"}}
+
+
+SHARED_WITH_SENT_BIAS = {**{f"weat{n}": f"weat{n}" for n in range(1, 11)},
+                         **{f"weat{n}b": f"weat{n}b" for n in (3, 5, 6, 7, 8)},
+                         "weat_angry_black_woman_stereotype": "angry_black_woman_stereotype",
+                         "weat_angry_black_woman_stereotype_b": "angry_black_woman_stereotype_b"}
+
+
+@pytest.mark.parametrize("tan_name", sorted(SHARED_WITH_SENT_BIAS))
+def test_digests_agree_with_the_committed_sent_bias_files(tan_name):
+    """Tan & Celis copied sent-bias's word-level tests: the digests of their copies equal the digests of the
+    sent-bias files committed in tests/data, which checks the digest procedure end to end."""
+    path = AUTHORS / "W4ngatang+sent-bias" / "tests" / f"{SHARED_WITH_SENT_BIAS[tan_name]}.jsonl"
+    sent_bias = json.loads(path.read_text(encoding="utf-8"))
+    theirs = authors(tan_name)
+    for key in ROLES.values():
+        assert same(sent_bias[key]["examples"], theirs[key]), (tan_name, key)
+        assert not same(sent_bias[key]["examples"][::-1], theirs[key]) or len(set(sent_bias[key]["examples"])) < 2
 
 
 def _render(src: str, term: str) -> str:
@@ -297,25 +329,13 @@ def test_tan_new_name_sets():
 
 # ---------------------------------------------------------------- WinoBias (zhao2018)
 
-def _reference_md_list(label: str) -> list[str]:
-    if not REFERENCE_MD.is_file():
-        pytest.skip(f"{REFERENCE_MD} not available")
-    text = REFERENCE_MD.read_text(encoding="utf-8")
-    m = re.search(rf"{label}-stereotyped \(20\): (.*?)\n\n", text, re.S)
-    assert m, f"no '{label}-stereotyped (20)' list in reference.md"
-    return [w.strip() for w in " ".join(m.group(1).split()).split(",")]
-
-
 @pytest.mark.parametrize("gender", ["male", "female"])
 def test_winobias_lists(gender):
     doc = get_set(f"winobias_{gender}_occupations@1.0.0")
     assert doc["source"]["paper"] == "zhao2018"
     ours = texts(doc)
     assert len(ours) == 20
-    assert ours == _reference_md_list(gender.capitalize())
-    wb = TAN / "winobias" / f"{gender}_occupations.txt"
-    if wb.is_file():
-        assert ours == [line.strip() for line in wb.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert same(ours, DIGESTS["winobias"][f"{gender}_occupations"]), "differs from WinoBias's list, in order"
     assert all(i["kind"] == "group_term" for i in doc["items"]), "occupations denote people"
     if gender == "male":
         items = {i["text"]: i for i in doc["items"]}
@@ -366,7 +386,8 @@ def test_guo_validation_has_98_attributes():
 def test_guo_validation_against_seed():
     """Our hard-coded lists above are the paper's lines (when the seed text is at hand)."""
     if not GUO_SEED.is_file():
-        pytest.skip(f"{GUO_SEED} not available")
+        pytest.skip(f"needs the text of Guo & Caliskan (2021), its appendix (not redistributable): "
+                    f"set EATLAS_SEEDS to a folder holding {GUO_SEED.name}")
     lines = GUO_SEED.read_text(encoding="utf-8").splitlines()
     for label, *_rest, words in GUO_VALIDATION.values():
         hit = [ln for ln in lines if ln.startswith(label + ":")]

@@ -33,7 +33,10 @@ def _run(db, reg, model, family, minute, method="weat", results=(), **tables):
     rid = f"{method}-{model}-{minute:02d}-0000-0000-000000000000"
     t = dt.datetime(2026, 11, 22, 10, minute)
     write_run(db, {"run_id": rid, "method": method, "model": model, "model_fingerprint": "fp",
-                   "model_family": family, "seed": 0, "alpha": 0.01, "started_at": t, "finished_at": t},
+                   "model_family": family, "seed": 0, "alpha": 0.01, "started_at": t, "finished_at": t,
+                   # the glove runs stand for May et al.'s own CBoW model, so the reproduction view pairs them
+                   **({"family_source": "loader", "model_name": "GloVe", "model_corpus": "Common Crawl (840B tokens)",
+                       "model_dimension": 300} if family == "glove" else {})},
               [{"run_id": rid, "test_id": tid, "test_version": "1.0.0", "level": lv, "model": model, "status": "ok",
                 "effect_size": es, "p_value": p, "holm_significant": p < 1e-3, "dropped": {}}
                for (tid, lv), (es, p) in results], reg, extra_tables={k: pd.DataFrame(v).assign(run_id=rid)
@@ -98,13 +101,32 @@ def test_every_section_and_figure(db):
     assert d.svgs["fig-eat-map"] == 2                      # one map per ML-EAT row
     assert not {"script", "link", "img", "iframe"} & d.tags
     assert not re.search(r"""(src|href)=["']?(https?:)?//|url\((?!#)""", html)   # nothing fetched
-    # the latest run per model; Holm over the 10 cells shown (two of each p): 1e-6 and 1e-5 pass,
-    # 2e-3 * 6 > 0.01 does not (though each run's own Holm passed it), 0.04 and 0.5 are not < 0.01
+    # the newest result per model, test and level; '*' = what the run found Holm-significant (one legend)
     assert "weat-glove-6b-50d-02" in html and "weat-glove-6b-50d-01" not in html
-    assert "+1.50**<" in html and "+0.75**<" in html and "-1.10*<" in html and "-0.44*<" in html
+    assert "+1.50*<" in html and "+0.75*<" in html and "-1.10<" in html and "-0.44<" in html
+    assert "**" not in re.sub(r"<style>.*?</style>", "", html, flags=re.S).replace("**/", "")
     assert "+0.30<" in html and "-0.20<" in html
+    assert "Holm-Bonferroni correction over the run's tests" in html and "newest result per model" in html
     assert "Non-Directional" in html and "AB-Divergent" in html and "CES +0.80" in html
     assert "flowers@1.0.0" in html and "sent-bias tests/weat1.jsonl targ1" in html
+
+
+def _references(html: str) -> str:
+    return html[html.index('<section id="references">'):]
+
+
+def test_references_cite_the_tests_shown(db, tmp_path):
+    refs = _references(build_report(db))
+    for key in ("caliskan2017", "may2019", "tan2019", "zhao2018", "eatlas"):
+        assert f'id="ref-{key}"' in refs, key
+    assert refs.index('id="ref-caliskan2017"') < refs.index('id="ref-eatlas"')       # EATlas last
+    assert "@article{caliskan2017," in refs and "@software{eatlas," in refs
+    assert "weat+occ [word]" in refs and "weat1 [c-word]" in refs                   # which tests draw on it
+    # a report of weat2 alone cites none of Tan & Celis's or WinoBias's works
+    path = tmp_path / "w.duckdb"
+    _run(path, load_registry(), "some-model", "glove", 1, results=[(("weat2", "word"), (0.4, 0.2))])
+    refs = _references(build_report(path))
+    assert 'id="ref-caliskan2017"' in refs and 'id="ref-tan2019"' not in refs and 'id="ref-zhao2018"' not in refs
 
 
 def test_sections_say_when_there_is_nothing(tmp_path):
@@ -120,7 +142,7 @@ def test_sections_say_when_there_is_nothing(tmp_path):
 def test_one_run(db, tmp_path):
     html = build_report(db, run_id="weat-tiny-bert")        # a unique prefix
     assert "weat-tiny-bert-03" in html and "weat-glove-6b-50d-02" not in html
-    assert "+1.50" not in html and "+0.60**<" in html and "-0.44**<" in html   # Holm over this run's 5 cells
+    assert "+1.50" not in html and "+0.60*<" in html and "-0.44<" in html    # as the run's own Holm found
     assert "No ML-EAT run yet" in html
     with pytest.raises(EatlasError, match="more than one run"):
         build_report(db, run_id="weat-")
@@ -171,3 +193,75 @@ def test_report_in_headless_chromium(db, tmp_path):
     assert d.sections == list(SECTIONS)
     assert all(d.svgs.get(f, 0) >= 1 for f in FIGURES), d.svgs
     assert _console_problems(dump.stderr) == []
+
+
+def test_a_quick_run_replaces_only_its_own_cells_and_runs_can_be_chosen(db, tmp_path):
+    reg = load_registry()
+    path = tmp_path / "q.duckdb"
+    shutil.copy(db, path)
+    _run(path, reg, "glove-6b-50d", "glove", 9, results=[(("weat1", "word"), (0.11, 0.5))])
+    html = build_report(path)
+    assert "+0.11<" in html and "+0.75*<" in html        # the older run's other cells stay
+    assert "weat-glove-6b-50d-09" in html and "weat-glove-6b-50d-02" in html
+    only = build_report(path, runs=["weat-glove-6b-50d-09"])
+    assert "+0.75" not in only and "the run(s) weat-glo" in only
+    every = build_report(path, all_runs=True, model="glove-6b-50d")
+    assert "weat-glove-6b-50d-01" in every and "tiny-bert" not in every.split('id="provenance"')[0]
+    assert main(["--db", str(path), "report", "--model", "nope", str(tmp_path / "r.html")]) == 2
+
+
+def _overlaps(fig) -> list:
+    """Pairs of visible, non-empty text labels of a figure whose drawn boxes overlap."""
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    from matplotlib.text import Text
+    texts = list({id(t): t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()}.values())
+    boxes = [(t.get_text(), t.get_window_extent(r)) for t in texts]
+    return [(a, b) for i, (a, ba) in enumerate(boxes) for b, bb in boxes[i + 1:] if ba.overlaps(bb)]
+
+
+def test_figures_have_no_overlapping_labels_and_name_model_run_and_legend(db, tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import duckdb
+    import numpy as np
+
+    from eatlas.mleat import draw_eat_map, draw_eat_map_grid, mleat
+
+    con = duckdb.connect(str(db), read_only=True)
+    results = con.execute("SELECT * FROM results WHERE run_id LIKE 'weat-%'").fetchdf()
+    runs = con.execute("SELECT * FROM runs").fetchdf()
+    con.close()
+    from eatlas.report import matrix, reproduction_scatter
+    m = matrix(results, runs, load_registry(), None, by_run=True)
+    assert _overlaps(m["fig"]) == []
+    assert "Holm-Bonferroni" in m["svg"] and "runs: weat-gl" in m["svg"]
+    rng = np.random.default_rng(0)
+    sc = reproduction_scatter(pd.DataFrame({
+        "run_id": ["r1"] * 6 + ["r2"] * 6, "model": ["m1"] * 6 + ["m2"] * 6, "published_model": ["P"] * 12,
+        "paper": ["may2019"] * 12, "test_id": [f"weat{i}" for i in range(12)], "level": ["word"] * 12,
+        "published_effect_size": rng.uniform(-1.5, 1.5, 12), "our_effect_size": rng.uniform(-1.5, 1.5, 12),
+        "difference": rng.normal(size=12)}))
+    assert _overlaps(sc["fig"]) == []
+    assert [p["model"] for p in sc["per_model"]] == ["m1", "m2"] and all(p["r"] is not None for p in sc["per_model"])
+    assert sc["unlabelled"] < 12 and "weat0 [word]" in sc["svg"]
+    # EAT-Maps with the registry's long concept names (as eatlas run --method mleat draws them)
+    names = ["European American names", "African American names", "Pleasant (Greenwald 1998)", "Unpleasant words"]
+    X, Y, A, B = (rng.normal(size=(8, 16)) for _ in range(4))
+    res = mleat(X, Y, A, B, n_samples=200, names=names)
+    from eatlas.mleat import eat_map_figure, eat_map_grid_figure
+    assert _overlaps(eat_map_figure(res, title="weat3 [word]", subtitle="model m · run abcd1234", holm=True,
+                                    alpha=0.01)) == []
+    assert _overlaps(eat_map_grid_figure({f"t{i} [word]": res for i in range(5)}, subtitle="model m",
+                                         alpha=0.01)) == []
+    png, svg = draw_eat_map(res, tmp_path / "one", title="weat3 [word]", subtitle="model m · run abcd1234",
+                            holm=True, alpha=0.01)
+    text = svg.read_text()
+    assert "model m · run abcd1234" in text and "Holm-Bonferroni" in text and "d = " in text
+    png2, _ = draw_eat_map_grid({f"t{i} [word]": res for i in range(5)}, tmp_path / "grid",
+                                subtitle="model m · run abcd1234", alpha=0.01)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for f in (png, png2):
+        shutil.copy(f, ARTIFACTS / f.name)
+    m["fig"].savefig(ARTIFACTS / "matrix.png", dpi=120, bbox_inches="tight")
+    sc["fig"].savefig(ARTIFACTS / "scatter.png", dpi=120, bbox_inches="tight")

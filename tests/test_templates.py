@@ -111,7 +111,8 @@ def test_unknown_variable_is_rejected_before_and_during_rendering():
 
 def test_parts_and_set_variables_keep_the_span():
     t = _tmpl({"script": ["{{ s1 }}  {{ s2 }}"]},
-              parts={"s1": "{{ term }} is an engineer.", "s2": "{{ subject|capitalize }} works at {{ possessive }} desk."})
+              parts={"s1": "{{ term }} is an engineer.",
+                     "s2": "{{ subject|capitalize }} works at {{ possessive }} desk."})
     out = expand_item(Item("Amy", "name"), 0, t, family="script", variables={"subject": "she", "possessive": "her"})
     assert out[0].text == "Amy is an engineer.  She works at her desk."
     assert out[0].span == (0, 3)

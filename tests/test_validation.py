@@ -81,7 +81,8 @@ def test_mixed_scripts_in_one_item_are_refused(mini, capsys):
 
 def test_one_script_with_common_characters_is_accepted(mini, capsys):
     items = ["rose-bush", "O'Hara", "caf\u00e9 2", "\u0436\u0443\u043a", "\u6771\u4eac\u30bf\u30ef\u30fc",
-             "cafe\u0301 au lait"]
+             "cafe\u0301 au lait", "XX\u3055\u3093",                   # Latin with Hiragana (Japanese)
+             "\u0c30\u0c3e\u0c1c\u0c4d\u200c\u0c2a\u0c41\u0c24\u0c4d"]      # Telugu with a ZWNJ after a virama
     _, err = with_roses(mini, capsys, items, case_sensitive=True)
     assert "mixes scripts" not in err and "U+" not in err, err
 
@@ -127,8 +128,10 @@ def test_target_set_reused_as_attribute_set(mini, capsys):
 def test_item_shared_by_a_target_and_an_attribute(mini, capsys):
     mini.add_set(make_set("good", [{"text": t, "kind": "adjective"} for t in ("happy", "gentle", "lucky", "rose")]))
     mini.sync()
-    says(*validate(mini, capsys), T1, "test t1", "field 'x/a'", "item(s) in both target X and attribute A: 'rose'",
-         code=1)
+    rc, err = validate(mini, capsys)        # a warning: authors' lists sometimes share an item (WEATHub)
+    assert rc == 0, err
+    assert err.startswith("warning: ") and all(n in err for n in (
+        T1, "test t1", "field 'x/a'", "item(s) in both target X and attribute A: 'rose'", "compared with itself"))
 
 
 def test_overlapping_roles_are_refused_by_run_too(mini, capsys, vectors, tmp_path):

@@ -1,0 +1,202 @@
+"""Where eatlas may write: every output (report, publish, export, EAT-Maps) goes through here.
+
+A command writes only files it wrote itself before, never the results database, a registry file,
+or a file the user put there. Each folder eatlas writes into holds a manifest,
+``.eatlas-manifest.json``: the path (relative to that folder) and sha256 of every file eatlas wrote
+there. An existing file may be replaced only when the manifest lists it with the hash it still has
+(so a file the user edited since is refused too); a file is written to a temporary name in the
+same folder and renamed into place, then recorded.
+
+Also here: :func:`neutralise_csv`, the OWASP defence against formula injection in CSV outputs.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import EatlasError
+
+MANIFEST = ".eatlas-manifest.json"
+REGISTRY_PARTS = ("registry", "templates", "schemas", "loaders")    # folders of a registry root that eatlas reads
+REGISTRY_FILES = ("catalog.yaml",)
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        if a.resolve() == b.resolve():
+            return True
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def protected_reason(path: str | Path, *, db: str | Path | None = None,
+                     registry_root: str | Path | None = None) -> str | None:
+    """Why ``path`` must never be written by an output (None: it may be)."""
+    p = Path(path)
+    if db is not None:
+        dbp = Path(db)
+        for q in (dbp, Path(str(dbp) + ".wal")):
+            if _same(p, q):
+                return "it is the results database" if q == dbp else "it is the results database's log"
+    if registry_root is not None:
+        root = Path(registry_root).resolve()
+        rp = p.resolve()
+        if any(rp == root / f for f in REGISTRY_FILES) or \
+                any(rp.is_relative_to(root / d) for d in REGISTRY_PARTS):
+            return f"it is inside the registry ({root})"
+    return None
+
+
+def safe_output_path(path: str | Path, *, db: str | Path | None = None, registry_root: str | Path | None = None,
+                     what: str = "output") -> Path:
+    """``path`` if an output may be written there (see :class:`Outputs`), else a one-line EatlasError."""
+    p = Path(path)
+    Outputs(p.parent, db=db, registry_root=registry_root, what=what).check(p.name)
+    return p
+
+
+class Outputs:
+    """The files eatlas writes into ``folder`` and the manifest recording them."""
+
+    def __init__(self, folder: str | Path, *, db: str | Path | None = None, registry_root: str | Path | None = None,
+                 what: str = "output"):
+        self.folder, self.db, self.registry_root, self.what = Path(folder), db, registry_root, what
+        self.entries: dict[str, str] = self._read_manifest()
+
+    # ------------------------------------------------------------------ the manifest
+    @property
+    def manifest(self) -> Path:
+        return self.folder / MANIFEST
+
+    def _read_manifest(self) -> dict[str, str]:
+        if self.folder.exists() and not self.folder.is_dir():
+            raise EatlasError("not a folder", file=str(self.folder), hint=f"the {self.what} needs a folder there")
+        try:
+            doc = json.loads(self.manifest.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as e:
+            raise EatlasError(f"unreadable manifest of the files eatlas wrote: {e}", file=str(self.manifest),
+                              hint="remove the folder's eatlas outputs and the manifest, or write elsewhere") from None
+        files = doc.get("files") if isinstance(doc, dict) else None
+        if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+            raise EatlasError("not a manifest of eatlas outputs", file=str(self.manifest),
+                              hint="write into another folder")
+        return dict(files)
+
+    def save(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        text = json.dumps({"written_by": "eatlas", "files": dict(sorted(self.entries.items()))}, indent=1)
+        self._replace(MANIFEST, lambda tmp: Path(tmp).write_text(text + "\n", encoding="utf-8"))
+
+    # ------------------------------------------------------------------ checks
+    def owned(self, rel: str) -> bool:
+        """Listed in the manifest with the content it has now."""
+        p = self.folder / rel
+        return rel in self.entries and p.is_file() and not p.is_symlink() and sha256_of(p) == self.entries[rel]
+
+    def check(self, rel: str) -> Path:
+        """Raise unless ``folder/rel`` may be (over)written."""
+        p = self.folder / rel
+        why = protected_reason(p, db=self.db, registry_root=self.registry_root)
+        if why is None and rel == MANIFEST:
+            why = "it is eatlas's manifest"
+        if why is None and (p.exists() or p.is_symlink()):
+            if p.is_dir() and not p.is_symlink():
+                why = "a folder is in the way"
+            elif rel not in self.entries:
+                why = "it exists and eatlas did not write it"
+            elif not self.owned(rel):
+                why = "it was changed since eatlas wrote it"
+        if why:
+            raise EatlasError(f"will not write the {self.what} there: {why}", file=str(p),
+                              hint="choose another path, or move that file away first")
+        return p
+
+    def check_all(self, rels) -> None:
+        for rel in rels:
+            self.check(rel)
+
+    # ------------------------------------------------------------------ writing
+    def _replace(self, rel: str, write) -> Path:
+        dest = self.folder / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".eatlas-tmp-", suffix=dest.suffix)
+        os.close(fd)
+        try:
+            write(tmp)
+            os.replace(tmp, dest)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return dest
+
+    def write(self, rel: str, write, *, save: bool = True) -> Path:
+        """``write(tmp_path)`` writes the file; it is renamed to ``folder/rel`` and recorded."""
+        self.check(rel)
+        dest = self._replace(rel, write)
+        self.entries[rel] = sha256_of(dest)
+        if save:
+            self.save()
+        return dest
+
+    def write_text(self, rel: str, text: str, *, save: bool = True) -> Path:
+        return self.write(rel, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), save=save)
+
+    def record(self, rel: str, *, save: bool = True) -> None:
+        """Record a file written by other means (after :meth:`check`)."""
+        self.entries[rel] = sha256_of(self.folder / rel)
+        if save:
+            self.save()
+
+    def forget(self, rel: str) -> None:
+        """Remove a file eatlas wrote and no longer writes (only if unchanged), and its empty folders."""
+        p = self.folder / rel
+        if self.owned(rel):
+            p.unlink()
+            for d in p.parents:
+                if d == self.folder or not d.is_relative_to(self.folder):
+                    break
+                try:
+                    d.rmdir()
+                except OSError:
+                    break
+        self.entries.pop(rel, None)
+
+
+# ---------------------------------------------------------------------- CSV formula injection
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def neutralise_cell(v):
+    """A text cell a spreadsheet would run as a formula gets a leading ``'`` (OWASP, CSV injection);
+    numbers (``-0.5``, ``+1e-3``) and everything else are left as they are."""
+    if isinstance(v, str) and v.startswith(_FORMULA_START) and not _NUMBER.fullmatch(v):
+        return "'" + v
+    return v
+
+
+def neutralise_csv(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``df`` whose text cells are safe to open in a spreadsheet (see :func:`neutralise_cell`)."""
+    out = df.copy()
+    for c in out.columns:
+        if out[c].dtype == object or pd.api.types.is_string_dtype(out[c].dtype):
+            out[c] = out[c].map(neutralise_cell)
+    out.columns = [neutralise_cell(c) if isinstance(c, str) else c for c in out.columns]
+    return out

@@ -1,0 +1,399 @@
+"""Curate WEATHub (Mukherjee et al., EMNLP 2023) into the registry: sets, tests, published results.
+
+Not part of the package. Run from the repository root with a bare git snapshot of the authors'
+repository (github:iamshnoo/weathub):
+
+    python scripts/curate_weathub.py GIT_DIR [--check]
+
+It reads ``data/<lang>_{human,gt,all}/weat{1,2,6,7,8,9}.json``, ``data/<lang>_new/weat*.json`` and
+``data/<lang>_india/weat*.json`` (``data/en/`` is Caliskan et al.'s English WEAT, held already as
+caliskan2017) and ``final_results/results-csv/sheet{1,2,3}/<model>/<lang>_results.csv`` and
+``final_results/valence/valence-<model>/<lang>_results_valence.csv``, and writes
+``registry/weathub2023/{sets,tests,published}/``, ``registry/weathub2023/README.md`` and
+``tests/data/authors/weathub/digests.json`` (sha256 of each authors' list, which
+tests/test_registry_weathub.py re-derives every set from). Curation rules: :func:`curate_list`.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+import subprocess
+import sys
+import unicodedata
+from collections import defaultdict
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from eatlas.schemas import item_key  # noqa: E402
+
+PAPER = "weathub2023"
+REPO = "iamshnoo/weathub"
+LICENSE = "GPL-3.0"
+LICENSE_NOTE = ("The lists are copied from the authors' GitHub repository iamshnoo/weathub, whose LICENSE file is "
+                "the GNU GPL v3 (GPL-3.0). The authors' Hugging Face copy (iamshnoo/WEATHub) declares cc-by-4.0 in "
+                "its dataset card, which says the dataset is currently released under CC-4.0 and that this might "
+                "be updated. The two statements differ; EATlas records the licence of the files it copied "
+                "(GPL-3.0). Check both before redistributing.")
+DATE = "2026-11-23"
+ROLES = {"targ1": "x", "targ2": "y", "attr1": "a", "attr2": "b"}
+FOLDERS = ("human", "gt", "all", "new", "india")
+VARIANT = {"human": "human_translation", "gt": "machine_translation", "all": "human_translation_extended"}
+SOURCE_KIND = {"human": ["translation_human"], "gt": ["translation_machine"],
+               "all": ["translation_human", "authors_curated"], "new": ["authors_curated", "translation_human"],
+               "india": ["authors_curated"]}
+FOLDER_TEXT = {
+    "human": "human translation (annotators' column of annotations/<language>_sheet1.xlsx, sheet 1)",
+    "gt": "machine translation (Google Translate column of annotations/<language>_sheet1.xlsx, sheet 1)",
+    "all": "annotators' full list (annotations/<language>_sheet1.xlsx, sheet 2: the human translations with "
+           "the words the annotators added for their language)",
+    "new": "new bias dimensions (annotations/<language>_sheet2.xlsx)",
+    "india": "India-specific dimensions (annotations/<language>_sheet3.xlsx)",
+}
+BIAS = {"weat1": "non-social", "weat2": "non-social", "weat6": "gender", "weat7": "gender", "weat8": "gender",
+        "weat9": "disability", "weat11": "gender", "weat12": "disability", "weat12b": "disability",
+        "weat13": "sexuality", "weat13b": "sexuality", "weat14": "education", "weat15": "immigration",
+        **{f"weat{n}": "gender" for n in range(16, 21)}, "weat21": "caste", "weat22": "caste",
+        "weat23": "religion", "weat24": "religion", "weat25": "religion", "weat26": "urban-rural"}
+LANG_NOTE = {"ku": "The authors' code 'ku' is Kurmanji (annotations/kurmanji_sheet*.xlsx); kept as given.",
+             "tl": "The authors' code 'tl' is Filipino (annotations/filipino_sheet*.xlsx); kept as given.",
+             "ckb": "Central Kurdish (Sorani; annotations/kurdish_sheet*.xlsx)."}
+
+
+def git(gitdir: str, *args: str) -> bytes:
+    return subprocess.run(["git", "--git-dir", gitdir, *args], check=True, capture_output=True).stdout
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9+]+", "_", text.lower()).strip("_")
+
+
+def kind_of(category: str) -> str:
+    """The set's default item kind, from the concept the authors name (their items are not typed)."""
+    c = category.lower().replace(" ", "")
+    if "names" in c:
+        return "name"
+    if "adjectives" in c:
+        return "adjective"
+    if "verbs" in c:
+        return "verb"
+    if c in ("maleterms", "femaleterms"):
+        return "group_term"
+    return "word"      # the part of speech is not stated: word level only
+
+
+def digest(items: list[str]) -> str:
+    return hashlib.sha256(json.dumps(items, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def curate_list(raw: list[str]) -> tuple[list[str], list[dict]]:
+    """The authors' list -> (our items, the differences). Each item is NFC-normalised (the registry's
+    text form); a cell pandas read from an empty spreadsheet cell ('nan') is left out; a repeated
+    item (same text after NFKC, as the validator compares) is kept once, at its first position.
+    Every left-out position is returned, so the authors' list can be rebuilt exactly."""
+    kept, removed, seen = [], [], {}
+    for pos, text in enumerate(raw):
+        t = unicodedata.normalize("NFC", text)
+        if t == "nan":
+            removed.append({"position": pos, "text": t, "reason": "empty spreadsheet cell, read as 'nan'"})
+            continue
+        k = item_key(t, True)
+        if k in seen:
+            removed.append({"position": pos, "text": t, "reason": f"repeats position {seen[k]}"})
+            continue
+        seen[k] = pos
+        kept.append(t)
+    return kept, removed
+
+
+def rebuild(items: list[str], removed: list[dict]) -> list[str]:
+    """The authors' (NFC) list from our items and the recorded differences (inverse of curate_list)."""
+    out = list(items)
+    for r in sorted(removed, key=lambda r: r["position"]):
+        out.insert(r["position"], r["text"])
+    return out
+
+
+def read_sources(gitdir: str) -> dict:
+    """(lang, folder, weat) -> {role: (category, raw list)} for every WEATHub file."""
+    names = git(gitdir, "ls-tree", "-r", "--name-only", "HEAD", "data/").decode().split()
+    out = {}
+    for name in names:
+        m = re.fullmatch(r"data/([a-z]+)_([a-z]+)/(weat\w+)\.json", name)
+        if not m or m[2] not in FOLDERS:
+            continue
+        doc = json.loads(git(gitdir, "show", f"HEAD:{name}").decode("utf-8"))
+        assert set(doc) == set(ROLES), name
+        out[(m[1], m[2], m[3])] = {r: (doc[r]["category"], list(doc[r]["examples"])) for r in ROLES}
+    return out
+
+
+def weat_key(w: str):
+    m = re.fullmatch(r"weat(\d+)(\w*)", w)
+    return int(m[1]), m[2]
+
+
+def dump(doc: dict) -> str:
+    items = doc.pop("items", None)
+    text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=110)
+    if items is not None:
+        text += "items:\n" + "".join("- " + yaml.safe_dump(i, allow_unicode=True, width=10_000,
+                                                           default_style=None).removesuffix("...\n").strip() + "\n"
+                                     for i in items)
+    return text
+
+
+def build(gitdir: str) -> dict:
+    """Every file to write: path (relative to the repository root) -> text."""
+    commit = git(gitdir, "rev-parse", "HEAD").decode().strip()
+    src = read_sources(gitdir)
+    files: dict[str, str] = {}
+    # group identical lists of one concept within a language and folder into one set
+    groups: dict[tuple, dict[tuple, list[str]]] = defaultdict(dict)
+    for (lang, folder, weat) in sorted(src, key=lambda k: (k[0], k[1], weat_key(k[2]))):
+        for role, (cat, raw) in src[(lang, folder, weat)].items():
+            norm = tuple(unicodedata.normalize("NFC", t) for t in raw)
+            groups[(lang, folder, cat)].setdefault(norm, []).append(f"{weat}.{role}")
+    set_id: dict[tuple, str] = {}          # (lang, folder, weat, role) -> set id
+    set_docs: dict[str, dict] = {}
+    digests = {"repository": REPO, "commit": commit, "lists": []}
+    for (lang, folder, cat), lists in groups.items():
+        base = f"weathub_{lang}_{folder}_{slug(cat)}"
+        for _norm, uses in lists.items():
+            sid = base if len(lists) == 1 else f"{base}_{uses[0].split('.')[0]}"
+            for u in uses:
+                w, r = u.split(".")
+                set_id[(lang, folder, w, r)] = sid
+            raw = src[(lang, folder, uses[0].split(".")[0])][uses[0].split(".")[1]][1]
+            kept, removed = curate_list(raw)
+            files_used = [f"data/{lang}_{folder}/{u.split('.')[0]}.json {u.split('.')[1]}" for u in uses]
+            set_docs[sid] = {"lang": lang, "folder": folder, "cat": cat, "kept": kept, "removed": removed,
+                             "files": files_used, "uses": uses, "nfc_changed": sum(
+                                 unicodedata.normalize("NFC", t) != t for t in raw)}
+    for key in sorted(src, key=lambda k: (k[0], k[1], weat_key(k[2]))):
+        lang, folder, weat = key
+        for role, (cat, raw) in src[key].items():
+            digests["lists"].append({"file": f"data/{lang}_{folder}/{weat}.json", "role": role, "category": cat,
+                                     "set": set_id[(lang, folder, weat, role)], "n": len(raw),
+                                     "sha256_nfc": digest([unicodedata.normalize("NFC", t) for t in raw]),
+                                     **({"sha256_raw": digest(raw)} if any(
+                                         unicodedata.normalize("NFC", t) != t for t in raw) else {})})
+    # sets
+    for sid, d in sorted(set_docs.items()):
+        lang, folder = d["lang"], d["folder"]
+        notes = [f"{FOLDER_TEXT[folder]}; concept '{d['cat']}' as the authors name it."]
+        if len(d["files"]) > 1:
+            notes.append(f"The same list is in {len(d['files'])} of the authors' files (see source.authors_files).")
+        notes.append(f"Kind: '{kind_of(d['cat'])}' for every item, from the concept; the authors do not type "
+                     "their items, and only the word level is used (no template in this language).")
+        if d["nfc_changed"]:
+            notes.append(f"{d['nfc_changed']} item(s) are not in NFC in the authors' file (decomposed characters); "
+                         "stored NFC-normalised (same text, canonical code points).")
+        if d["removed"]:
+            reps = [r for r in d["removed"] if r["text"] != "nan"]
+            nans = [r for r in d["removed"] if r["text"] == "nan"]
+            notes.append("DIFFERENCE: " + "; ".join(filter(None, [
+                f"{len(reps)} repeated item(s) kept once (a set holds each stimulus once; the authors' list, "
+                f"used by their code as is, weights a repeat twice)" if reps else "",
+                f"{len(nans)} 'nan' cell(s) (an empty spreadsheet cell) left out" if nans else ""]))
+                + "; positions in source.differences.")
+        if lang in LANG_NOTE:
+            notes.append(LANG_NOTE[lang])
+        doc = {"id": sid, "version": "1.0.0", "concept": d["cat"], "language": lang, "kind": kind_of(d["cat"]),
+               "source_kind": SOURCE_KIND[folder], "license": LICENSE, "license_note": LICENSE_NOTE}
+        if folder in VARIANT:
+            doc["variant"] = VARIANT[folder]
+            if folder != "human":
+                w, r = d["uses"][0].split(".")
+                canon = set_id.get((lang, "human", w, r))
+                if canon:
+                    doc["variant_of"] = canon
+        doc["source"] = {"paper": PAPER,
+                         "authors_file": f"{REPO} {d['files'][0]}"}
+        if len(d["files"]) > 1:
+            doc["source"]["authors_files"] = [f"{REPO} {f}" for f in d["files"]]
+        doc["source"]["commit"] = commit
+        if d["removed"]:
+            doc["source"]["differences"] = d["removed"]
+        doc["notes"] = " ".join(notes)
+        doc["changelog"] = [{"version": "1.0.0", "date": DATE,
+                             "change": f"Initial curation from {REPO} {d['files'][0]} (commit {commit[:7]})."}]
+        doc["items"] = d["kept"]
+        files[f"registry/{PAPER}/sets/{sid}.yaml"] = dump(doc)
+    # tests
+    skipped, made = [], {}
+    for key in sorted(src, key=lambda k: (k[0], k[1], weat_key(k[2]))):
+        lang, folder, weat = key
+        tid = f"weathub_{lang}_{weat}" + ("" if folder in ("human", "new", "india") else f"_{folder}")
+        refs = {ROLES[r]: set_id[(lang, folder, weat, r)] for r in ROLES}
+        items = {k: set_docs[s]["kept"] for k, s in refs.items()}
+        why = []
+        for p, q in (("x", "y"), ("a", "b")):
+            if refs[p] == refs[q]:
+                why.append(f"{p} and {q} are the same list")
+                continue
+            kp = {item_key(t, True) for t in items[p]}
+            both = [t for t in items[q] if item_key(t, True) in kp]
+            if both:
+                why.append(f"{len(both)} item(s) in both {p} and {q} ({', '.join(both)})")
+        if why:
+            skipped.append((tid, f"data/{lang}_{folder}/{weat}.json", "; ".join(why)))
+            continue
+        made[tid] = (lang, folder, weat, refs)
+    for tid, (lang, folder, weat, refs) in made.items():
+        cats = {k: set_docs[s]["cat"] for k, s in refs.items()}
+        sizes = {k: len(set_docs[s]["kept"]) for k, s in refs.items()}
+        what = {"human": "human translation", "gt": "machine translation", "all": "annotators' full list",
+                "new": "new dimension", "india": "India-specific"}[folder]
+        notes = [f"WEATHub {weat}, {lang}, {FOLDER_TEXT[folder]}."]
+        if sizes["x"] != sizes["y"]:
+            notes.append(f"|X|={sizes['x']} and |Y|={sizes['y']} differ (the authors' lists, after repeats "
+                         "were kept once), so equal_targets is false.")
+        if folder == "human":
+            notes.append("Canonical entry: the human translation; the machine translation (_gt) and the "
+                         "annotators' full list (_all) are its variants.")
+        doc = {"id": tid, "version": "1.0.0",
+               "title": f"WEATHub {weat} ({lang}, {what}): {cats['x']}/{cats['y']} vs {cats['a']}/{cats['b']}",
+               "bias_type": BIAS[weat], "level": "word", "language": lang, "license": LICENSE,
+               "license_note": LICENSE_NOTE}
+        if folder in VARIANT:
+            doc["variant"] = VARIANT[folder]
+            canon = f"weathub_{lang}_{weat}"
+            if folder != "human" and canon in made:
+                doc["variant_of"] = canon
+        doc["source"] = {"paper": PAPER, "authors_file": f"{REPO} data/{lang}_{folder}/{weat}.json",
+                         "commit": commit}
+        doc.update({f"{k}": f"{refs[k]}@1.0.0" for k in ("x", "y", "a", "b")})
+        doc["expansions"] = {}
+        if sizes["x"] != sizes["y"]:
+            doc["equal_targets"] = False
+        doc["notes"] = " ".join(notes)
+        doc["changelog"] = [{"version": "1.0.0", "date": DATE,
+                             "change": f"Initial curation from {REPO} data/{lang}_{folder}/{weat}.json."}]
+        files[f"registry/{PAPER}/tests/{tid}.yaml"] = dump(doc)
+    files.update(published(gitdir, made))
+    files["tests/data/authors/weathub/digests.json"] = json.dumps(digests, ensure_ascii=False, indent=0) + "\n"
+    files[f"registry/{PAPER}/README.md"] = readme(commit, set_docs, made, skipped)
+    return files
+
+
+PUB_HEADER = ["paper", "table_id", "row_label", "column_label", "statistic", "value", "significance", "missing",
+              "test_id", "level", "model", "model_family", "note"]
+CELL = re.compile(r"(-?\d+\.\d+) \((\d+\.\d+)\)")
+
+
+def published(gitdir: str, made: dict) -> dict:
+    """final_results/results-csv/sheet{1,2,3}/<model>/ and final_results/valence/: one CSV per folder."""
+    names = git(gitdir, "ls-tree", "-r", "--name-only", "HEAD", "final_results/").decode().split()
+    out: dict[str, list] = defaultdict(list)
+    for name in sorted(names):
+        m = re.fullmatch(r"final_results/results-csv/(sheet\d)/(\w+)/([a-z]+)_results\.csv", name) or \
+            re.fullmatch(r"final_results/valence/(valence)-(\w+)/([a-z]+)_results_valence\.csv", name)
+        if not m:
+            continue
+        sheet, family, lang = m[1], m[2], m[3]
+        rows = list(csv.reader(io.StringIO(git(gitdir, "show", f"HEAD:{name}").decode("utf-8"))))
+        head = rows[0]
+        assert head[:3] == ["Type", "DataSource", "Method"], name
+        for r in rows[1:]:
+            typ, source, method = r[:3]
+            folder = {"ALL": "all", "GT": "gt", "HT": "human" if sheet == "sheet1" else "india",
+                      "NEW_HT": "new"}[source]
+            if sheet == "sheet3" and source == "GT":
+                folder = None           # no machine-translated India-specific lists in data/
+            for weat, cell in zip(head[3:], r[3:]):
+                c = CELL.fullmatch(cell)
+                assert c, (name, r[:3], cell)
+                tid = f"weathub_{lang}_{weat}" + ("_gt" if folder == "gt" else "_all" if folder == "all" else "")
+                note = "printed 'd (p)'"
+                if folder is None or tid not in made:
+                    note += "; no EATlas test (" + ("no machine-translated India-specific list in data/"
+                                                    if folder is None else "not imported, see README.md") + ")"
+                    tid = ""
+                for stat, val in (("effect_size", c[1]), ("p_value", c[2])):
+                    out[f"{sheet}_{family}"].append([PAPER, name, f"{lang} | {typ},{source},{method}", weat, stat, val,
+                                                     "", "false", tid, "word", method, family, note])
+    files = {}
+    for key, rows in out.items():
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(PUB_HEADER)
+        w.writerows(rows)
+        files[f"registry/{PAPER}/published/{key}.csv"] = buf.getvalue()
+    return files
+
+
+def readme(commit: str, set_docs: dict, made: dict, skipped: list) -> str:
+    langs = sorted({d["lang"] for d in set_docs.values()})
+    reps = sum(1 for d in set_docs.values() for r in d["removed"] if r["text"] != "nan")
+    nans = sum(1 for d in set_docs.values() for r in d["removed"] if r["text"] == "nan")
+    nfc = sum(d["nfc_changed"] for d in set_docs.values())
+    lines = [
+        "# WEATHub (Mukherjee, Raj, Zhu & Anastasopoulos, EMNLP 2023)", "",
+        f"Curated by scripts/curate_weathub.py from the authors' repository {REPO} (commit {commit}).",
+        f"{len(set_docs)} sets and {len(made)} tests in {len(langs)} languages ({', '.join(langs)}).", "",
+        "## Variants",
+        "The WEAT 1, 2, 6, 7, 8, 9 lists exist three times per language: `data/<lang>_human` (annotators' "
+        "translation), `data/<lang>_gt` (Google Translate) and `data/<lang>_all` (the annotators' full list, "
+        "with the culturally relevant words they added). The human translation is the canonical entry "
+        "(`weathub_<lang>_<weat>`, `variant: human_translation`): it is the translation the native-speaker annotators "
+        "made (src/load_annotations.py: column 2 of the first sheet; Google Translate is column 1). `weathub_<lang>_<weat>_gt` "
+        "(`variant: machine_translation`) and `weathub_<lang>_<weat>_all` "
+        "(`variant: human_translation_extended`) name it in `variant_of`; so do their sets.", "",
+        "## Licence",
+        LICENSE_NOTE, "",
+        "## Differences from the authors' files",
+        f"- {reps} repeated items (a word the translation gave for two English words, e.g. two of the "
+        "pleasant words) are kept once per set; the authors' code used the lists with the repeats.",
+        f"- {nans} 'nan' items (empty spreadsheet cells that pandas read as 'nan') are left out.",
+        f"- {nfc} items in decomposed form are stored NFC-normalised.",
+        "- Each set lists the positions it left out in `source.differences`; "
+        "tests/test_registry_weathub.py rebuilds every authors' list from them and compares it with the "
+        "sha256 in tests/data/authors/weathub/digests.json.",
+        "- Zero-width joiners (U+200D, Marathi) and non-joiners (U+200C, Telugu) inside words are the "
+        "authors' and are kept.", "",
+        f"## Tests not imported ({len(skipped)})",
+        "The validator refuses a test whose two targets or two attributes share an item (the item would stand "
+        "for both concepts). In these tests the translation gives the same word for both (e.g. a language "
+        "without gendered pronouns), so the test is not imported; its sets are.", "",
+        *(f"- `{tid}` ({f}): {why}" for tid, f, why in skipped), "",
+        "## Published results",
+        "`published/<sheet>_<model>.csv`: every cell of final_results/results-csv/sheet{1,2,3}/<model>/"
+        "<lang>_results.csv and final_results/valence/valence-<model>/<lang>_results_valence.csv, as two rows "
+        "(effect_size, p_value) of the printed 'd (p)' (WEAT effect size and p-value, computed by the authors on "
+        "their lists, repeats included). `row_label` is '<lang> | Type,DataSource,Method' as in "
+        "the file; `model` the Method column. `final_results/results-csv/variances/` (cosine variances, not "
+        "test results) and the per-run JSON files under results/<lang>/ (the runs the final_results tables "
+        "consolidate) are not imported.", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__)
+        return 2
+    files = build(argv[0])
+    check = "--check" in argv
+    differ = []
+    for rel, text in files.items():
+        p = ROOT / rel
+        if check:
+            if not p.is_file() or p.read_text(encoding="utf-8") != text:
+                differ.append(rel)
+            continue
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    if check:
+        print(f"{len(differ)} file(s) differ" + (f", e.g. {differ[:3]}" if differ else ""))
+        return 1 if differ else 0
+    print(f"wrote {len(files)} files")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
