@@ -37,14 +37,21 @@ def _number(v: str) -> float | None:
 
 
 def families(reg: Registry | None = None) -> set[str]:
+    from . import encoders
+
+    return _families(str(encoders.LOADERS_DIR))
+
+
+@lru_cache(maxsize=8)
+def _families(loaders_dir: str) -> frozenset[str]:
     from .encoders import model_entries
 
     fams = set(schema()["model_families"])
     try:
-        own = {e["family"] for e in model_entries().values()}
+        own = {e["family"] for e in model_entries(Path(loaders_dir)).values()}
     except EatlasError:
         own = set()          # a broken loader is reported by validate on its own
-    return fams | own | {f"cbow-{f}" for f in own}
+    return frozenset(fams | own | {f"cbow-{f}" for f in own})
 
 
 def check_table(reg: Registry, entry: dict) -> list[EatlasError]:

@@ -81,6 +81,7 @@ def _data() -> tuple[dict, list, list]:
     return confusables, [r[0] for r in ranges], ranges
 
 
+@lru_cache(maxsize=65536)
 def script(ch: str) -> str:
     """The Unicode script of one character (upper-case alias, e.g. LATIN, CYRILLIC, COMMON)."""
     import bisect
