@@ -75,11 +75,35 @@ def sync(root: Path, *, write: bool = True) -> dict:
             entries.append(entry)
         new[kind] = entries
     pub = _inside(root, (root / "registry").glob("*/published/*.csv"))
-    new["published"] = [{"id": f"{p.parent.parent.name}_{p.stem}", "paper": p.parent.parent.name,
-                         "file": str(p.relative_to(root))} for p in pub]
+    new["published"] = _published_entries(root, pub, old.get("published"))
     if write:
         write_catalog(cat_path, new)
     return new
+
+
+def _published_entries(root: Path, paths: list[Path], previous) -> list[dict]:
+    """Catalog entries of the published tables with their content hash and version. A table has no
+    version field of its own: the version is kept while the content is unchanged and its minor number
+    goes up when the content changed (1.0.0 -> 1.1.0), so one version always names one content."""
+    from .published import file_hash
+
+    prev = {e["id"]: e for e in previous if isinstance(e, dict) and isinstance(e.get("id"), str)} \
+        if isinstance(previous, list) else {}
+    out = []
+    for p in paths:
+        pid = f"{p.parent.parent.name}_{p.stem}"
+        h = file_hash(p)
+        e = prev.get(pid) or {}
+        was = semver_key(e.get("version"))
+        if was is None:
+            version = "1.0.0"
+        elif e.get("sha256") in (None, h):
+            version = e["version"]
+        else:
+            version = f"{was[0]}.{was[1] + 1}.0"
+        out.append({"id": pid, "version": version, "paper": p.parent.parent.name, "file": str(p.relative_to(root)),
+                    "sha256": h})
+    return out
 
 
 # Files under registry/ that are not entries and so are not in the catalog, with the code that reads them:

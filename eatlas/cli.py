@@ -23,7 +23,11 @@ def cmd_validate(args) -> int:
 
     out, err = _console()
     reg = Registry(args.registry) if args.registry else Registry()
-    problems = check_registry(reg) + unindexed(reg.root, reg.catalog)
+    from .checks import split_warnings
+
+    problems, warnings = split_warnings(check_registry(reg) + unindexed(reg.root, reg.catalog))
+    for w in warnings:
+        err.print(f"warning: {esc(w.render())}", highlight=False, markup=True, soft_wrap=True)
     if problems:
         for p in problems:
             err.print(f"[red]error[/red]: {esc(p.render())}", highlight=False, markup=True, soft_wrap=True)

@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from .errors import EatlasError
 from .paths import loaders_dir
@@ -46,15 +45,11 @@ _WORD_RE = re.compile(r"[\w'-]+", re.UNICODE)
 
 
 # ---------------------------------------------------------------------------- model registry
-def model_entries(loaders_dir: Path = LOADERS_DIR) -> dict[str, dict]:
-    out = {}
-    for p in sorted(loaders_dir.glob("*.yaml")):
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-        if not isinstance(doc, dict) or "id" not in doc:
-            raise EatlasError("a loader entry must be a mapping with an id", file=str(p))
-        doc["_file"] = str(p)
-        out[doc["id"]] = doc
-    return out
+def model_entries(loaders_dir: Path | None = None) -> dict[str, dict]:
+    """id -> loader entry, each validated like a registry file (eatlas.loaders)."""
+    from .loaders import read_loaders
+
+    return read_loaders(loaders_dir or LOADERS_DIR)
 
 
 def default_model_id() -> str:

@@ -46,8 +46,10 @@ def run_record(method: str, encoder: Encoder, reg: Registry, *, seed: int, test_
 # ------------------------------------------------------------------------------------------ IBD
 def _validation_sets(reg: Registry) -> dict:
     """The Ghavami & Peplau validation lists (sets tagged ibd_validation), keyed without 'guo2021_val_'."""
+    from .checks import has_tag
+
     return {s.id.removeprefix("guo2021_val_"): s for s in reg.sets.values()
-            if "ibd_validation" in (s.raw.get("tags") or [])}
+            if has_tag(s, "ibd_validation")}
 
 
 def ibd_inputs(reg: Registry):
@@ -200,8 +202,10 @@ def run_ceat(encoder: Encoder, reg: Registry, test_ids: list[str], corpus: list[
              progress=None):
     """CEAT on each test: contexts from the corpus, contextual-word vectors, N draws, random effects."""
     from .ceat import ceat, find_contexts
+    from .runner import refuse_invalid
     from .stimuli import build_test
 
+    refuse_invalid(reg, list(dict.fromkeys(reg.get_test_spec(t).id for t in test_ids)))
     started = now()
     results, draws, contexts_rows = [], [], []
     for tid in test_ids:

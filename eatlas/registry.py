@@ -642,6 +642,7 @@ class Registry:
         if not cat_path.is_file():
             raise EatlasError("no catalog.yaml here; is this a registry folder?", file=str(cat_path),
                               hint="pass --registry DIR or set EATLAS_REGISTRY")
+        cat_path = self.resolve("catalog.yaml", "catalog.yaml", "catalog")   # a link out of the folder is refused
         cat = read_yaml(cat_path, root=self.root) or {}
         if not isinstance(cat, dict):
             raise EatlasError(f"the catalog must be a mapping with sets, tests, templates, got {_typename(cat)}",
@@ -694,6 +695,10 @@ class Registry:
                 raise EatlasError("expected a mapping with id and file", file="catalog.yaml",
                                   obj=f"catalog published[{n}]", field="file",
                                   hint="run 'eatlas catalog --sync' to rebuild it")
+            if entry.get("version") is not None:
+                check_version(entry["version"], "catalog.yaml", f"catalog published {entry.get('id')}")
+            if entry.get("sha256"):
+                self.recorded_hash[("published", entry.get("id"))] = entry["sha256"]
 
     def resolve(self, rel: Any, file: str, obj: str) -> Path:
         """A path named in a registry file, refused if it leaves the registry folder."""
@@ -746,6 +751,8 @@ class Registry:
         from .cite import check_sources  # the bibliography's schema lives with the citation code
 
         p = self.root / "registry" / "sources.yaml"
+        if p.is_symlink() or p.exists():        # like every file the registry reads: inside the folder
+            p = self.resolve("registry/sources.yaml", "registry/sources.yaml", "sources")
         return check_sources((read_yaml(p, root=self.root) or {}) if p.is_file() else {})
 
 

@@ -161,6 +161,19 @@ def _covered(encoder: Encoder, built: list[Test]) -> dict:
     return dict(zip(words, map(bool, encoder.covers(words))))
 
 
+def refuse_invalid(reg: Registry, test_ids: list[str]) -> None:
+    """Refuse to run tests that ``validate`` refuses (their sets, templates, content hashes), before
+    any model is loaded: a set edited without a version bump must not store results under the old
+    version."""
+    from .checks import split_warnings
+    from .errors import ValidationFailed
+    from .schemas import check_tests
+
+    problems, _ = split_warnings(check_tests(reg, test_ids))
+    if problems:
+        raise ValidationFailed(problems)
+
+
 def _key(t: Test, s) -> tuple:
     if t.level.startswith("c-word") and s.span is not None:
         return ("span", s.text, s.span)
@@ -193,6 +206,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
         raise EatlasError(f"no test in language {cfg.language!r}", field="language",
                           hint=f"one of: {', '.join(langs)}, or all")
     levels = tuple(dict.fromkeys(cfg.levels))
+    refuse_invalid(reg, test_ids)
     started = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
     built, skipped = [], []
     n_pairs, done = len(test_ids) * len(levels), 0

@@ -165,6 +165,13 @@ def _check_hint(name: str, col) -> str | None:
 
 
 def check_test(reg: Registry, tid: str) -> list[EatlasError]:
+    from .checks import (
+        empty_sentence_problems,
+        expanded_test,
+        role_problems,
+        sentence_count_problem,
+        template_problems,
+    )
     from .stimuli import build_test
 
     spec = reg.tests[tid]
@@ -216,19 +223,27 @@ def check_test(reg: Registry, tid: str) -> list[EatlasError]:
         if both:
             problems.append(EatlasError(f"item(s) in both {p} and {q}: {', '.join(map(repr, both))}",
                                         field=f"{p}/{q}", hint="an item may stand for one concept only", **where))
+    problems += role_problems(spec, sets)
     if spec.level == "word" and spec.equal_targets and len(sets["x"].items) != len(sets["y"].items):
         problems.append(EatlasError(f"|X|={len(sets['x'].items)} and |Y|={len(sets['y'].items)} differ",
                                     field="x/y", hint="balance the targets or set equal_targets: false", **where))
     if reg.sources and spec.source.get("paper") not in reg.sources:
         problems.append(EatlasError(f"unknown paper {spec.source['paper']!r}", field="source.paper",
                                     hint="add it to registry/sources.yaml", **where))
+    too_many = sentence_count_problem(reg, spec)
+    if too_many is not None:
+        return problems + [too_many]
     for level in spec.levels:
+        if level != "word" and template_problems(reg.templates[spec.expansions[level].template.partition("@")[0]]):
+            continue        # reported with the template; expanding it could allocate without bound
         try:
-            t = build_test(reg, spec, level)
+            # each role's sentences, expanded once per (set, template, family, vars) for all tests sharing them
+            t = build_test(reg, spec, level) if level == "word" else expanded_test(reg, spec, level)
         except EatlasError as e:
             problems.append(e if e.file else EatlasError(e.message, field=f"expansions ({level})",
                                                          hint=e.hint, **where))
             continue
+        problems += empty_sentence_problems(t, spec)
         for role, c in t.concepts.items():
             if len(c) == 0:
                 problems.append(EatlasError(f"{role} has no stimuli at level {level}", field=role,
@@ -237,15 +252,38 @@ def check_test(reg: Registry, tid: str) -> list[EatlasError]:
 
 
 def check_registry(reg: Registry) -> list[EatlasError]:
-    problems = check_stimuli(list(reg.sets.values()))
-    for s in reg.sets.values():
+    from .encoders import LOADERS_DIR
+    from .loaders import loader_problems
+
+    problems = _check(reg, list(reg.sets.values()), list(reg.tests), list(reg.templates.values()))
+    own = reg.root / "loaders"
+    return problems + loader_problems(own if own.is_dir() else LOADERS_DIR)
+
+
+def check_tests(reg: Registry, test_ids: list[str]) -> list[EatlasError]:
+    """Every check of ``validate`` that bears on these tests: their sets, templates, hashes, and the
+    published tables a run stores. ``run`` refuses what this returns, before loading a model."""
+    specs = [reg.tests[t] for t in test_ids]
+    set_ids = {ref.split("@")[0] for s in specs for ref in s.sets.values()}
+    tmpl_ids = {e.template.partition("@")[0] for s in specs for e in s.expansions.values()}
+    return _check(reg, [reg.sets[i] for i in reg.sets if i in set_ids], list(test_ids),
+                  [reg.templates[i] for i in reg.templates if i in tmpl_ids])
+
+
+def _check(reg: Registry, sets: list, test_ids: list[str], templates: list) -> list[EatlasError]:
+    from .checks import tag_problems, template_problems, text_problems
+
+    problems = check_stimuli(sets)
+    problems += text_problems(sets)
+    problems += tag_problems([*sets, *(reg.tests[t] for t in test_ids)])
+    for s in sets:
         if not s.items:
             problems.append(EatlasError("the set has no items", file=s.file, obj=f"set {s.id}", field="items",
                                         hint="add items, or remove the set and its catalog entry"))
         if reg.sources and s.source.get("paper") not in reg.sources:
             problems.append(EatlasError(f"unknown paper {s.source.get('paper')!r}", file=s.file, obj=f"set {s.id}",
                                         field="source.paper", hint="add it to registry/sources.yaml"))
-    for obj in [*reg.sets.values(), *reg.tests.values(), *reg.templates.values()]:
+    for obj in [*sets, *(reg.tests[t] for t in test_ids), *templates]:
         log = obj.raw.get("changelog") or []
         kind = type(obj).__name__.replace("StimulusSet", "set").replace("TestSpec", "test").lower()
         if not any(isinstance(e, dict) and str(e.get("version")) == obj.version for e in log):
@@ -258,7 +296,7 @@ def check_registry(reg: Registry) -> list[EatlasError]:
             problems.append(EatlasError(f"version {obj.version} is below {newest}, the newest in the changelog",
                                         file=obj.file, obj=f"{kind} {obj.id}", field="version",
                                         hint=f"versions only go up: give a version above {newest}"))
-    for t in reg.templates.values():
+    for t in templates:
         extra = set()
         for s in reg.sets.values():
             extra |= set(s.template_vars)
@@ -269,10 +307,13 @@ def check_registry(reg: Registry) -> list[EatlasError]:
             vet_template(t, extra)
         except EatlasError as e:
             problems.append(e)
+            continue
+        problems += template_problems(t)
     problems += check_variants(reg)
-    for tid in reg.tests:
+    for tid in test_ids:
         problems += check_test(reg, tid)
-    problems += check_hashes(reg)
+    problems += check_hashes(reg, {"sets": {s.id for s in sets}, "tests": set(test_ids),
+                                   "templates": {t.id for t in templates}})
     problems += check_published(reg)
     return problems
 
@@ -314,22 +355,27 @@ def check_variants(reg: Registry) -> list[EatlasError]:
 
 
 def check_published(reg: Registry) -> list[EatlasError]:
-    """Every published-results CSV in the catalog reads, with the columns the store needs."""
+    """Every published-results CSV in the catalog reads, with the columns the store needs, and
+    follows schemas/published.yaml (eatlas.published)."""
+    from .published import check_table
     from .store import read_published
 
     out = []
     for e in reg.catalog.get("published") or []:
         try:
             read_published(reg, [e])
+            out += check_table(reg, e)
         except EatlasError as err:
             out.append(err)
     return out
 
 
-def check_hashes(reg: Registry) -> list[EatlasError]:
+def check_hashes(reg: Registry, only: dict | None = None) -> list[EatlasError]:
     out = []
     for kind, store in (("sets", reg.sets), ("tests", reg.tests), ("templates", reg.templates)):
         for eid, obj in store.items():
+            if only is not None and eid not in only[kind]:
+                continue
             recorded = reg.recorded_hash.get((kind, eid))
             if recorded is None:
                 out.append(EatlasError("no sha256 recorded in catalog.yaml", file="catalog.yaml",

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .checks import template_ok
 from .errors import EatlasError
 from .registry import LEVELS, ROLES, Registry, StimulusSet, TestSpec, load_registry
 from .templates import Expanded, expand_item
@@ -85,6 +86,7 @@ def build_test(reg: Registry, spec: TestSpec, level: str | None = None, *, seed:
                               file=spec.file, obj=f"test {spec.id}", field="expansions")
         exp = spec.expansions[key]
         tmpl = reg.get_template(exp.template)
+        template_ok(tmpl)          # bounded before anything is expanded (eatlas.checks)
         template_ref = tmpl.ref
         stim = {}
         for r in ROLES:

@@ -21,6 +21,23 @@ Faults, outputs and degenerate content are in tests/test_data_loss.py (issue 15)
   (run table), markup in validate's own error report;
 - CSV formula injection (2): sql --format csv, export --format csv;
 - eatlas add killed (2): after writing the file, in the middle of writing it.
+
+Catalogue, continued in tests/test_validation.py (68 cases; each refused by validate, and by run
+where it bears on the tests run):
+- stimulus characters and look-alikes: 21 (15 control/format/space characters by code point, mixed
+  scripts, one accepted single-script control, a confusable within a set, two across targets,
+  NFC/NFD forms across targets);
+- test structure (a set or an item in a target and an attribute role): 3;
+- templates (a sentence without the stimulus, empty or blank, through a part; a 10^8-word bomb in
+  validate and in run; parts nested too deep): 8;
+- run refuses what validate refuses (duplicate, 100,000-character item, kind: Name, zero-width
+  space, a set edited without a version bump, only the tests run are checked): 6;
+- published tables (header swapped or extra; non-numeric, infinite or empty value; unknown test
+  id, level, family; bad missing flag; formula-like cells; version and hash): 15;
+- loader entries (unknown keys, types, backend, required field, weights paths and module, id vs
+  file name, YAML tags; the project's loaders): 11;
+- paths (sources.yaml or catalog.yaml linked outside the registry): 2;
+- tags (a list of ids, matched whole): 2.
 """
 from __future__ import annotations
 
@@ -517,7 +534,7 @@ def test_published_csv_with_a_missing_column(mini, capsys, tiny_bert, tmp_path, 
     db = tmp_path / "r.duckdb"
     says(*cli(capsys, "--registry", mini.root, "--db", db, "run", "--model", tiny_bert, "--levels", "word",
               "--n-samples", "200", "--quiet"),
-         "table1.csv", "missing column(s) significance", code=2)
+         "table1.csv", "missing column(s) significance", code=1)      # refused like validate, before any work
     assert not db.exists() or _tables(db) == []     # the failed write rolled back, schema included
 
 

@@ -134,5 +134,7 @@ def test_validate_cli_exits_non_zero_with_message(mini, capsys):
 
 
 def test_project_registry_is_valid():
+    from eatlas.checks import split_warnings
     from tests.conftest import ROOT
-    assert check_registry(Registry(ROOT)) == []
+    errors, _ = split_warnings(check_registry(Registry(ROOT)))   # warnings: items the authors' lists share
+    assert errors == []

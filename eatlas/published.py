@@ -1,0 +1,132 @@
+"""Checks of the published-results tables (``registry/<paper>/published/*.csv``) against
+``schemas/published.yaml``: the header (names and order), numeric values, test ids, levels, model
+families, formula-like cells, and each table's content hash recorded in catalog.yaml."""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import math
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from .errors import EatlasError
+from .registry import LEVELS, Registry, read_yaml
+
+SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "published.yaml"
+MAX_REPORTED = 5        # problems reported per table (a wrong column would otherwise repeat on every row)
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict:
+    return read_yaml(SCHEMA_FILE)
+
+
+def file_hash(path: Path) -> str:
+    """sha256 of the table's bytes, line endings normalised (a checkout on Windows hashes the same)."""
+    return hashlib.sha256(path.read_bytes().replace(b"\r\n", b"\n")).hexdigest()
+
+
+def _number(v: str) -> float | None:
+    try:
+        x = float(v)
+    except ValueError:
+        return None
+    return x
+
+
+def families(reg: Registry | None = None) -> set[str]:
+    from . import encoders
+
+    return _families(str(encoders.LOADERS_DIR))
+
+
+@lru_cache(maxsize=8)
+def _families(loaders_dir: str) -> frozenset[str]:
+    from .encoders import model_entries
+
+    fams = set(schema()["model_families"])
+    try:
+        own = {e["family"] for e in model_entries(Path(loaders_dir)).values()}
+    except EatlasError:
+        own = set()          # a broken loader is reported by validate on its own
+    return frozenset(fams | own | {f"cbow-{f}" for f in own})
+
+
+def check_table(reg: Registry, entry: dict) -> list[EatlasError]:
+    """Every problem of one catalog ``published`` entry's table (at most MAX_REPORTED)."""
+    sch = schema()
+    rel = entry.get("file")
+    obj = f"published {entry.get('id')}"
+    path = reg.resolve(rel, "catalog.yaml", obj)
+    if not path.is_file():
+        return []            # read_published reports it
+    where = {"file": str(rel), "obj": obj}
+    try:
+        rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig"))))
+    except (UnicodeDecodeError, csv.Error):
+        return []            # read_published reports it
+    if not rows:
+        return []
+    header, out = rows[0], []
+    cols = list(sch["columns"])
+    if header != cols:
+        extra = [c for c in header if c not in cols]
+        what = (f"unknown column(s) {', '.join(map(repr, extra))}" if extra else
+                "missing column(s) " + ", ".join(c for c in cols if c not in header) if set(cols) - set(header) else
+                "columns in another order")
+        return [EatlasError(f"the header differs from the schema: {what}", field="header",
+                            hint=f"the header is exactly: {','.join(cols)}", **where)]
+    tests = set(reg.tests)
+    fams = families(reg)
+    plus = re.compile(sch["printed_plus_label"])
+    starts = tuple(sch["formula_start"])
+    for n, row in enumerate(rows[1:], start=2):
+        if len(out) >= MAX_REPORTED:
+            break
+        if len(row) != len(cols):
+            out.append(EatlasError(f"line {n} has {len(row)} cells, the header {len(cols)}", field=f"line {n}",
+                                   hint="quote cells that hold commas", **where))
+            continue
+        r = dict(zip(cols, row))
+        line = f"line {n}"
+        for c, v in r.items():
+            if v.startswith(starts) and _number(v) is None and not (c in ("row_label", "column_label")
+                                                                     and plus.match(v)):
+                out.append(EatlasError(f"{line}: cell {v[:40]!r} begins like a spreadsheet formula", field=c,
+                                       hint="write the text without a leading =, +, -, @ (a number may be signed)",
+                                       **where))
+        if r["missing"] not in sch["missing"]:
+            out.append(EatlasError(f"{line}: missing is {r['missing']!r}", field="missing",
+                                   hint="true or false", **where))
+        missing = r["missing"] == "true"
+        if r["statistic"] not in sch["text_statistics"] and not (missing and r["value"] == ""):
+            x = _number(r["value"])
+            if x is None or not math.isfinite(x):
+                out.append(EatlasError(f"{line}: value {r['value'][:40]!r} of statistic {r['statistic']!r} is not "
+                                       "a finite number", field="value",
+                                       hint="the number as printed; an unprinted cell is empty with missing = true",
+                                       **where))
+        if r["test_id"] and r["test_id"] not in tests:
+            out.append(EatlasError(f"{line}: unknown test id {r['test_id']!r}", field="test_id",
+                                   hint="a test id of the catalog, or empty", **where))
+        if r["level"] and r["level"] not in LEVELS:
+            out.append(EatlasError(f"{line}: unknown level {r['level']!r}", field="level",
+                                   hint=f"one of: {', '.join(LEVELS)}, or empty", **where))
+        if r["model_family"] and r["model_family"] not in fams:
+            out.append(EatlasError(f"{line}: unknown model family {r['model_family']!r}", field="model_family",
+                                   hint=f"one of: {', '.join(sorted(fams))} (schemas/published.yaml, loaders/)",
+                                   **where))
+        if reg.sources and r["paper"] not in reg.sources:
+            out.append(EatlasError(f"{line}: unknown paper {r['paper']!r}", field="paper",
+                                   hint="add it to registry/sources.yaml", **where))
+    recorded = reg.recorded_hash.get(("published", entry.get("id")))
+    if recorded is None:
+        out.append(EatlasError("no version and sha256 recorded in catalog.yaml", file="catalog.yaml", obj=obj,
+                               field="sha256", hint="run 'eatlas catalog --sync'"))
+    elif recorded != file_hash(path):
+        out.append(EatlasError(f"content changed but version {entry.get('version')} did not", field="sha256",
+                               hint="run 'eatlas catalog --sync', which records the new content under a new "
+                                    "version", **where))
+    return out[:MAX_REPORTED + 1]
