@@ -25,6 +25,7 @@ one item, and look-alike items (Unicode confusables).
 """
 from __future__ import annotations
 
+import functools
 import json
 import unicodedata
 from functools import lru_cache
@@ -139,6 +140,7 @@ def _prototypes() -> dict[str, str]:
     return {c: p for c, p in out.items() if c != p}
 
 
+@functools.lru_cache(maxsize=1 << 17)     # the same items recur across a registry's tests
 def skeleton(text: str) -> str:
     """UTS #39 skeleton: equal skeletons mean the two strings look alike."""
     protos = _prototypes()

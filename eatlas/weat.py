@@ -20,7 +20,6 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats as _stats
 
 
 @dataclass(frozen=True)
@@ -137,6 +136,7 @@ def permutation_p(s_x: np.ndarray, s_y: np.ndarray, *, n_samples: int = 100_000,
     dist, exact = null_distribution(s, len(s_x), n_samples=int(n_samples), seed=int(seed))
     observed = dist[0]
     if parametric:
+        from scipy import stats as _stats  # imported here: validate and list need no scipy
         p = float(_stats.norm.sf(observed, loc=dist.mean(), scale=dist.std(ddof=1)))
     else:
         p = float(np.count_nonzero(dist >= observed - tie_tolerance(s)) / dist.shape[0])
@@ -151,6 +151,7 @@ def authors_normal_p(dist: np.ndarray) -> float:
     curve fitted to the permutation distribution (mean, std with ddof=1), and the *smaller* of its
     two tails at the observed statistic ``dist[0]``: ``min(cdf, 1 - cdf)``, whatever the direction."""
     dist = np.asarray(dist, dtype=np.float64)
+    from scipy import stats as _stats
     c = float(_stats.norm.cdf(dist[0], loc=dist.mean(), scale=dist.std(ddof=1)))
     return min(c, 1.0 - c)
 
