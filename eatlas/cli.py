@@ -616,6 +616,8 @@ def build_parser() -> argparse.ArgumentParser:
     ci.add_argument("--level", choices=("word", "sent", "sent(u)", "c-word", "c-word(u)"),
                     help="default: the test's own level")
     ci.set_defaults(fn=cmd_cite)
+    from .cli_dist import add_parsers        # results export/import, sweep (issue 14)
+    add_parsers(sub)
     for subparser in sub.choices.values():
         _global_options(subparser, sub_level=True)
     return p
