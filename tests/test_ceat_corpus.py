@@ -91,3 +91,50 @@ def test_ray_data_gives_the_local_sample(tmp_path, ray_local):
     local = corpus_contexts(paths, keys, 6, seed=2)
     distributed = corpus_contexts(paths, keys, 6, seed=2, engine="ray")
     assert distributed == local and local[1] == 1200
+
+
+def _ceat_cli(tiny_bert, db, corpus, *extra):
+    from eatlas.cli import main
+    return main(["--db", str(db), "run", "--method", "ceat", "--model", str(tiny_bert), "--tests", "weat1",
+                 "--corpus", *map(str, corpus), "--n-draws", "200", "--max-contexts", "5", "--quiet", *extra])
+
+
+def _ces(db):
+    import duckdb
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        res = con.execute("SELECT ces, se, n_draws FROM ceat_results").fetchall()
+        ctx = con.execute("SELECT stimulus, n_contexts FROM ceat_contexts ORDER BY ALL").fetchall()
+        lines = con.execute("SELECT json_extract(settings, '$.corpus_lines')::INT FROM runs").fetchall()
+        return res, ctx, lines
+    finally:
+        con.close()
+
+
+def test_ceat_on_ray_shards_gives_the_ces_of_the_local_run_on_one_file(tiny_bert, tmp_path, ray_local):
+    rng = np.random.default_rng(1)
+    flowers, insects = ["aster", "clover", "rose", "tulip"], ["ant", "flea", "moth", "wasp"]
+    good, bad = ["love", "peace", "cheer", "joy"], ["grief", "agony", "filth", "hatred"]
+    lines = [f"the {rng.choice(flowers)} brought {rng.choice(good)} and a {rng.choice(insects)} brought "
+             f"{rng.choice(bad)} {i}" for i in range(150)]
+    whole = tmp_path / "corpus.txt"
+    whole.write_text("\n".join(lines), encoding="utf-8")
+    shards = [tmp_path / "s1.txt", tmp_path / "s2.jsonl"]
+    shards[0].write_text("\n".join(lines[:70]), encoding="utf-8")
+    shards[1].write_text("".join(json.dumps({"text": ln}) + "\n" for ln in lines[70:]), encoding="utf-8")
+    assert _ceat_cli(tiny_bert, tmp_path / "local.duckdb", [whole]) == 0
+    assert _ceat_cli(tiny_bert, tmp_path / "ray.duckdb", shards, "--engine", "ray") == 0
+    local, distributed = _ces(tmp_path / "local.duckdb"), _ces(tmp_path / "ray.duckdb")
+    assert local == distributed
+    assert local[0][0][0] is not None and local[2] == [(150,)] and max(n for _, n in local[1]) == 5
+
+
+def test_ceat_with_an_unreadable_shard_names_it_and_writes_nothing(tiny_bert, tmp_path, capsys):
+    good, bad = tmp_path / "a.txt", tmp_path / "b.txt"
+    good.write_text("a rose and an ant\n", encoding="utf-8")
+    bad.write_bytes(b"a rose \xff\n")
+    db = tmp_path / "r.duckdb"
+    assert _ceat_cli(tiny_bert, db, [good, bad]) == 2
+    err = capsys.readouterr().err
+    assert "b.txt" in err and "cannot read corpus shard" in err and err.count("\n") == 1
+    assert not db.exists()
