@@ -45,18 +45,38 @@ class Matcher:
         needles = sorted(by_needle, key=len, reverse=True)
         # A longer needle found at a position hides the shorter ones starting there: keep them all.
         self.at = {n: [k for m in needles if n.startswith(m) for k in by_needle[m]] for n in needles}
-        self.pre = re.compile("(?=(" + "|".join(map(re.escape, needles)) + "))", re.IGNORECASE) if needles else None
+        # Tried only where a stimulus may start (the lookbehind of ceat._pattern), as a trie of alternatives.
+        self.pre = re.compile(r"(?<![\w-])(?=(" + _trie(needles) + "))", re.IGNORECASE) if needles else None
 
     def find(self, line: str) -> Iterator[tuple[Key, int, int]]:
         if self.pre is None:
             return
         cands = {}
         for m in self.pre.finditer(line):
-            for k in self.at[m.group(1).casefold()]:
+            for k in self.at.get(m.group(1).casefold(), ()):
                 cands[k] = None
         for k in cands:
             for m in self.pats[k].finditer(line):
                 yield k, m.start(), m.end()
+
+
+def _trie(words: list[str]) -> str:
+    """A regular expression matching any of ``words``, factored by common prefixes (the longest first)."""
+    tree: dict = {}
+    for w in words:
+        node = tree
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def walk(node: dict) -> str:
+        alts = [re.escape(ch) + walk(child) for ch, child in sorted(node.items(), key=lambda kv: kv[0]) if ch]
+        end = "" in node
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return f"(?:{body})?" if end else body
+    return walk(tree)
 
 
 def scan_lines(lines: Iterable[str], keys: Iterable[Key], k: int | None, seed: int,
