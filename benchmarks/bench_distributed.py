@@ -1,9 +1,9 @@
 """Issue 14: the overhead of Ray for a model sweep, and CEAT context extraction lines/s, local and Ray.
 
-1. Sweep: ``--models`` static-vector models (random vectors over every word of the English word-level tests,
-   written here; what a sweep costs beside the model is the same for any model) x the English tests at
-   word level, ``eatlas.sweep.sweep`` with engine local (one model after another) and ray (one task per
-   model, a local Ray instance started inside the timing, as ``eatlas sweep --engine ray`` does).
+1. Sweep: 4 models (the three registered ones and one random static-vector file written here) x the
+   default English tests at word and sent level, ``eatlas.sweep.sweep`` with engine local (one model
+   after another) and ray (one task per model, a local Ray instance started inside the timing, as
+   ``eatlas sweep --engine ray`` does).
    Reported: each wall time, Ray's overhead (ray / local - 1), the per-model times, and from them the
    time on N GPUs on paper (the slowest of ceil(models / N) rounds of the measured per-model times).
 2. Context extraction: a synthetic corpus (random words from a vocabulary holding the stimuli of the
@@ -37,16 +37,18 @@ def word_tests(reg):
     return [t.id for t in reg.tests.values() if t.language == "en" and not t.variant_of and t.level == "word"]
 
 
-def bench_sweep(n_models: int, n_samples: int, tmp: Path) -> None:
+def bench_sweep(model_ids: list[str], n_static: int, n_samples: int, levels: list[str], tmp: Path) -> None:
     from eatlas.registry import load_registry
-    from eatlas.runner import RunConfig
+    from eatlas.runner import RunConfig, default_tests
     from eatlas.sweep import sweep
     from tests.static_models import write_static_model
 
     reg = load_registry()
-    tests = word_tests(reg)
-    models = [str(write_static_model(tmp / f"m{i}.txt", i, tests=tests, dim=300)) for i in range(n_models)]
-    cfg = RunConfig(tests=tests, levels=("word",), n_samples=n_samples, use_cache=False)
+    tests = default_tests(reg) if levels != ["word"] else word_tests(reg)
+    models = list(model_ids) + [str(write_static_model(tmp / f"m{i}.txt", i, tests=word_tests(reg), dim=300))
+                                for i in range(n_static)]
+    n_models = len(models)
+    cfg = RunConfig(tests=tests, levels=tuple(levels), n_samples=n_samples, use_cache=False)
     times = {}
     for engine in ("local", "ray"):
         per = {}
@@ -54,7 +56,7 @@ def bench_sweep(n_models: int, n_samples: int, tmp: Path) -> None:
         sweep(models, cfg, db=tmp / f"{engine}.duckdb", engine=engine,
               progress=lambda msg, per=per: per.__setitem__(msg.split(": ")[0], msg))
         times[engine] = time.perf_counter() - t
-        print(f"sweep {n_models} models x {len(tests)} tests (word, n_samples {n_samples}), {engine}: "
+        print(f"sweep {n_models} models x {len(tests)} tests ({','.join(levels)}, n_samples {n_samples}), {engine}: "
               f"{times[engine]:.1f} s", flush=True)
         for msg in per.values():
             print("   ", msg.split("/")[-1] if "/" in msg else msg)
@@ -116,7 +118,11 @@ def bench_contexts(sizes: list[int], tmp: Path, ray_too: bool) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--models", type=int, default=4)
+    ap.add_argument("--models", nargs="*", default=["all-minilm-l6-v2", "glove-6b-50d",
+                                                     "word2vec-googlenews-wefe-subset"],
+                    help="registered model ids (default: the three registered models)")
+    ap.add_argument("--static", type=int, default=1, help="random static-vector models added (default 1)")
+    ap.add_argument("--levels", nargs="+", default=["word", "sent"])
     ap.add_argument("--n-samples", type=int, default=10_000)
     ap.add_argument("--lines", type=int, nargs="+", default=[100_000, 1_000_000])
     ap.add_argument("--skip-sweep", action="store_true")
@@ -126,7 +132,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         if not args.skip_sweep:
-            bench_sweep(args.models, args.n_samples, tmp)
+            bench_sweep(args.models, args.static, args.n_samples, args.levels, tmp)
         if not args.skip_contexts:
             bench_contexts(args.lines, tmp, not args.no_ray)
     return 0

@@ -21,6 +21,7 @@ def test_words(tests=("weat1", "weat2")) -> list[str]:
 
 def write_static_model(path: Path, seed: int, tests=("weat1", "weat2"), dim: int = 8) -> Path:
     rng = np.random.default_rng(seed)
-    lines = [w + " " + " ".join(f"{x:.6f}" for x in rng.normal(size=dim)) for w in test_words(tests)]
+    words = [w for w in test_words(tests) if " " not in w]       # a vector file holds single tokens only
+    lines = [w + " " + " ".join(f"{x:.6f}" for x in rng.normal(size=dim)) for w in words]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
