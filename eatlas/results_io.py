@@ -317,7 +317,7 @@ def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> d
             else:
                 sel = "SELECT * FROM _new"
             n = con.execute(f"SELECT count(*) FROM ({sel})").fetchall()[0][0]
-            if t not in CORE and t != "mleat_results":
+            if t not in CORE and t != "mleat_results" and n:
                 con.execute(f"CREATE TABLE IF NOT EXISTS {_q(t)} AS SELECT * FROM _new WHERE false")
                 have_cols = {r[0] for r in con.execute(f"DESCRIBE {_q(t)}").fetchall()}
                 for col, typ, *_ in con.execute("DESCRIBE SELECT * FROM _new").fetchall():
