@@ -185,6 +185,9 @@ def cmd_run(args) -> int:
 
     if args.eibd_rule != "any" and args.method != "ibd":
         raise EatlasError("--eibd-rule applies to IBD/EIBD runs only", field="--eibd-rule", hint="add --method ibd")
+    if (args.engine != "local" or args.ray_address) and args.method != "ceat":
+        raise EatlasError("--engine/--ray-address apply to CEAT's corpus here", field="--engine",
+                          hint="'eatlas sweep --engine ray' runs many models on Ray")
     if args.method in ("ceat", "ibd"):
         return _run_corpus_method(args)
     out, err = _console()
@@ -291,7 +294,7 @@ def _run_corpus_method(args) -> int:
     from rich.table import Table
 
     from .encoders import load_encoder
-    from .method_runs import read_corpus, run_ceat, run_ibd
+    from .method_runs import run_ceat, run_ibd
     from .registry import load_registry
     from .store import check_writable, default_db, write_run
 
@@ -305,13 +308,14 @@ def _run_corpus_method(args) -> int:
             raise EatlasError("CEAT needs a corpus", field="--corpus",
                               hint="a text file (one sentence or comment per line), a parquet file or a "
                                    "save_to_disk dataset folder, with --corpus-column for the text column")
-        corpus = read_corpus(Path(args.corpus), args.corpus_column)
         test_ids = _test_ids(reg, args.tests, args.language)
+        corpus, contexts = _corpus_contexts(args, reg, test_ids)
     elif args.tests:
         raise EatlasError("IBD/EIBD runs on Guo & Caliskan's name groups and validation lists, not on tests",
                           field="--tests", hint="leave out --tests")
     with _progress(err, args.quiet) as prog:
-        task = prog.add_task(f"loading {esc(args.model or 'default model')}", total=len(test_ids) if corpus else None)
+        task = prog.add_task(f"loading {esc(args.model or 'default model')}",
+                             total=len(test_ids) if corpus is not None else None)
         enc = load_encoder(args.model, pooling=args.pooling, layer=args.layer, subword=args.subword,
                            batch_size=args.batch_size, trust_remote_code=_trusted(args), family=args.family)
 
@@ -322,7 +326,8 @@ def _run_corpus_method(args) -> int:
             prog.update(task, description="finding and encoding contexts")
             run, tables = run_ceat(enc, reg, test_ids, corpus, n_draws=args.n_draws, seed=args.seed,
                                    sampling=args.sampling, max_contexts=args.max_contexts,
-                                   case_sensitive=False if args.case_insensitive else None, progress=tick)
+                                   case_sensitive=False if args.case_insensitive else None, progress=tick,
+                                   **contexts)
         else:
             prog.update(task, description="IBD/EIBD: encoding names and attributes")
             run, tables = run_ibd(enc, reg, seed=args.seed, eibd_rule=args.eibd_rule)
@@ -350,6 +355,21 @@ def _run_corpus_method(args) -> int:
         out.print(t)
     out.print(f"run {run['run_id']} written to {esc(db)}: tables {', '.join(sorted(tables))}", highlight=False)
     return 0
+
+
+def _corpus_contexts(args, reg, test_ids):
+    """One local corpus file or folder: its lines (run_ceat samples them). Several shards, a URL or --engine
+    ray: the sample taken shard by shard (eatlas.ceat_corpus), on Ray with --engine ray."""
+    from .method_runs import ceat_keys, read_corpus
+
+    paths = args.corpus
+    if args.engine == "local" and len(paths) == 1 and "://" not in paths[0]:
+        return read_corpus(Path(paths[0]), args.corpus_column), {}
+    from .ceat_corpus import corpus_contexts
+    keys = ceat_keys(reg, test_ids, False if args.case_insensitive else None, seed=args.seed)
+    ctx, n = corpus_contexts(paths, keys, args.max_contexts, args.seed, column=args.corpus_column,
+                             engine=args.engine, ray_address=args.ray_address)
+    return [], {"contexts": ctx, "corpus_lines": n}
 
 
 def cmd_sql(args) -> int:
@@ -588,8 +608,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--maps", help="folder for the EAT-Maps (default: eat-maps/<run id> beside the database)")
     g.add_argument("--no-maps", action="store_true", help="draw no EAT-Map")
     g = r.add_argument_group("CEAT")
-    g.add_argument("--corpus", help="text file (one sentence or comment per line), parquet file, or a dataset "
-                                    "folder saved with datasets' save_to_disk")
+    g.add_argument("--corpus", nargs="+", help="text file (one sentence or comment per line), parquet file, or a "
+                   "dataset folder saved with datasets' save_to_disk; or several shards (text, .jsonl, parquet; "
+                   "paths or fsspec URLs)")
+    g.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="ray: one Ray Data task per corpus shard finds and samples the contexts")
+    g.add_argument("--ray-address", help="a Ray cluster (HOST:PORT, ray://HOST:PORT); default: a local Ray instance")
     g.add_argument("--corpus-column", help="text column of a parquet file or dataset (default: text)")
     g.add_argument("--n-draws", type=_at_least(2), default=10_000)
     g.add_argument("--sampling", choices=("paper", "authors_code"), default="paper",
@@ -688,6 +712,8 @@ def build_parser() -> argparse.ArgumentParser:
     ci.add_argument("--level", choices=("word", "sent", "sent(u)", "c-word", "c-word(u)"),
                     help="default: the test's own level")
     ci.set_defaults(fn=cmd_cite)
+    from .cli_dist import add_parsers  # results export/import, sweep (issue 14)
+    add_parsers(sub)
     for subparser in sub.choices.values():
         _global_options(subparser, sub_level=True)
     return p

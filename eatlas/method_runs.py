@@ -197,11 +197,30 @@ def _dataset_column(path: Path, column: str | None) -> list[str]:
     return _column(path, column, ds.column_names, lambda c: ds[c])
 
 
-def run_ceat(encoder: Encoder, reg: Registry, test_ids: list[str], corpus: list[str], *, n_draws: int = 10_000,
+def ceat_keys(reg: Registry, test_ids: list[str], case_sensitive: bool | None = None, seed: int = 0
+              ) -> list[tuple[str, bool]]:
+    """The (stimulus, case_sensitive) pairs whose contexts a CEAT run of ``test_ids`` looks for."""
+    from .stimuli import build_test
+
+    keys = []
+    for tid in test_ids:
+        t = build_test(reg, reg.get_test_spec(tid), "word", seed=seed)
+        for c in t.concepts.values():
+            cs = case_sensitive if case_sensitive is not None else \
+                reg.get_set(c.set_ref).raw.get("case_sensitive", True) is not False
+            keys += [(s, cs) for s in c.items]
+    return list(dict.fromkeys(keys))
+
+
+def run_ceat(encoder: Encoder, reg: Registry, test_ids: list[str], corpus: list[str] | None, *, n_draws: int = 10_000,
              seed: int = 0, sampling: str = "paper", max_contexts: int = 1000, case_sensitive: bool | None = None,
-             progress=None):
-    """CEAT on each test: contexts from the corpus, contextual-word vectors, N draws, random effects."""
-    from .ceat import ceat, find_contexts
+             progress=None, contexts: dict | None = None, corpus_lines: int | None = None):
+    """CEAT on each test: contexts from the corpus, contextual-word vectors, N draws, random effects.
+    Contexts are sampled by ``ceat_corpus`` (at most ``max_contexts`` per stimulus, the same sample
+    whatever the sharding); ``contexts``: that sample already taken (eatlas.ceat_corpus.corpus_contexts,
+    e.g. on Ray) over ``corpus_lines`` lines, instead of ``corpus``."""
+    from .ceat import ceat
+    from .ceat_corpus import scan_lines
     from .runner import refuse_invalid
     from .stimuli import build_test
 
@@ -215,15 +234,17 @@ def run_ceat(encoder: Encoder, reg: Registry, test_ids: list[str], corpus: list[
         for role, c in t.concepts.items():
             cs = case_sensitive if case_sensitive is not None else \
                 reg.get_set(c.set_ref).raw.get("case_sensitive", True) is not False
-            found = find_contexts(corpus, c.items, case_sensitive=cs, max_per_stimulus=max_contexts, seed=seed)
+            keys = [(st, cs) for st in dict.fromkeys(c.items)]
+            sample = contexts if contexts is not None else scan_lines(corpus, keys, max_contexts, seed)[0]
             mats = {}
-            for stim, hits in found.items():
+            for stim, cs_ in keys:
+                hits = [(text, (a, b)) for _, text, a, b in sample.get((stim, cs_), [])]
                 contexts_rows.append({"test_id": spec.id, "role": role.upper(), "stimulus": stim,
                                       "n_contexts": len(hits)})
                 if not hits:
                     mats[stim] = np.zeros((0, 1))
                     continue
-                r = encoder.encode_spans([corpus[i] for i, _ in hits], [span for _, span in hits])
+                r = encoder.encode_spans([text for text, _ in hits], [span for _, span in hits])
                 v = r.vectors[~r.missing]
                 # a zero or NaN/inf context vector has no cosine: that context is left out, like one not encoded
                 mats[stim] = v[np.isfinite(v).all(axis=1) & (v != 0).any(axis=1)]
@@ -248,7 +269,9 @@ def run_ceat(encoder: Encoder, reg: Registry, test_ids: list[str], corpus: list[
     run = run_record("ceat", encoder, reg, seed=seed, test_ids=[reg.get_test_spec(t).id for t in test_ids],
                      levels=["c-word"], started=started, n_samples=n_draws,
                      settings={"n_draws": n_draws, "sampling": sampling, "max_contexts": max_contexts,
-                               "case_sensitive": case_sensitive, "corpus_lines": len(corpus)})
+                               "case_sensitive": case_sensitive,
+                               "corpus_lines": corpus_lines if corpus_lines is not None else len(corpus),
+                               "sampler": "bottom-k blake2b (eatlas.ceat_corpus)"})
     tables = {"ceat_results": pd.DataFrame(results), "ceat_contexts": pd.DataFrame(contexts_rows)}
     if draws:
         tables["ceat_draws"] = pd.concat(draws, ignore_index=True)

@@ -99,3 +99,13 @@ def tiny_bert(tmp_path_factory) -> Path:
                      intermediate_size=37, max_position_embeddings=128)
     BertModel(cfg).save_pretrained(out)
     return out
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    """One local Ray instance (2 CPUs, no dashboard) shared by every test that runs the Ray engine."""
+    ray = pytest.importorskip("ray", reason="the Ray engine needs pip install 'eatlas[distributed]'")
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()

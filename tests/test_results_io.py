@@ -1,0 +1,140 @@
+"""eatlas results export / import (issue 14): hive-partitioned parquet with a manifest, merged back by run id."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from eatlas.cli import main
+from eatlas.runner import RunConfig, run
+from tests.static_models import write_static_model
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    """A results file with two runs of two tiny static models (weat1, weat2 at word level)."""
+    d = tmp_path_factory.mktemp("store")
+    db = d / "a.duckdb"
+    for seed in (1, 2):
+        model = write_static_model(d / f"m{seed}.txt", seed)
+        run(RunConfig(model=str(model), tests=["weat1", "weat2"], levels=("word",), n_samples=200,
+                      use_cache=False), db=db)
+    run(RunConfig(model=str(d / "m1.txt"), tests=["weat1"], levels=("word",), n_samples=200, use_cache=False,
+                  method="mleat"), db=db)
+    return db
+
+
+def rows(db, sql):
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_export_is_hive_partitioned_parquet_with_manifest(store, tmp_path, capsys):
+    out = tmp_path / "exp"
+    assert main(["results", "export", str(out), "--db", str(store)]) == 0
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["format"] == "eatlas-results" and m["schema_version"] == 1 and m["eatlas_version"]
+    assert set(m["tables"]) == {"runs", "results", "mleat_results"}
+    assert m["tables"]["results"]["partition_by"] == ["model", "test_id"]
+    assert dict(m["tables"]["results"]["columns"])["effect_size"] == "DOUBLE"
+    assert set(m["registry"]["test_versions"]) == {"weat1", "weat2"}
+    # readable by plain DuckDB, partitions restored as columns; same rows as the store
+    con = duckdb.connect()
+    got = sorted(con.execute("SELECT run_id, test_id, level, effect_size FROM "
+                             f"read_parquet('{out}/results/**/*.parquet', hive_partitioning=true)").fetchall())
+    assert got == sorted(rows(store, "SELECT run_id, test_id, level, effect_size FROM results"))
+    dirs = {p.name for p in (out / "results").iterdir()}
+    assert all(d.startswith("model=") for d in dirs) and len(dirs) == 2
+    assert any(p.name.startswith("test_id=weat2") for p in (out / "results").rglob("*"))
+
+
+def test_export_refuses_a_folder_it_did_not_write(store, tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    assert main(["results", "export", str(out), "--db", str(store)]) == 2
+    assert (out / "notes.txt").read_text() == "keep me" and [p.name for p in out.iterdir()] == ["notes.txt"]
+    # an earlier export is replaced, but not when a foreign file was added to it
+    exp = tmp_path / "exp"
+    assert main(["results", "export", str(exp), "--db", str(store)]) == 0
+    assert main(["results", "export", str(exp), "--db", str(store)]) == 0
+    (exp / "results" / "mine.parquet").write_bytes(b"x")
+    assert main(["results", "export", str(exp), "--db", str(store)]) == 2
+    assert (exp / "results" / "mine.parquet").read_bytes() == b"x"
+
+
+@pytest.mark.parametrize("via", ["folder", "duckdb"])
+def test_import_merges_and_is_idempotent(store, tmp_path, via, capsys):
+    src = store
+    if via == "folder":
+        src = tmp_path / "exp"
+        assert main(["results", "export", str(src), "--db", str(store)]) == 0
+    target = tmp_path / "b.duckdb"
+    assert main(["results", "import", str(src), "--db", str(target)]) == 0
+    q = "SELECT * EXCLUDE (package_versions, registry, settings) FROM runs ORDER BY run_id"
+    assert rows(target, q) == rows(store, q)
+    for t in ("results", "mleat_results"):
+        q = f"SELECT * FROM {t} ORDER BY run_id, test_id, level"
+        assert rows(target, q) == rows(store, q)
+    q = "SELECT registry FROM runs ORDER BY run_id"
+    assert rows(target, q) == rows(store, q)
+    # the views work on imported runs (published results loaded)
+    assert rows(target, "SELECT count(*) FROM published_results")[0][0] > 0
+    assert main(["results", "import", str(src), "--db", str(target)]) == 0
+    assert "3 run(s) already present" in capsys.readouterr().out
+    assert rows(target, "SELECT count(*) FROM results") == rows(store, "SELECT count(*) FROM results")
+
+
+def _export(store, tmp_path) -> Path:
+    out = tmp_path / "exp"
+    assert main(["results", "export", str(out), "--db", str(store)]) == 0
+    return out
+
+
+def _untouched(target: Path):
+    return not target.exists() or rows(target, "SELECT count(*) FROM runs")[0][0] == 0
+
+
+def test_import_refuses_a_newer_schema_before_writing(store, tmp_path, capsys):
+    out = _export(store, tmp_path)
+    m = json.loads((out / "manifest.json").read_text())
+    m["schema_version"] = 2
+    (out / "manifest.json").write_text(json.dumps(m))
+    target = tmp_path / "b.duckdb"
+    assert main(["results", "import", str(out), "--db", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert "schema version 2" in err and "upgrade" in err and err.count("\n") == 1
+    assert _untouched(target)
+
+
+def test_import_refuses_an_unknown_column(store, tmp_path, capsys):
+    out = _export(store, tmp_path)
+    m = json.loads((out / "manifest.json").read_text())
+    m["tables"]["results"]["columns"].append(["new_stat", "DOUBLE"])
+    (out / "manifest.json").write_text(json.dumps(m))
+    target = tmp_path / "b.duckdb"
+    assert main(["results", "import", str(out), "--db", str(target)]) == 2
+    assert "new_stat" in capsys.readouterr().err
+    assert _untouched(target)
+
+
+def test_import_refuses_a_corrupt_parquet_and_writes_nothing(store, tmp_path, capsys):
+    out = _export(store, tmp_path)
+    target = tmp_path / "b.duckdb"
+    # an existing store keeps exactly what it held
+    assert main(["results", "import", str(store), "--db", str(target)]) == 0
+    before = rows(target, "SELECT count(*) FROM results")
+    victim = sorted((out / "results").rglob("*.parquet"))[-1]
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    other = tmp_path / "c.duckdb"
+    assert main(["results", "import", str(out), "--db", str(other)]) == 2
+    assert "checksum" in capsys.readouterr().err
+    assert _untouched(other)
+    assert rows(target, "SELECT count(*) FROM results") == before
