@@ -89,9 +89,22 @@ def bootstrap_ci(X, Y, A, B, *, ci: float = 0.95, n_boot: int = 10_000, seed: in
     if method not in CI_METHODS:
         raise ValueError(f"method must be one of {CI_METHODS}, got {method!r}")
     statistic, sizes = resample_statistic(X, Y, A, B)
-    data = tuple(np.arange(n) for n in sizes)
-    with np.errstate(invalid="ignore"):
-        res = bootstrap(data, statistic, n_resamples=int(n_boot), vectorized=True, paired=False,
+    # A set of one stimulus is the same in every resample (and scipy resamples only samples of two or more)
+    varying = [i for i, n in enumerate(sizes) if n > 1]
+    data = tuple(np.arange(sizes[i]) for i in varying)
+
+    def stat(*idx, axis=-1):
+        full = [np.zeros(1, dtype=np.int64)] * 4
+        for i, ix in zip(varying, idx):
+            full[i] = ix
+        return statistic(*full)
+
+    import warnings
+
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=getattr(__import__("scipy.stats", fromlist=["x"]),
+                                                         "DegenerateDataWarning", RuntimeWarning))
+        res = bootstrap(data, stat, n_resamples=int(n_boot), vectorized=True, paired=False,
                         confidence_level=ci, method=method, rng=np.random.default_rng(seed), batch=batch)
     low, high = (float(v) for v in (res.confidence_interval.low, res.confidence_interval.high))
     return BootstrapCI(low=low, high=high, level=float(ci), n_boot=int(n_boot), method=method)

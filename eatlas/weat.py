@@ -35,6 +35,11 @@ class WeatResult:
     n_a: int
     n_b: int
     parametric: bool = False
+    alternative: str = "greater"
+    ci_low: float | None = None       # stimulus-bootstrap confidence interval of the effect size
+    ci_high: float | None = None      # (eatlas.robust.bootstrap_ci); None when ci=None
+    ci_level: float | None = None
+    n_boot: int | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -130,17 +135,49 @@ def tie_tolerance(s: np.ndarray) -> float:
     return float(TIE_RTOL * np.abs(s).max() * len(s)) if s.size else 0.0
 
 
-def permutation_p(s_x: np.ndarray, s_y: np.ndarray, *, n_samples: int = 100_000, seed: int = 0,
-                  parametric: bool = False) -> tuple[float, bool, int, float]:
-    """One-sided p of the test statistic sum s(X) - sum s(Y); returns (p, exact, n_partitions, stat)."""
-    s = np.concatenate([s_x, s_y]).astype(np.float64)
-    dist, exact = null_distribution(s, len(s_x), n_samples=int(n_samples), seed=int(seed))
+ALTERNATIVES = ("greater", "less", "two-sided")
+
+
+def check_alternative(alternative: str) -> str:
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {', '.join(ALTERNATIVES)}, got {alternative!r}")
+    return alternative
+
+
+def p_from_null(dist: np.ndarray, tol: float, alternative: str = "greater", parametric: bool = False) -> float:
+    """p of the observed statistic ``dist[0]`` against its permutation distribution ``dist``.
+
+    "greater" (Caliskan et al., May et al.): share of partitions with a statistic >= the observed one;
+    "less": <=; "two-sided": twice the smaller one-sided p, capped at 1 (the definition of
+    scipy.stats.permutation_test). Ties are judged within ``tol``. ``parametric``: the same tails of a
+    normal curve fitted to ``dist`` (mean, std with ddof=1) instead of the counts.
+    """
+    check_alternative(alternative)
     observed = dist[0]
     if parametric:
-        p = float(_stats.norm.sf(observed, loc=dist.mean(), scale=dist.std(ddof=1)))
+        loc, scale = dist.mean(), dist.std(ddof=1)
+        greater = float(_stats.norm.sf(observed, loc=loc, scale=scale))
+        less = float(_stats.norm.cdf(observed, loc=loc, scale=scale))
     else:
-        p = float(np.count_nonzero(dist >= observed - tie_tolerance(s)) / dist.shape[0])
-    return p, exact, int(dist.shape[0]), float(observed)
+        n = dist.shape[0]
+        greater = float(np.count_nonzero(dist >= observed - tol) / n) if alternative != "less" else None
+        less = float(np.count_nonzero(dist <= observed + tol) / n) if alternative != "greater" else None
+    if alternative == "greater":
+        return greater
+    if alternative == "less":
+        return less
+    return min(1.0, 2.0 * min(greater, less))
+
+
+def permutation_p(s_x: np.ndarray, s_y: np.ndarray, *, n_samples: int = 100_000, seed: int = 0,
+                  parametric: bool = False, alternative: str = "greater") -> tuple[float, bool, int, float]:
+    """p of the test statistic sum s(X) - sum s(Y) (one-sided "greater" by default, see
+    :func:`p_from_null`); returns (p, exact, n_partitions, stat)."""
+    check_alternative(alternative)
+    s = np.concatenate([s_x, s_y]).astype(np.float64)
+    dist, exact = null_distribution(s, len(s_x), n_samples=int(n_samples), seed=int(seed))
+    p = p_from_null(dist, tie_tolerance(s), alternative, parametric)
+    return p, exact, int(dist.shape[0]), float(dist[0])
 
 
 P_METHODS = ("permutation", "authors")
@@ -155,18 +192,38 @@ def authors_normal_p(dist: np.ndarray) -> float:
     return min(c, 1.0 - c)
 
 
-def weat(X, Y, A, B, *, n_samples: int = 100_000, seed: int = 0, parametric: bool = False) -> WeatResult:
-    """The WEAT (word) / SEAT (sentence) test on embedding matrices, one row per stimulus."""
+def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternative: str = "greater",
+         n_samples: int = 100_000, seed: int = 0, parametric: bool = False,
+         ci_method: str = "percentile") -> WeatResult:
+    """The WEAT (word) / SEAT (sentence) test on embedding matrices, one row per stimulus.
+
+    ``alternative``: "greater" (default, Caliskan et al. and May et al.), "less" or "two-sided"
+    (see :func:`p_from_null`). ``ci``: level of the stimulus-bootstrap confidence interval of the
+    effect size (:func:`eatlas.robust.bootstrap_ci`, ``n_boot`` resamples, ``ci_method``
+    "percentile" or "BCa", seeded from ``seed``); ``None`` computes none.
+    """
     if n_samples < 2:
         raise ValueError("n_samples must be at least 2")
+    check_alternative(alternative)
+    if ci is not None and not 0 < ci < 1:
+        raise ValueError(f"ci must be in (0, 1) or None, got {ci}")
+    if ci is not None and n_boot < 100:
+        raise ValueError(f"n_boot must be at least 100, got {n_boot}")
     X, Y, A, B = (np.asarray(v) for v in (X, Y, A, B))
     s_x, s_y = association(X, A, B), association(Y, A, B)
     if len(s_x) + len(s_y) < 3:
         raise ValueError("X and Y together need at least 3 stimuli for a sample standard deviation")
     es = effect_size_from_s(s_x, s_y)
-    p, exact, n_part, stat = permutation_p(s_x, s_y, n_samples=n_samples, seed=seed, parametric=parametric)
+    p, exact, n_part, stat = permutation_p(s_x, s_y, n_samples=n_samples, seed=seed, parametric=parametric,
+                                           alternative=alternative)
+    bounds = {}
+    if ci is not None:
+        from .robust import bootstrap_ci
+        b = bootstrap_ci(X, Y, A, B, ci=ci, n_boot=n_boot, seed=seed, method=ci_method)
+        bounds = dict(ci_low=b.low, ci_high=b.high, ci_level=b.level, n_boot=b.n_boot)
     return WeatResult(effect_size=es, p_value=p, exact=exact, n_partitions=n_part, statistic=stat,
-                      n_x=len(X), n_y=len(Y), n_a=len(A), n_b=len(B), parametric=parametric)
+                      n_x=len(X), n_y=len(Y), n_a=len(A), n_b=len(B), parametric=parametric,
+                      alternative=alternative, **bounds)
 
 
 def holm(p_values, alpha: float = 0.01) -> np.ndarray:
