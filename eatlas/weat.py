@@ -7,10 +7,11 @@ partitions plus the observed one, ties counted (>=). A tie is judged within ``ti
 (1e-12 x max|s| x n): the same partition sum computed in another order can differ in its last bits,
 and an exact tie (e.g. X == Y, or duplicated vectors) must not be lost to rounding.
 
-For up to 64 stimuli the partitions are held as a 0/1 matrix so that every partition's statistic
-is one matrix-vector product; matrices are cached per (|X|, |Y|, n_samples, seed) so the tests of
-a run that share sizes reuse them. Larger (sentence-level) tests draw their partitions in chunks
-from a seeded stream and sum by gathering, keeping memory bounded.
+Exact enumerations (and, for up to 64 stimuli, samples the fast sampler cannot take) are held as a
+0/1 matrix so that every partition's statistic is one matrix-vector product, cached per (|X|, |Y|,
+n_samples, seed). Sampled partitions are drawn as random bit masks kept when they hold exactly |X|
+stimuli (eatlas.subsets: exactly uniform, chunked, bounded memory); very unequal |X| and |Y|, where
+few masks would be kept, draw float keys in chunks of rows scaled to the set size instead.
 """
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from functools import lru_cache
 
 import numpy as np
 from scipy import stats as _stats
+
+from . import subsets
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,11 @@ def effect_size_from_s(s_x: np.ndarray, s_y: np.ndarray) -> float:
 
 
 MATRIX_MAX_COLUMNS = 64     # above this, sampled partitions are drawn in chunks instead of cached
-_CHUNK = 8192
+_CHUNK_CELLS = 1 << 20      # float keys per chunk of the fallback sampler: 8 MiB, whatever the set size
+
+
+def _chunk_rows(n: int) -> int:
+    return max(1, _CHUNK_CELLS // max(n, 1))
 
 
 @lru_cache(maxsize=8)
@@ -100,9 +107,10 @@ def _random_subsets(n: int, k: int, count: int, seed: int, start: int = 0) -> np
     Rows ``start .. start+count`` of the same stream, so chunked draws equal one big draw.
     """
     out = np.empty((count, k), dtype=np.int64)
-    for c0 in range(0, count, _CHUNK):
-        rows = min(_CHUNK, count - c0)
-        rng = np.random.default_rng([seed, (start + c0) // _CHUNK])
+    chunk = _chunk_rows(n)
+    for c0 in range(0, count, chunk):
+        rows = min(chunk, count - c0)
+        rng = np.random.default_rng([seed, (start + c0) // chunk])
         keys = rng.random((rows, n))
         out[c0:c0 + rows] = np.argpartition(keys, k - 1, axis=1)[:, :k] if k < n else np.arange(n)
     return out
@@ -113,13 +121,19 @@ def null_distribution(s: np.ndarray, n_x: int, *, n_samples: int, seed: int) -> 
     n = len(s)
     total = s.sum()
     exact = math.comb(n, n_x) <= n_samples
+    if not exact and subsets.usable(n, n_x):
+        dist = np.empty(n_samples)
+        dist[0] = 2.0 * s[:n_x].sum() - total
+        dist[1:] = 2.0 * subsets.sampled_sums(s, n_x, n_samples - 1, int(seed)) - total
+        return dist, False
     if exact or n <= MATRIX_MAX_COLUMNS:
         m, exact = partition_matrix(n_x, n - n_x, int(n_samples), int(seed))
         return 2.0 * (m @ s) - total, exact
     dist = np.empty(n_samples)
     dist[0] = 2.0 * s[:n_x].sum() - total
-    for c0 in range(0, n_samples - 1, _CHUNK):
-        rows = min(_CHUNK, n_samples - 1 - c0)
+    chunk = _chunk_rows(n)
+    for c0 in range(0, n_samples - 1, chunk):
+        rows = min(chunk, n_samples - 1 - c0)
         idx = _random_subsets(n, n_x, rows, seed, start=c0)
         dist[1 + c0:1 + c0 + rows] = 2.0 * s[idx].sum(axis=1) - total
     return dist, False
