@@ -53,15 +53,18 @@ def _effect_sizes(s_x: np.ndarray, s_y: np.ndarray) -> np.ndarray:
         return np.where(sd > 0, diff / np.where(sd > 0, sd, 1.0), np.nan)
 
 
-def resample_statistic(X, Y, A, B):
+def resample_statistic(X, Y, A, B, dtype=np.float64):
     """``(statistic, sizes)``: statistic(ix, iy, ia, ib) is the effect size of the test on the rows
-    X[ix], Y[iy], A[ia], B[ib], vectorised over any leading axes of the index arrays."""
+    X[ix], Y[iy], A[ia], B[ib], vectorised over any leading axes of the index arrays. ``dtype``: of the
+    products (float32 halves the time of a bootstrap, whose percentiles need no more digits)."""
     sa, sb, n_x = _blocks(X, Y, A, B)
     n_y, n_a, n_b = sa.shape[0] - n_x, sa.shape[1], sb.shape[1]
+    sa_t, sb_t = np.ascontiguousarray(sa.T, dtype=dtype), np.ascontiguousarray(sb.T, dtype=dtype)
 
     def statistic(ix, iy, ia, ib, axis=-1):
         # s(w) of every target row under the resampled A and B, then the resampled X and Y rows of it
-        s_all = _weights(ia, n_a) @ sa.T - _weights(ib, n_b) @ sb.T          # (..., n_x + n_y)
+        s_all = _weights(ia, n_a).astype(dtype, copy=False) @ sa_t \
+            - _weights(ib, n_b).astype(dtype, copy=False) @ sb_t                # (..., n_x + n_y)
         lead = np.broadcast_shapes(s_all.shape[:-1], ix.shape[:-1], iy.shape[:-1])
         s_all = np.broadcast_to(s_all, (*lead, s_all.shape[-1]))
         s_x = np.take_along_axis(s_all, np.broadcast_to(ix, (*lead, ix.shape[-1])), axis=-1)
@@ -72,7 +75,7 @@ def resample_statistic(X, Y, A, B):
 
 
 def bootstrap_ci(X, Y, A, B, *, ci: float = 0.95, n_boot: int = 10_000, seed: int = 0,
-                 method: str = "percentile", batch: int = 1000) -> BootstrapCI:
+                 method: str = "percentile", batch: int = 2500) -> BootstrapCI:
     """Bootstrap confidence interval of the WEAT effect size over the stimuli.
 
     X, Y, A and B (one row per stimulus) are resampled independently with replacement ``n_boot``
@@ -88,7 +91,7 @@ def bootstrap_ci(X, Y, A, B, *, ci: float = 0.95, n_boot: int = 10_000, seed: in
         raise ValueError(f"n_boot must be at least 100, got {n_boot}")
     if method not in CI_METHODS:
         raise ValueError(f"method must be one of {CI_METHODS}, got {method!r}")
-    statistic, sizes = resample_statistic(X, Y, A, B)
+    statistic, sizes = resample_statistic(X, Y, A, B, dtype=np.float32)
     # A set of one stimulus is the same in every resample (and scipy resamples only samples of two or more)
     varying = [i for i, n in enumerate(sizes) if n > 1]
     data = tuple(np.arange(sizes[i]) for i in varying)
@@ -97,7 +100,7 @@ def bootstrap_ci(X, Y, A, B, *, ci: float = 0.95, n_boot: int = 10_000, seed: in
         full = [np.zeros(1, dtype=np.int64)] * 4
         for i, ix in zip(varying, idx):
             full[i] = ix
-        return statistic(*full)
+        return statistic(*full).astype(np.float64)
 
     import warnings
 
