@@ -92,6 +92,9 @@ def bootstrap_ci(X, Y, A, B, *, ci: float = 0.95, n_boot: int = 10_000, seed: in
     if method not in CI_METHODS:
         raise ValueError(f"method must be one of {CI_METHODS}, got {method!r}")
     statistic, sizes = resample_statistic(X, Y, A, B, dtype=np.float32)
+    if method == "percentile":
+        low, high = _percentile_interval(statistic, sizes, ci=ci, n_boot=int(n_boot), seed=seed)
+        return BootstrapCI(low=low, high=high, level=float(ci), n_boot=int(n_boot), method=method)
     # A set of one stimulus is the same in every resample (and scipy resamples only samples of two or more)
     varying = [i for i, n in enumerate(sizes) if n > 1]
     data = tuple(np.arange(sizes[i]) for i in varying)
@@ -111,6 +114,25 @@ def bootstrap_ci(X, Y, A, B, *, ci: float = 0.95, n_boot: int = 10_000, seed: in
                         confidence_level=ci, method=method, rng=np.random.default_rng(seed), batch=batch)
     low, high = (float(v) for v in (res.confidence_interval.low, res.confidence_interval.high))
     return BootstrapCI(low=low, high=high, level=float(ci), n_boot=int(n_boot), method=method)
+
+
+def _percentile_interval(statistic, sizes, *, ci: float, n_boot: int, seed: int) -> tuple[float, float]:
+    """The percentile interval as scipy.stats.bootstrap computes it (resample every set of two or more
+    independently, np.percentile of the statistics; NaN if any resample's statistic is NaN), without its
+    per-call overhead, which at word size is several times the statistic's own cost."""
+    rng = np.random.default_rng(seed)
+    step = max(1, (1 << 21) // max(sizes[0] + sizes[1], sizes[2], sizes[3]))
+    dist = np.empty(n_boot)
+    for r0 in range(0, n_boot, step):
+        m = min(step, n_boot - r0)
+        idx = [rng.integers(0, n, size=(m, n)) if n > 1 else np.zeros(1, dtype=np.int64) for n in sizes]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dist[r0:r0 + m] = statistic(*idx)
+    if np.isnan(dist).any():
+        return float("nan"), float("nan")
+    tail = (1 - ci) / 2 * 100
+    low, high = np.percentile(dist, [tail, 100 - tail])
+    return float(low), float(high)
 
 
 @dataclass(frozen=True)
