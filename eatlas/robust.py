@@ -35,13 +35,13 @@ def _blocks(X, Y, A, B):
     return W @ A.T, W @ B.T, len(X)
 
 
-def _weights(idx: np.ndarray, n: int) -> np.ndarray:
+def _weights(idx: np.ndarray, n: int, dtype=np.float64) -> np.ndarray:
     """Resample indices (..., k) -> the weight of each of the n stimuli in its resample's mean (..., n)."""
     lead = idx.shape[:-1]
     flat = idx.reshape(-1, idx.shape[-1])
     offsets = (np.arange(flat.shape[0]) * n)[:, None]
     counts = np.bincount((flat + offsets).ravel(), minlength=flat.shape[0] * n).reshape(flat.shape[0], n)
-    return (counts / idx.shape[-1]).reshape(*lead, n)
+    return (counts.astype(dtype) * dtype(1.0 / idx.shape[-1])).reshape(*lead, n)
 
 
 def _effect_sizes(s_x: np.ndarray, s_y: np.ndarray) -> np.ndarray:
@@ -63,8 +63,7 @@ def resample_statistic(X, Y, A, B, dtype=np.float64):
 
     def statistic(ix, iy, ia, ib, axis=-1):
         # s(w) of every target row under the resampled A and B, then the resampled X and Y rows of it
-        s_all = _weights(ia, n_a).astype(dtype, copy=False) @ sa_t \
-            - _weights(ib, n_b).astype(dtype, copy=False) @ sb_t                # (..., n_x + n_y)
+        s_all = _weights(ia, n_a, dtype) @ sa_t - _weights(ib, n_b, dtype) @ sb_t   # (..., n_x + n_y)
         lead = np.broadcast_shapes(s_all.shape[:-1], ix.shape[:-1], iy.shape[:-1])
         s_all = np.broadcast_to(s_all, (*lead, s_all.shape[-1]))
         s_x = np.take_along_axis(s_all, np.broadcast_to(ix, (*lead, ix.shape[-1])), axis=-1)
