@@ -20,11 +20,13 @@ def main(argv=None):
     cfg = RunConfig(tests=tests, levels=("word", "sent"))
     evaluate(replace(cfg, ci=None), encoder=enc)                # warm: encode and cache every text
     times = {}
-    for name, c in (("no CI", replace(cfg, ci=None)), ("CI 95%, 10,000 resamples", cfg)):
-        t = time.perf_counter()
-        out = evaluate(c, encoder=enc)
-        times[name] = time.perf_counter() - t
-        print(f"{name:>26}: {times[name]:6.2f} s, {sum(r['status'] == 'ok' for r in out.results)} results")
+    for _ in range(3):          # interleaved, best of three: the machine is shared
+        for name, c in (("no CI", replace(cfg, ci=None)), ("CI 95%, 10,000 resamples", cfg)):
+            t = time.perf_counter()
+            out = evaluate(c, encoder=enc)
+            times[name] = min(times.get(name, float("inf")), time.perf_counter() - t)
+    for name, t in times.items():
+        print(f"{name:>26}: {t:6.2f} s (best of 3), {sum(r['status'] == 'ok' for r in out.results)} results")
     ratio = times["CI 95%, 10,000 resamples"] / times["no CI"]
     print(f"with CIs / without: {ratio:.2f}x (target <= 1.5x); tests {', '.join(tests)}; levels word, sent")
 
