@@ -83,7 +83,8 @@ def main():
     t_big, (p_big, *_rest) = timed(lambda: permutation_p(s_x, s_y, n_samples=100_000, seed=next(seeds)), repeat=3)
     print(f"sampled n=350: plain numpy {t_ref * 1e3:7.1f} ms | ours {t_big * 1e3:7.1f} ms | speed-up "
           f"{t_ref / t_big:4.1f}x (target >= 3x) | p plain={p_ref:.5f} ours={p_big:.5f} "
-          f"(|diff| {abs(p_ref - p_big):.5f}, MC s.e. of the difference {np.sqrt(2 * p_big * (1 - p_big) / 100_000):.5f})")
+          f"(|diff| {abs(p_ref - p_big):.5f}, MC s.e. of the difference "
+          f"{np.sqrt(2 * p_big * (1 - p_big) / 100_000):.5f})")
     # memory and time against the set size
     for n in (100, 1000, 3000):
         s_x, s_y = rng.normal(0.0, 0.1, n), rng.normal(0.0, 0.1, n)

@@ -25,9 +25,9 @@ from .cache import EmbeddingCache
 from .encoders import Encoder, load_encoder
 from .errors import EatlasError
 from .registry import LEVELS, ROLES, Registry, load_registry
+from .robust import leave_one_out
 from .stimuli import Test, build_test
 from .store import write_run
-from .robust import leave_one_out
 from .weat import ALTERNATIVES, holm, weat
 
 METHODS = ("weat", "mleat")     # the methods over a test's four matrices; CEAT and IBD: eatlas.method_runs

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from eatlas.mleat import level2, mleat
 from eatlas import subsets
+from eatlas.mleat import level2, mleat
 from eatlas.weat import association, weat
 
 

@@ -53,7 +53,8 @@ def test_run_stores_ci_alternative_and_influence(mini, vectors, tmp_path, capsys
     for role, item, d_without, delta in inf:
         assert d_without == pytest.approx(expect[(role, item)], abs=1e-6)    # vectors held as float32
         assert delta == pytest.approx(d_without - d, abs=1e-12)
-    assert dmin == pytest.approx(min(expect.values()), abs=1e-6) and dmax == pytest.approx(max(expect.values()), abs=1e-6)
+    assert dmin == pytest.approx(min(expect.values()), abs=1e-6)
+    assert dmax == pytest.approx(max(expect.values()), abs=1e-6)
     assert stable == ref.sign_stable
     # show-influence with a run-id prefix: the largest |delta| first, --top rows
     capsys.readouterr()
