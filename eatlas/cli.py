@@ -153,6 +153,12 @@ def cmd_run(args) -> int:
     if args.eibd_rule != "any" and args.method != "ibd":
         raise EatlasError("--eibd-rule applies to IBD/EIBD runs only", field="--eibd-rule", hint="add --method ibd")
     if args.method in ("ceat", "ibd"):
+        given = [o for o, on in (("--alternative", args.alternative != "greater"), ("--ci", args.ci != 0.95),
+                                 ("--n-boot", args.n_boot != 10_000), ("--no-ci", args.no_ci)) if on]
+        if given:
+            raise EatlasError(f"{given[0]} applies to WEAT and ML-EAT runs only", field=given[0],
+                              hint="CEAT reports its own random-effects p-values and standard error; "
+                                   "leave the option out")
         return _run_corpus_method(args)
     out, err = _console()
     if args.method == "mleat" and not args.no_maps:

@@ -115,3 +115,11 @@ def test_show_influence_names_what_is_missing(mini, vectors, tmp_path, capsys):
     assert main(["--db", str(db), "show-influence", rid, "nope"]) == 2
     err = capsys.readouterr().err
     assert "no result for test 'nope'" in err and "t1 [word]" in err
+
+
+@pytest.mark.parametrize("opt", [["--alternative", "less"], ["--no-ci"], ["--n-boot", "500"]])
+def test_ci_and_alternative_options_are_refused_for_ceat(tmp_path, capsys, opt):
+    db = tmp_path / "r.duckdb"
+    assert main(["--db", str(db), "run", "--method", "ceat", "--corpus", str(tmp_path / "c.txt"), *opt]) == 2
+    err = capsys.readouterr().err
+    assert "applies to WEAT and ML-EAT runs only" in err and not db.exists()
