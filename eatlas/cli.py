@@ -189,6 +189,12 @@ def cmd_run(args) -> int:
         raise EatlasError("--engine/--ray-address apply to CEAT's corpus here", field="--engine",
                           hint="'eatlas sweep --engine ray' runs many models on Ray")
     if args.method in ("ceat", "ibd"):
+        given = [o for o, on in (("--alternative", args.alternative != "greater"), ("--ci", args.ci != 0.95),
+                                 ("--n-boot", args.n_boot != 10_000), ("--no-ci", args.no_ci)) if on]
+        if given:
+            raise EatlasError(f"{given[0]} applies to WEAT and ML-EAT runs only", field=given[0],
+                              hint="CEAT reports its own random-effects p-values and standard error; "
+                                   "leave the option out")
         return _run_corpus_method(args)
     out, err = _console()
     if args.method == "mleat" and not args.no_maps:
@@ -202,7 +208,8 @@ def cmd_run(args) -> int:
                     batch_size=args.batch_size, trust_remote_code=_trusted(args),
                     use_cache=not args.no_cache, method=args.method, mleat_alpha=args.mleat_alpha,
                     effect_threshold=args.effect_threshold, mleat_p=args.mleat_p, language=args.language,
-                    family=args.family)
+                    family=args.family, ci=None if args.no_ci else args.ci, n_boot=args.n_boot,
+                    alternative=args.alternative)
     db = Path(args.db) if args.db else default_db()
     check_writable(db)                  # before any work: a finished run is never lost at write time
     maps_dir = Path(args.maps) if args.maps else None
@@ -249,7 +256,9 @@ def _results_table(outcome, cfg):
         if mleat:
             ml = mleat[(r["test_id"], r["level"])]
             extra = [f"{ml.x.effect_size:+.2f}, {ml.y.effect_size:+.2f}", ml.pattern]
-        table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, f"{r['effect_size']:+.2f}",
+        es = f"{r['effect_size']:+.2f}" + (f" [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
+                                            if r.get("ci_low") is not None else "")
+        table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, es,
                       f"{r['p_value']:.2g}", mark(r["holm_significant"]), *map(esc, extra), esc(note))
     return table
 
@@ -513,6 +522,17 @@ def cmd_cite(args) -> int:
     return 0
 
 
+def cmd_show_influence(args) -> int:
+    from .influence_view import show_influence
+    from .store import default_db
+
+    out, _ = _console()
+    for table in show_influence(Path(args.db) if args.db else default_db(), args.run, args.test,
+                                level=args.level, top=args.top):
+        out.print(table)
+    return 0
+
+
 def _at_least(low: int):
     def parse(text: str) -> int:
         try:
@@ -527,14 +547,15 @@ def _at_least(low: int):
     return parse
 
 
-def _between(low: float, high: float, *, open_low: bool = False):
+def _between(low: float, high: float, *, open_low: bool = False, open_high: bool = False):
     def parse(text: str) -> float:
         try:
             v = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not (low < v if open_low else low <= v) or not v <= high:
-            raise argparse.ArgumentTypeError(f"{v:g} is outside {'(' if open_low else '['}{low:g}, {high:g}]")
+        if not (low < v if open_low else low <= v) or not (v < high if open_high else v <= high):
+            raise argparse.ArgumentTypeError(f"{v:g} is outside {'(' if open_low else '['}{low:g}, {high:g}"
+                                             f"{')' if open_high else ']'}")
         return v
     return parse
 
@@ -584,6 +605,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="permutation samples (exact when fewer partitions)")
     r.add_argument("--alpha", type=PROBABILITY, default=0.01, help="Holm-Bonferroni family-wise level")
     r.add_argument("--parametric", action="store_true", help="normal-approximation p-value (Caliskan et al.)")
+    r.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="greater",
+                   help="permutation-test alternative (default greater, as Caliskan et al. and May et al.; "
+                        "two-sided: twice the smaller one-sided p, capped at 1)")
+    r.add_argument("--ci", type=_between(0.0, 1.0, open_low=True, open_high=True), default=0.95,
+                   help="level of the stimulus-bootstrap confidence interval of each effect size (default 0.95)")
+    r.add_argument("--n-boot", type=_at_least(100), default=10_000, help="bootstrap resamples (default 10,000)")
+    r.add_argument("--no-ci", action="store_true", help="compute no confidence interval")
     r.add_argument("--pooling", help="mean, mean_nospecial, cls, last, max (default: the model's)")
     r.add_argument("--layer", help="-1 (top), a hidden-state index, or 'sum'")
     r.add_argument("--subword", help="c-word subword choice: first, last, mean")
@@ -706,6 +734,13 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--alpha", type=PROBABILITY, default=0.01, help="ignored: '*' marks what each run found "
                     "Holm-significant at its own alpha")
     rp.set_defaults(fn=cmd_report)
+
+    si = sub.add_parser("show-influence", help="the stimuli that move a result's effect size most when left out")
+    si.add_argument("run", help="run id (or a unique prefix)")
+    si.add_argument("test", help="test id")
+    si.add_argument("--level", help="one level (default: every level of the test in the run)")
+    si.add_argument("--top", type=POSITIVE, default=10, help="how many stimuli per level (default 10)")
+    si.set_defaults(fn=cmd_show_influence)
 
     ci = sub.add_parser("cite", help="print the BibTeX for a test: its papers, its sets', its template's, EATlas")
     ci.add_argument("test_id")

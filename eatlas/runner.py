@@ -27,9 +27,10 @@ from .errors import EatlasError
 from .identity import run_columns
 from .provenance import run_inputs
 from .registry import LEVELS, ROLES, Registry, load_registry
+from .robust import leave_one_out
 from .stimuli import Test, build_test
 from .store import check_writable, write_run
-from .weat import holm, weat
+from .weat import ALTERNATIVES, holm, weat
 
 METHODS = ("weat", "mleat")     # the methods over a test's four matrices; CEAT and IBD: eatlas.method_runs
 DEFAULT_LEVELS = ("word", "sent")
@@ -59,6 +60,9 @@ class RunConfig:
     mleat_p: str = "permutation"    # ML-EAT p-values: "permutation", or "authors" (their normal fit, smaller tail)
     language: str = "en"            # the tests run when none are named: this language's ("all": every one)
     family: str | None = None       # model family of an unregistered model (--family); else 'unknown'
+    ci: float | None = 0.95         # stimulus-bootstrap CI level of each effect size (None: no CI)
+    n_boot: int = 10_000            # bootstrap resamples
+    alternative: str = "greater"    # permutation-test alternative: greater | less | two-sided
 
 
 @dataclass
@@ -195,6 +199,13 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     if cfg.mleat_p == "authors" and cfg.parametric:
         raise EatlasError("--mleat-p authors is its own normal approximation", field="--parametric",
                           hint="leave out --parametric, or use --mleat-p permutation")
+    if cfg.alternative not in ALTERNATIVES:
+        raise EatlasError(f"unknown alternative {cfg.alternative!r}", field="--alternative",
+                          hint=", ".join(ALTERNATIVES))
+    if cfg.ci is not None and not 0 < cfg.ci < 1:
+        raise EatlasError(f"CI level {cfg.ci!r} is outside (0, 1)", field="--ci", hint="e.g. 0.95, or --no-ci")
+    if cfg.ci is not None and cfg.n_boot < 100:
+        raise EatlasError(f"{cfg.n_boot} bootstrap resamples are too few", field="--n-boot", hint="at least 100")
     for lv in cfg.levels:
         if lv not in LEVELS:
             raise EatlasError(f"unknown level {lv!r}", field="levels", hint=f"one of {', '.join(LEVELS)}")
@@ -235,11 +246,12 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     cache = (cache or EmbeddingCache()) if cfg.use_cache else None
     vectors, counts = _encode_all(encoder, built, progress, cache)
     covered = _covered(encoder, built)
-    results, mleat_rows = [], []
+    results, mleat_rows, influence = [], [], []
     if progress:
         progress(Phase("testing", len(built), 0))
     for n, t in enumerate(built, 1):
         row, ml = _one(t, vectors, covered, encoder, cfg)
+        influence += row.pop("influence", [])
         results.append(row)
         if progress:
             progress(Phase("testing", len(built), n, item=f"{t.id} [{t.level}]"))
@@ -263,6 +275,8 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     for r in results:
         r["run_id"] = run["run_id"]
     tables = {}
+    if influence:
+        tables["influence"] = pd.DataFrame(influence).assign(run_id=run["run_id"])[INFLUENCE_COLUMNS]
     if mleat_rows:
         tables["mleat_results"] = pd.DataFrame(
             [{"run_id": run["run_id"], "test_id": t.id, "test_version": t.version, "level": t.level, **ml.to_dict()}
@@ -279,10 +293,12 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
            "pooling": s["pooling"], "layer": s["layer"], "subword": s["subword"] if t.level.startswith("c-word")
            else None, "template": t.template, "truncation_seed": t.truncation_seed, "status": "ok", "reason": None,
            "effect_size": None, "p_value": None, "exact": None, "n_partitions": None, "parametric": cfg.parametric,
-           "holm_significant": None}
-    mats, dropped, reasons, kept = {}, {}, {}, {}
+           "holm_significant": None, "alternative": cfg.alternative, "ci_low": None, "ci_high": None,
+           "ci_level": cfg.ci, "n_boot": cfg.n_boot if cfg.ci is not None else None,
+           "d_loo_min": None, "d_loo_max": None, "sign_stable": None}
+    mats, dropped, reasons, kept, texts = {}, {}, {}, {}, {}
     for role, c in t.concepts.items():
-        keep, lost, names = [], [], []
+        keep, lost, names, kept_text = [], [], [], []
         for st in c.stimuli:
             vec, miss = vectors[_key(t, st)]
             miss = miss or (st.span is not None and not covered[st.text[st.span[0]:st.span[1]]])
@@ -292,8 +308,10 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
             (lost if miss or why else keep).append(st.text if miss or why else vec)
             if not (miss or why):
                 names.append(st.stimulus)
+                kept_text.append(st.text)
         mats[role] = np.array(keep, dtype=np.float64).reshape(len(keep), -1) if keep else np.zeros((0, 0))
         kept[role] = names
+        texts[role] = kept_text
         if lost:
             dropped[role] = lost
         row[f"n_{role}"] = len(keep)
@@ -313,22 +331,25 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
         row["status"], row["reason"] = "not_run", clash
         return row, None
     ml = None
+    stats_kw = dict(ci=cfg.ci, n_boot=cfg.n_boot, alternative=cfg.alternative)
     with np.errstate(divide="ignore", invalid="ignore"):     # a standard deviation of 0 is reported below
         if cfg.method == "mleat":
             from .mleat import mleat
             ml = mleat(mats["x"], mats["y"], mats["a"], mats["b"], n_samples=cfg.n_samples, seed=cfg.seed,
                        parametric=cfg.parametric, alpha=cfg.mleat_alpha, effect_threshold=cfg.effect_threshold,
-                       names=[t.concepts[r].name for r in ROLES], p_method=cfg.mleat_p)
+                       names=[t.concepts[r].name for r in ROLES], p_method=cfg.mleat_p, **stats_kw)
             res = ml.level1
         else:
             res = weat(mats["x"], mats["y"], mats["a"], mats["b"], n_samples=cfg.n_samples, seed=cfg.seed,
-                       parametric=cfg.parametric)
+                       parametric=cfg.parametric, **stats_kw)
     if not np.isfinite(res.effect_size):
         row["status"] = "not_run"
         row["reason"] = ("effect size undefined: every stimulus of X and Y has the same association with A and B "
                          "in this model (standard deviation 0)")
         return row, None
-    row.update(effect_size=res.effect_size, p_value=res.p_value, exact=res.exact, n_partitions=res.n_partitions)
+    row.update(effect_size=res.effect_size, p_value=res.p_value, exact=res.exact, n_partitions=res.n_partitions,
+               ci_low=res.ci_low, ci_high=res.ci_high)
+    row.update(_influence(t, mats, texts))
     return row, ml
 
 
@@ -358,6 +379,20 @@ def same_vectors(mats: dict, names: dict) -> str | None:
     more = f" and {len(clashes) - 3} more" if len(clashes) > 3 else ""
     return ("overlap in this model: " + "; ".join(clashes[:3]) + more + " have the same vector (the model does not "
             "tell them apart, e.g. it lower-cases), so one stimulus would stand in both concepts")
+
+
+INFLUENCE_COLUMNS = ["run_id", "test_id", "level", "role", "item", "d_without", "delta"]
+
+
+def _influence(t: Test, mats: dict, texts: dict) -> dict:
+    """Leave-one-out ("Bad Seeds") columns of a result, and its rows of the ``influence`` table."""
+    inf = leave_one_out(mats["x"], mats["y"], mats["a"], mats["b"])
+    rows = [{"test_id": t.id, "level": t.level, "role": str(r), "item": texts[str(r)][int(i)],
+             "d_without": float(d), "delta": float(d - inf.effect_size)}
+            for r, i, d in zip(inf.role, inf.index, inf.d_without)]
+    finite = bool(len(inf.d_without)) and bool(np.isfinite(inf.d_without).any())
+    return {"d_loo_min": inf.d_min if finite else None, "d_loo_max": inf.d_max if finite else None,
+            "sign_stable": inf.sign_stable, "influence": rows}
 
 
 def run(cfg: RunConfig, *, db: str | Path, registry: str | Path | None = None, encoder: Encoder | None = None,

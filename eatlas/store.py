@@ -61,7 +61,19 @@ CREATE TABLE IF NOT EXISTS results (
     truncation_seed BIGINT,
     n_dropped INTEGER,
     dropped JSON,                     -- stimuli not encodable (e.g. out of vocabulary), per role
+    alternative VARCHAR, ci_low DOUBLE, ci_high DOUBLE, ci_level DOUBLE, n_boot BIGINT,
+    d_loo_min DOUBLE, d_loo_max DOUBLE, sign_stable BOOLEAN,
     PRIMARY KEY (run_id, test_id, level)
+);
+-- Stimulus influence ("Bad Seeds"): the effect size with each stimulus left out (eatlas.robust).
+CREATE TABLE IF NOT EXISTS influence (
+    run_id VARCHAR NOT NULL REFERENCES runs (run_id),
+    test_id VARCHAR NOT NULL,
+    level VARCHAR NOT NULL,
+    role VARCHAR NOT NULL,            -- x | y | a | b
+    item VARCHAR NOT NULL,            -- the stimulus text
+    d_without DOUBLE,
+    delta DOUBLE                      -- d_without - effect_size
 );
 -- ML-EAT (Wolfe et al. 2024): levels 1-3 and the EAT pattern, one row per test and level of a run.
 -- Column names are those of eatlas.mleat.MlEatResult.to_dict(); docs/methods.md describes them.
@@ -330,8 +342,19 @@ def _empty_leftover(path: Path) -> bool:
     return False
 
 
+# Columns added to ``results`` after its first release: a database written before gets them (NULL) on
+# its next write.
+RESULTS_ADDED = (("alternative", "VARCHAR"), ("ci_low", "DOUBLE"), ("ci_high", "DOUBLE"), ("ci_level", "DOUBLE"),
+                 ("n_boot", "BIGINT"), ("d_loo_min", "DOUBLE"), ("d_loo_max", "DOUBLE"), ("sign_stable", "BOOLEAN"))
+
+
 def init_schema(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(SCHEMA)
+    have = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
+                                      "WHERE table_name = 'results' AND table_schema = current_schema()").fetchall()}
+    for col, typ in RESULTS_ADDED:
+        if col not in have:
+            con.execute(f"ALTER TABLE results ADD COLUMN {col} {typ}")
     con.execute("""CREATE TABLE IF NOT EXISTS published_results (
         paper VARCHAR, table_id VARCHAR, row_label VARCHAR, column_label VARCHAR, statistic VARCHAR,
         value VARCHAR, significance VARCHAR, missing BOOLEAN, test_id VARCHAR, level VARCHAR, model VARCHAR,

@@ -7,10 +7,11 @@ partitions plus the observed one, ties counted (>=). A tie is judged within ``ti
 (1e-12 x max|s| x n): the same partition sum computed in another order can differ in its last bits,
 and an exact tie (e.g. X == Y, or duplicated vectors) must not be lost to rounding.
 
-For up to 64 stimuli the partitions are held as a 0/1 matrix so that every partition's statistic
-is one matrix-vector product; matrices are cached per (|X|, |Y|, n_samples, seed) so the tests of
-a run that share sizes reuse them. Larger (sentence-level) tests draw their partitions in chunks
-from a seeded stream and sum by gathering, keeping memory bounded.
+Exact enumerations (and, for up to 64 stimuli, samples the fast sampler cannot take) are held as a
+0/1 matrix so that every partition's statistic is one matrix-vector product, cached per (|X|, |Y|,
+n_samples, seed). Sampled partitions are drawn as random bit masks kept when they hold exactly |X|
+stimuli (eatlas.subsets: exactly uniform, chunked, bounded memory); very unequal |X| and |Y|, where
+few masks would be kept, draw float keys in chunks of rows scaled to the set size instead.
 """
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 import numpy as np
+
+from . import subsets
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,11 @@ class WeatResult:
     n_a: int
     n_b: int
     parametric: bool = False
+    alternative: str = "greater"
+    ci_low: float | None = None       # stimulus-bootstrap confidence interval of the effect size
+    ci_high: float | None = None      # (eatlas.robust.bootstrap_ci); None when ci=None
+    ci_level: float | None = None
+    n_boot: int | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -61,7 +69,11 @@ def effect_size_from_s(s_x: np.ndarray, s_y: np.ndarray) -> float:
 
 
 MATRIX_MAX_COLUMNS = 64     # above this, sampled partitions are drawn in chunks instead of cached
-_CHUNK = 8192
+_CHUNK_CELLS = 1 << 20      # float keys per chunk of the fallback sampler: 8 MiB, whatever the set size
+
+
+def _chunk_rows(n: int) -> int:
+    return max(1, _CHUNK_CELLS // max(n, 1))
 
 
 @lru_cache(maxsize=8)
@@ -94,9 +106,10 @@ def _random_subsets(n: int, k: int, count: int, seed: int, start: int = 0) -> np
     Rows ``start .. start+count`` of the same stream, so chunked draws equal one big draw.
     """
     out = np.empty((count, k), dtype=np.int64)
-    for c0 in range(0, count, _CHUNK):
-        rows = min(_CHUNK, count - c0)
-        rng = np.random.default_rng([seed, (start + c0) // _CHUNK])
+    chunk = _chunk_rows(n)
+    for c0 in range(0, count, chunk):
+        rows = min(chunk, count - c0)
+        rng = np.random.default_rng([seed, (start + c0) // chunk])
         keys = rng.random((rows, n))
         out[c0:c0 + rows] = np.argpartition(keys, k - 1, axis=1)[:, :k] if k < n else np.arange(n)
     return out
@@ -107,13 +120,19 @@ def null_distribution(s: np.ndarray, n_x: int, *, n_samples: int, seed: int) -> 
     n = len(s)
     total = s.sum()
     exact = math.comb(n, n_x) <= n_samples
+    if not exact and subsets.usable(n, n_x):
+        dist = np.empty(n_samples)
+        dist[0] = 2.0 * s[:n_x].sum() - total
+        dist[1:] = 2.0 * subsets.sampled_sums(s, n_x, n_samples - 1, int(seed)) - total
+        return dist, False
     if exact or n <= MATRIX_MAX_COLUMNS:
         m, exact = partition_matrix(n_x, n - n_x, int(n_samples), int(seed))
         return 2.0 * (m @ s) - total, exact
     dist = np.empty(n_samples)
     dist[0] = 2.0 * s[:n_x].sum() - total
-    for c0 in range(0, n_samples - 1, _CHUNK):
-        rows = min(_CHUNK, n_samples - 1 - c0)
+    chunk = _chunk_rows(n)
+    for c0 in range(0, n_samples - 1, chunk):
+        rows = min(chunk, n_samples - 1 - c0)
         idx = _random_subsets(n, n_x, rows, seed, start=c0)
         dist[1 + c0:1 + c0 + rows] = 2.0 * s[idx].sum(axis=1) - total
     return dist, False
@@ -129,18 +148,50 @@ def tie_tolerance(s: np.ndarray) -> float:
     return float(TIE_RTOL * np.abs(s).max() * len(s)) if s.size else 0.0
 
 
-def permutation_p(s_x: np.ndarray, s_y: np.ndarray, *, n_samples: int = 100_000, seed: int = 0,
-                  parametric: bool = False) -> tuple[float, bool, int, float]:
-    """One-sided p of the test statistic sum s(X) - sum s(Y); returns (p, exact, n_partitions, stat)."""
-    s = np.concatenate([s_x, s_y]).astype(np.float64)
-    dist, exact = null_distribution(s, len(s_x), n_samples=int(n_samples), seed=int(seed))
+ALTERNATIVES = ("greater", "less", "two-sided")
+
+
+def check_alternative(alternative: str) -> str:
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {', '.join(ALTERNATIVES)}, got {alternative!r}")
+    return alternative
+
+
+def p_from_null(dist: np.ndarray, tol: float, alternative: str = "greater", parametric: bool = False) -> float:
+    """p of the observed statistic ``dist[0]`` against its permutation distribution ``dist``.
+
+    "greater" (Caliskan et al., May et al.): share of partitions with a statistic >= the observed one;
+    "less": <=; "two-sided": twice the smaller one-sided p, capped at 1 (the definition of
+    scipy.stats.permutation_test). Ties are judged within ``tol``. ``parametric``: the same tails of a
+    normal curve fitted to ``dist`` (mean, std with ddof=1) instead of the counts.
+    """
+    check_alternative(alternative)
     observed = dist[0]
     if parametric:
         from scipy import stats as _stats  # imported here: validate and list need no scipy
-        p = float(_stats.norm.sf(observed, loc=dist.mean(), scale=dist.std(ddof=1)))
+        loc, scale = dist.mean(), dist.std(ddof=1)
+        greater = float(_stats.norm.sf(observed, loc=loc, scale=scale))
+        less = float(_stats.norm.cdf(observed, loc=loc, scale=scale))
     else:
-        p = float(np.count_nonzero(dist >= observed - tie_tolerance(s)) / dist.shape[0])
-    return p, exact, int(dist.shape[0]), float(observed)
+        n = dist.shape[0]
+        greater = float(np.count_nonzero(dist >= observed - tol) / n) if alternative != "less" else None
+        less = float(np.count_nonzero(dist <= observed + tol) / n) if alternative != "greater" else None
+    if alternative == "greater":
+        return greater
+    if alternative == "less":
+        return less
+    return min(1.0, 2.0 * min(greater, less))
+
+
+def permutation_p(s_x: np.ndarray, s_y: np.ndarray, *, n_samples: int = 100_000, seed: int = 0,
+                  parametric: bool = False, alternative: str = "greater") -> tuple[float, bool, int, float]:
+    """p of the test statistic sum s(X) - sum s(Y) (one-sided "greater" by default, see
+    :func:`p_from_null`); returns (p, exact, n_partitions, stat)."""
+    check_alternative(alternative)
+    s = np.concatenate([s_x, s_y]).astype(np.float64)
+    dist, exact = null_distribution(s, len(s_x), n_samples=int(n_samples), seed=int(seed))
+    p = p_from_null(dist, tie_tolerance(s), alternative, parametric)
+    return p, exact, int(dist.shape[0]), float(dist[0])
 
 
 P_METHODS = ("permutation", "authors")
@@ -156,18 +207,38 @@ def authors_normal_p(dist: np.ndarray) -> float:
     return min(c, 1.0 - c)
 
 
-def weat(X, Y, A, B, *, n_samples: int = 100_000, seed: int = 0, parametric: bool = False) -> WeatResult:
-    """The WEAT (word) / SEAT (sentence) test on embedding matrices, one row per stimulus."""
+def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternative: str = "greater",
+         n_samples: int = 100_000, seed: int = 0, parametric: bool = False,
+         ci_method: str = "percentile") -> WeatResult:
+    """The WEAT (word) / SEAT (sentence) test on embedding matrices, one row per stimulus.
+
+    ``alternative``: "greater" (default, Caliskan et al. and May et al.), "less" or "two-sided"
+    (see :func:`p_from_null`). ``ci``: level of the stimulus-bootstrap confidence interval of the
+    effect size (:func:`eatlas.robust.bootstrap_ci`, ``n_boot`` resamples, ``ci_method``
+    "percentile" or "BCa", seeded from ``seed``); ``None`` computes none.
+    """
     if n_samples < 2:
         raise ValueError("n_samples must be at least 2")
+    check_alternative(alternative)
+    if ci is not None and not 0 < ci < 1:
+        raise ValueError(f"ci must be in (0, 1) or None, got {ci}")
+    if ci is not None and n_boot < 100:
+        raise ValueError(f"n_boot must be at least 100, got {n_boot}")
     X, Y, A, B = (np.asarray(v) for v in (X, Y, A, B))
     s_x, s_y = association(X, A, B), association(Y, A, B)
     if len(s_x) + len(s_y) < 3:
         raise ValueError("X and Y together need at least 3 stimuli for a sample standard deviation")
     es = effect_size_from_s(s_x, s_y)
-    p, exact, n_part, stat = permutation_p(s_x, s_y, n_samples=n_samples, seed=seed, parametric=parametric)
+    p, exact, n_part, stat = permutation_p(s_x, s_y, n_samples=n_samples, seed=seed, parametric=parametric,
+                                           alternative=alternative)
+    bounds = {}
+    if ci is not None:
+        from .robust import bootstrap_ci
+        b = bootstrap_ci(X, Y, A, B, ci=ci, n_boot=n_boot, seed=seed, method=ci_method)
+        bounds = dict(ci_low=b.low, ci_high=b.high, ci_level=b.level, n_boot=b.n_boot)
     return WeatResult(effect_size=es, p_value=p, exact=exact, n_partitions=n_part, statistic=stat,
-                      n_x=len(X), n_y=len(Y), n_a=len(A), n_b=len(B), parametric=parametric)
+                      n_x=len(X), n_y=len(Y), n_a=len(A), n_b=len(B), parametric=parametric,
+                      alternative=alternative, **bounds)
 
 
 def holm(p_values, alpha: float = 0.01) -> np.ndarray:

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from eatlas import subsets
 from eatlas.mleat import level2, mleat
-from eatlas.weat import _random_subsets, association, weat
+from eatlas.weat import association, weat
 
 
 def _stat(s, chosen, tot):
@@ -49,7 +50,7 @@ def test_exact_weat_counts_ties_of_duplicated_targets(seed):
     assert r.p_value == hits / total
 
 
-@pytest.mark.parametrize("n", [10, 40])      # 20 stimuli: cached 0/1 matrix; 80: chunked draws
+@pytest.mark.parametrize("n", [10, 40])      # 20 and 80 stimuli: random bit masks (one and two words)
 def test_sampled_weat_counts_ties_of_duplicated_vectors(n):
     rng = np.random.default_rng(n)
     base, A, B = rng.normal(size=(n // 2, 8)), rng.normal(size=(3, 8)), rng.normal(size=(3, 8))
@@ -59,7 +60,10 @@ def test_sampled_weat_counts_ties_of_duplicated_vectors(n):
     r = weat(X, Y, A, B, n_samples=n_samples, seed=7)
     assert not r.exact and r.n_partitions == n_samples
     sx, sy = association(X, A, B), association(Y, A, B)
-    rows = [range(n)] + [tuple(row) for row in _random_subsets(2 * n, n, n_samples - 1, 7)]
+    # the partitions the test drew: bit masks of eatlas.subsets (equal sets)
+    masks = subsets.random_masks(2 * n, n, n_samples - 1, 7)
+    bits = np.unpackbits(masks.view(np.uint8), axis=1, bitorder="little")[:, :2 * n]
+    rows = [range(n)] + [tuple(np.flatnonzero(row)) for row in bits]
     hits, total = exact_count(sx, sy, rows)
     assert total == n_samples
     assert r.p_value == hits / total

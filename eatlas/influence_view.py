@@ -1,0 +1,77 @@
+"""``eatlas show-influence``: the stimuli whose leaving out moves a stored effect size most (the
+``influence`` table, written by every WEAT/ML-EAT run; eatlas.robust.leave_one_out)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import EatlasError
+
+ROLE_NAMES = {"x": "X", "y": "Y", "a": "A", "b": "B"}
+
+
+def influence_rows(db: str | Path, run: str, test: str, *, level: str | None = None, top: int = 10):
+    """``(run_id, [(level, result row, influence rows sorted by |delta| descending, at most top)])``."""
+    from .report import _resolve_run
+    from .store import connect
+
+    con = connect(db, sandbox=True)
+    try:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        if "runs" not in tables:
+            raise EatlasError("the database holds no run", file=str(db), hint="run 'eatlas run' first")
+        run_id = _resolve_run(con, run)
+        if "influence" not in tables:
+            raise EatlasError("the database has no influence table (written before EATlas stored it)", file=str(db),
+                              hint="run the test again")
+        where, params = "run_id = ? AND test_id = ?", [run_id, test]
+        if level:
+            where, params = where + " AND level = ?", params + [level]
+        res = con.execute(f"SELECT level, status, effect_size, ci_low, ci_high, d_loo_min, d_loo_max, sign_stable "
+                          f"FROM results WHERE {where} ORDER BY level", params).fetchall()
+        if not res:
+            have = [r[0] for r in con.execute("SELECT DISTINCT test_id || ' [' || level || ']' FROM results "
+                                              "WHERE run_id = ? ORDER BY 1", [run_id]).fetchall()]
+            raise EatlasError(f"run {run_id[:8]} has no result for test {test!r}"
+                              + (f" at level {level!r}" if level else ""), field="test",
+                              hint="it has: " + (", ".join(have[:12]) + (" ..." if len(have) > 12 else "")
+                                                 if have else "no results"))
+        out = []
+        for lv, status, *rest in res:
+            rows = con.execute("SELECT role, item, d_without, delta FROM influence WHERE run_id = ? AND test_id = ? "
+                               "AND level = ? ORDER BY abs(delta) DESC NULLS LAST, role, item LIMIT ?",
+                               [run_id, test, lv, int(top)]).fetchall()
+            out.append((lv, dict(zip(("status", "effect_size", "ci_low", "ci_high", "d_loo_min", "d_loo_max",
+                                      "sign_stable"), [status, *rest])), rows))
+        return run_id, out
+    finally:
+        con.close()
+
+
+def show_influence(db: str | Path, run: str, test: str, *, level: str | None = None, top: int = 10) -> list:
+    """One rich Table per level: the most influential stimuli, stimulus texts escaped."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    run_id, levels = influence_rows(db, run, test, level=level, top=top)
+    tables = []
+    for lv, res, rows in levels:
+        if res["status"] != "ok":
+            title = f"{escape(test)} [{escape(lv)}] run {run_id[:8]}: not run"
+            tables.append(Table(title=title))
+            continue
+        ci = ""
+        if res["ci_low"] is not None:
+            ci = f", CI [{res['ci_low']:+.3f}, {res['ci_high']:+.3f}]"
+        stable = {True: "no single stimulus flips the sign", False: "one stimulus left out flips the sign",
+                  None: ""}[res["sign_stable"]]
+        title = (f"{escape(test)} [{escape(lv)}] run {run_id[:8]}: d = {res['effect_size']:+.3f}{ci}; "
+                 f"leave-one-out d in [{_f(res['d_loo_min'])}, {_f(res['d_loo_max'])}]; {stable}")
+        t = Table("role", "stimulus", "d without it", "change", title=title)
+        for role, item, d, delta in rows:
+            t.add_row(ROLE_NAMES.get(role, role), escape(item), _f(d), _f(delta))
+        tables.append(t)
+    return tables
+
+
+def _f(v) -> str:
+    return "-" if v is None or v != v else f"{v:+.3f}"
