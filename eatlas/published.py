@@ -12,9 +12,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from .errors import EatlasError
+from .paths import data_root
 from .registry import LEVELS, Registry, read_yaml
 
-SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "published.yaml"
+SCHEMA_FILE = data_root() / "schemas" / "published.yaml"
 MAX_REPORTED = 5        # problems reported per table (a wrong column would otherwise repeat on every row)
 
 

@@ -4,6 +4,7 @@ import pytest
 
 from eatlas import store
 from eatlas.cli import main
+from eatlas.errors import EatlasError
 from eatlas.runner import RunConfig, evaluate, run
 
 
@@ -46,7 +47,7 @@ def test_failed_write_leaves_database_as_it_was(tiny_bert, tmp_path, monkeypatch
     outcome = evaluate(cfg, encoder=enc)
     outcome.results[0]["level"] = None          # violates NOT NULL after the run row is inserted
     from eatlas.registry import load_registry
-    with pytest.raises(duckdb.Error):
+    with pytest.raises(EatlasError, match="r.duckdb"):          # one line naming the file; nothing kept
         store.write_run(db, outcome.run, outcome.results, load_registry())
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1

@@ -12,7 +12,7 @@ def test_two_results_under_one_version_can_be_told_apart(tmp_path, mini):
     cfg = RunConfig(tests=["t1"], levels=("word",), n_samples=200, use_cache=False)
     run(cfg, db=db, registry=mini.root, encoder=toy_encoder())
     # The set is edited without a version bump: same version, other stimuli.
-    mini.add_set(make_set("roses", ["rose", "tulip", "daisy", "ant"]))
+    mini.add_set(make_set("roses", ["rose", "tulip", "daisy", "happy"]))   # X shares an item with A: a warning
     mini.sync()
     _DEFAULT.clear()      # a new process would read the registry afresh
     run(cfg, db=db, registry=mini.root, encoder=toy_encoder())

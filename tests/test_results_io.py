@@ -39,7 +39,7 @@ def test_export_is_hive_partitioned_parquet_with_manifest(store, tmp_path, capsy
     assert main(["results", "export", str(out), "--db", str(store)]) == 0
     m = json.loads((out / "manifest.json").read_text())
     assert m["format"] == "eatlas-results" and m["schema_version"] == 1 and m["eatlas_version"]
-    assert set(m["tables"]) == {"runs", "results", "mleat_results", "run_inputs"}   # every table keyed by run_id
+    assert set(m["tables"]) == {"runs", "results", "mleat_results", "run_inputs", "influence"}   # keyed by run_id
     assert m["tables"]["results"]["partition_by"] == ["model", "test_id"]
     assert dict(m["tables"]["results"]["columns"])["effect_size"] == "DOUBLE"
     assert set(m["registry"]["test_versions"]) == {"weat1", "weat2"}
