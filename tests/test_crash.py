@@ -25,7 +25,7 @@ from eatlas.cli import main
 from tests.conftest import ROOT
 
 TESTS = ["weat1", "weat2"]
-N_KILLS = 20
+N_KILLS = 10        # kill points stratified over one run's duration (each kill also re-runs in process)
 
 
 def run_args(db: Path, model: Path, *extra: str) -> list[str]:
