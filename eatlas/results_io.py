@@ -26,7 +26,7 @@ import duckdb
 import pyarrow as pa
 
 from .errors import EatlasError
-from .store import connect, init_schema
+from .store import connect, init_schema, rollback
 
 FORMAT = "eatlas-results"
 SCHEMA_VERSION = 1
@@ -331,18 +331,11 @@ def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> d
             if have:
                 con.unregister("_have")
         con.execute("COMMIT")
-    except duckdb.Error as e:
-        try:
-            con.execute("ROLLBACK")
-        except duckdb.Error:
-            pass
-        raise EatlasError(f"import failed, nothing was written: {str(e).strip().splitlines()[0]}",
-                          file=str(src)) from None
-    except BaseException:
-        try:
-            con.execute("ROLLBACK")
-        except duckdb.Error:
-            pass
+    except BaseException as e:
+        rollback(con)
+        if isinstance(e, duckdb.Error):
+            raise EatlasError(f"import failed, nothing was written: {str(e).strip().splitlines()[0]}",
+                              file=str(src)) from None
         raise
     finally:
         con.close()

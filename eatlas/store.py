@@ -415,6 +415,15 @@ def refresh_published(con: duckdb.DuckDBPyConnection, reg) -> int:
     return len(df)
 
 
+def rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """Undo the open transaction after a failure; a connection with none open (or already broken) is left
+    as it is, so the original error is the one raised."""
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass
+
+
 def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: float = 0.0,
               extra_tables: dict[str, pd.DataFrame] | None = None) -> None:
     """Write one run and its results atomically (one transaction)."""
@@ -454,10 +463,7 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
             con.unregister("_extra")
         con.execute("COMMIT")
     except BaseException as e:
-        try:
-            con.execute("ROLLBACK")
-        except duckdb.Error:
-            pass
+        rollback(con)
         if isinstance(e, (duckdb.Error, OSError)) and not isinstance(e, EatlasError):
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]
             raise EatlasError(f"the run could not be written, and nothing of it was: {first}", file=str(db),

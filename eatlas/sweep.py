@@ -23,12 +23,11 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-import duckdb
 import pandas as pd
 
 from .errors import EatlasError
 from .runner import RunConfig, default_tests, evaluate
-from .store import connect, init_schema, write_run
+from .store import connect, init_schema, rollback, write_run
 
 ENGINES = ("local", "ray")
 # The settings that make two runs of one model the same computation (runs.settings holds them all).
@@ -225,10 +224,7 @@ def _record_failure(db, sweep_id: str, model: str, key: str, error: str, engine:
         con.unregister("_fail")
         con.execute("COMMIT")
     except BaseException:
-        try:
-            con.execute("ROLLBACK")
-        except duckdb.Error:
-            pass
+        rollback(con)
         raise
     finally:
         con.close()

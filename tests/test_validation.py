@@ -15,33 +15,13 @@ import numpy as np
 import pytest
 import yaml
 
-from eatlas.cli import main
 from tests.conftest import make_set, make_test, write_yaml
+from tests.test_bad_input import cli, says, validate
 
 ROSES = "registry/testpaper/sets/roses.yaml"
 T1 = "registry/testpaper/tests/t1.yaml"
 WORDS = ["rose", "tulip", "daisy", "lily", "ant", "moth", "wasp", "flea", "happy", "gentle", "lucky", "honest",
          "ugly", "rotten", "sick", "evil", "career", "family", "work", "home", "office", "kids", "salary", "house"]
-
-
-def cli(capsys, *args) -> tuple[int, str]:
-    rc = main([str(a) for a in args])
-    cap = capsys.readouterr()
-    assert "Traceback" not in cap.err and "Traceback" not in cap.out
-    return rc, cap.err
-
-
-def says(rc: int, err: str, *needles: str, code: int | None = None):
-    assert rc != 0, err
-    if code is not None:
-        assert rc == code, (rc, err)
-    assert err.lstrip().startswith("error: "), err
-    for n in needles:
-        assert n in err, f"{n!r} not in {err!r}"
-
-
-def validate(mini, capsys):
-    return cli(capsys, "--registry", mini.root, "validate")
 
 
 def with_roses(mini, capsys, items, **kw):
