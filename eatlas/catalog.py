@@ -142,8 +142,7 @@ def _data_folders(root: Path) -> tuple[list[EatlasError], set[str]]:
     ``provenance.yaml`` lists every file with the sha256 of its bytes. Returns the problems (a file the
     provenance does not list, a listed file that is missing or whose bytes changed) and the files it
     accounts for."""
-    import hashlib
-
+    from .outputs import sha256_of
     from .registry import read_yaml
 
     problems, described = [], set()
@@ -170,7 +169,7 @@ def _data_folders(root: Path) -> tuple[list[EatlasError], set[str]]:
                                             file=rel_prov, field="files", hint="remove the entry or restore the file"))
                 continue
             described.add(rel)
-            if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            if sha256_of(path) != digest:
                 problems.append(EatlasError("the file's bytes differ from the sha256 its provenance records", file=rel,
                                             field="sha256", hint=f"restore the authors' file, or update {rel_prov}"))
         for p in sorted(folder.rglob("*")):

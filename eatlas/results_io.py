@@ -15,7 +15,6 @@ transaction, so a failed import leaves the store as it was.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 import shutil
@@ -26,6 +25,7 @@ import duckdb
 import pyarrow as pa
 
 from .errors import EatlasError
+from .outputs import sha256_of
 from .store import connect, init_schema, rollback
 
 FORMAT = "eatlas-results"
@@ -43,14 +43,6 @@ def _q(name: str) -> str:
 
 def _lit(text: str) -> str:
     return "'" + str(text).replace("'", "''") + "'"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _run_tables(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> list[str]:
@@ -111,7 +103,7 @@ def export_results(db: str | Path, out: str | Path) -> dict:
                 if n:
                     con.execute(f"COPY ({rel}) TO {_lit(tmp / t)} (FORMAT parquet, PARTITION_BY ({', '.join(parts)}))")
                     for f in sorted((tmp / t).rglob("*.parquet")):
-                        entry["files"][f.relative_to(tmp).as_posix()] = _sha256(f)
+                        entry["files"][f.relative_to(tmp).as_posix()] = sha256_of(f)
                 manifest["tables"][t] = entry
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
             _replace(out, tmp, old)
@@ -242,7 +234,7 @@ def _stage_folder(mem, src: Path) -> list[str]:
             f = src / rel
             if not f.is_file():
                 raise EatlasError("file listed in the manifest is missing", file=str(f), hint="nothing was written")
-            if _sha256(f) != digest:
+            if sha256_of(f) != digest:
                 raise EatlasError("file does not match its checksum in the manifest (corrupt or changed)",
                                   file=str(f), hint="export it again; nothing was written")
     relations = []
