@@ -266,10 +266,10 @@ def expanded_test(reg: Registry, spec: TestSpec, level: str):
     the truncation, each role's expansion computed once per registry for every test that shares it."""
     from types import SimpleNamespace
 
-    from .stimuli import SENTENCE_OF
+    from .levels import level as get_level
     from .templates import expand_item
 
-    exp = spec.expansions[SENTENCE_OF[level]]
+    exp = spec.expansions[get_level(level).expansion]
     tmpl = reg.get_template(exp.template)
     cache = reg.__dict__.setdefault("_validation_expansions", {})
     concepts = {}

@@ -162,18 +162,19 @@ def _source_keys(source: dict | None, known) -> list[str]:
 
 def source_keys(reg, test_id: str, level: str | None = None) -> list[str]:
     """The registry's source keys a test at a level draws on: its own, its sets', its template's."""
-    from .stimuli import SENTENCE_OF
+    from .levels import LEVELS
 
     spec = reg.get_test_spec(test_id)
     level = level or spec.level
-    if not (level == spec.level or SENTENCE_OF.get(level) in spec.expansions):
+    lv = LEVELS.get(level)
+    if lv is None or lv.why_not(spec) is not None:
         raise EatlasError(f"test {spec.id} has no level {level!r}", obj=f"test {spec.id}", field="level",
                           hint=f"levels: {', '.join(spec.levels)}")
     known = reg.sources
     keys = _source_keys(spec.source, known)
     for role in ("x", "y", "a", "b"):
         keys += _source_keys(reg.get_set(spec.sets[role]).source, known)
-    exp = spec.expansions.get(SENTENCE_OF.get(level, ""))
+    exp = spec.expansions.get(lv.expansion or "")
     if exp is not None:
         keys += _source_keys(reg.get_template(exp.template).source, known)
     return list(dict.fromkeys(keys))

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from .console import esc, plain_line
 from .errors import EatlasError, ValidationFailed
+from .levels import NAMES as LEVEL_NAMES
+from .levels import TEXT_LEVELS as EXPORT_LEVELS
 
 
 def _console():
@@ -41,6 +43,7 @@ def cmd_validate(args) -> int:
 def cmd_list(args) -> int:
     from rich.table import Table
 
+    from .levels import levels_of
     from .registry import load_registry
 
     out, _ = _console()
@@ -62,8 +65,7 @@ def cmd_list(args) -> int:
             continue
         if args.bias_type and t.bias_type != args.bias_type:
             continue
-        if args.level and args.level not in t.levels + (["c-word"] if "sent" in t.expansions else []) + \
-                (["c-word(u)"] if "sent(u)" in t.expansions else []):
+        if args.level and args.level not in levels_of(t):
             continue
         table.add_row(*map(esc, (t.id, t.version, t.source.get("paper", ""), t.language, t.bias_type or "",
                                   ",".join(t.levels), t.title)))
@@ -719,7 +721,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--format", choices=("sent-bias", "csv", "jsonl", "parquet"), default="sent-bias")
     ex.add_argument("--tests", nargs="+", action=_ListOption, help="test ids, space- or comma-separated "
                     "(default: every test)")
-    ex.add_argument("--level", choices=("word", "sent", "sent(u)"),
+    ex.add_argument("--level", choices=EXPORT_LEVELS,
                     help="default: sent-bias at the test's own level, tables at every level it has")
     ex.add_argument("--seed", type=SEED, default=0, help="seed of the truncation of unequal expanded sets")
     ex.set_defaults(fn=cmd_export)
@@ -744,7 +746,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ci = sub.add_parser("cite", help="print the BibTeX for a test: its papers, its sets', its template's, EATlas")
     ci.add_argument("test_id")
-    ci.add_argument("--level", choices=("word", "sent", "sent(u)", "c-word", "c-word(u)"),
+    ci.add_argument("--level", choices=LEVEL_NAMES,
                     help="default: the test's own level")
     ci.set_defaults(fn=cmd_cite)
     from .cli_dist import add_parsers  # results export/import, sweep (issue 14)

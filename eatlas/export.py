@@ -14,11 +14,12 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import EatlasError
+from .levels import TEXT_LEVELS
 from .registry import Registry, TestSpec
 from .stimuli import Test, build_test
 
 FORMATS = ("sent-bias", "csv", "jsonl", "parquet")
-EXPORT_LEVELS = ("word", "sent", "sent(u)")
+EXPORT_LEVELS = TEXT_LEVELS      # the levels with texts of their own (c-word reads spans of sent's sentences)
 SENT_BIAS_KEYS = {"x": "targ1", "y": "targ2", "a": "attr1", "b": "attr2"}
 
 ROW_COLUMNS = ["test_id", "test_version", "level", "role", "concept", "set_id", "set_version", "item_index", "item",

@@ -19,6 +19,8 @@ from typing import Any
 import yaml
 
 from .errors import EatlasError
+from .levels import EXPANSIONS
+from .levels import NAMES as LEVELS  # noqa: F401 - kept for importers
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_+\-]*$")
 SEMVER_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
@@ -30,7 +32,6 @@ def semver_key(version) -> tuple[int, ...] | None:
 REF_RE = re.compile(r"^(?P<id>[^@\s]+)@(?P<version>[^@\s]+)$")
 KINDS = ("name", "noun", "group_term", "mass_noun", "adjective", "verb", "pronoun", "sentence", "word")
 ROLES = ("x", "y", "a", "b")
-LEVELS = ("word", "sent", "sent(u)", "c-word", "c-word(u)")
 MAX_FILE_BYTES = 2_000_000
 DEFAULT_LANGUAGE = "en"
 # BCP-47 (RFC 5646) language tag in its canonical case: language (2-3 letters; no 5-8 letter subtag is
@@ -572,7 +573,7 @@ def parse_test(doc: Any, file: str) -> TestSpec:
                           field="expansions", hint="e.g. expansions: {sent: {template: may2019_bleached@1.0.0}}")
     for lvl, spec in raw_exps.items():
         fld = f"expansions.{lvl}"
-        if lvl not in ("sent", "sent(u)"):
+        if lvl not in EXPANSIONS:
             raise EatlasError(f"unknown expansion level {lvl!r}", file=file, obj=obj, field=fld,
                               hint="sent or sent(u); c-word levels reuse these sentences")
         if not isinstance(spec, dict):

@@ -12,10 +12,9 @@ import numpy as np
 
 from .checks import template_ok
 from .errors import EatlasError
-from .registry import LEVELS, ROLES, Registry, StimulusSet, TestSpec, load_registry
+from .levels import level as get_level
+from .registry import ROLES, Registry, StimulusSet, TestSpec, load_registry
 from .templates import Expanded, expand_item
-
-SENTENCE_OF = {"sent": "sent", "sent(u)": "sent(u)", "c-word": "sent", "c-word(u)": "sent(u)"}
 
 
 @dataclass
@@ -69,18 +68,16 @@ def _truncate(stimuli: list[Expanded], size: int, rng: np.random.Generator) -> l
 
 def build_test(reg: Registry, spec: TestSpec, level: str | None = None, *, seed: int = 0) -> Test:
     level = level or spec.level
-    if level not in LEVELS:
-        raise EatlasError(f"unknown level {level!r}", obj=f"test {spec.id}", field="level",
-                          hint=f"one of {', '.join(LEVELS)}")
+    lv = get_level(level, obj=f"test {spec.id}")
     sets = {r: reg.get_set(spec.sets[r]) for r in ROLES}
     template_ref = None
-    if level == "word":
+    if lv.expansion is None:
         if spec.level != "word":
             raise EatlasError(f"test {spec.id} is written at level {spec.level}; it has no word level",
                               obj=f"test {spec.id}", field="level")
         stim = {r: _word_level(sets[r]) for r in ROLES}
     else:
-        key = SENTENCE_OF[level]
+        key = lv.expansion
         if key not in spec.expansions:
             raise EatlasError(f"test {spec.id} has no {key} expansion (levels: {', '.join(spec.levels)})",
                               file=spec.file, obj=f"test {spec.id}", field="expansions")

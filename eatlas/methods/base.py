@@ -1,0 +1,231 @@
+"""The plug-in interface of a method: what it needs, what it asks on the command line, what it stores.
+
+A method is one module in ``eatlas/methods/`` (or a third-party package's entry point in group
+``eatlas.methods``) holding one ``Method`` subclass decorated with ``@register``. From its
+declaration come the CLI's ``--method`` choices and the method's own options
+(``eatlas.cli``), the store's tables (``eatlas.store`` derives their DDL from the row types
+declared here), the run record (one run path, ``eatlas.runner``) and its report and CLI summary.
+
+Two kinds of input:
+
+* ``inputs = "matrices"``: the run path expands each test at each level, encodes every unique
+  text once (with the embedding cache), drops what cannot be encoded (recorded with the result),
+  and calls ``compute(m, cfg)`` with the test's X, Y, A, B matrices. It writes one ``results``
+  row per test and level (status, counts, dropped stimuli; the effect size, p-value and CI when
+  the method gives a WEAT-comparable effect size, ``effect_size = True``, which also gets
+  Holm-Bonferroni and the leave-one-out stimulus influence).
+* anything else (``"corpus"``, ``"groups"``): the method's ``run(ctx)`` does its own encoding
+  through ``ctx.encoder`` and returns its tables' rows.
+
+Rows are dicts or instances of the declared row dataclass; the run path adds ``run_id`` (and, for
+per-test tables, ``test_id``, ``test_version`` and ``level``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..errors import EatlasError
+from ..levels import NAMES as ALL_LEVELS
+
+# The statistics options shared by the methods built on the permutation test and the stimulus bootstrap.
+STATS_OPTIONS = ("n_samples", "parametric", "alternative", "ci", "n_boot")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One command-line option of a method: ``flag`` (e.g. '--mleat-alpha') and argparse keywords
+    (type, default, choices, action, help, metavar, nargs). Its value reaches the method as
+    ``cfg.options[dest]``."""
+    flag: str
+    kwargs: dict = field(default_factory=dict)
+
+    @property
+    def dest(self) -> str:
+        return self.kwargs.get("dest") or self.flag.lstrip("-").replace("-", "_")
+
+    @property
+    def default(self):
+        if self.kwargs.get("action") == "store_true":
+            return False
+        return self.kwargs.get("default")
+
+
+@dataclass(frozen=True)
+class Table:
+    """A method's own table. ``row``: a dataclass whose fields (and their annotated types) are the
+    columns after the run path's own (``run_id``; with ``per_test``, also test_id, test_version and
+    level). ``key``: the further primary-key columns (none: one row per run, or per test and level).
+    ``open``: rows may carry further columns (e.g. one per pair of groups), added as they come."""
+    name: str
+    row: type
+    per_test: bool = True
+    key: tuple[str, ...] = ()
+    open: bool = False
+    doc: str = ""
+
+    def prefix(self) -> list[tuple[str, str, bool]]:
+        cols = [("run_id", "VARCHAR", True)]
+        if self.per_test:
+            cols += [("test_id", "VARCHAR", True), ("test_version", "VARCHAR", True), ("level", "VARCHAR", True)]
+        return cols
+
+    def columns(self) -> list[tuple[str, str, bool]]:
+        """(name, DuckDB type, not null) of every column, the run path's first."""
+        return self.prefix() + columns_of(self.row)
+
+    def primary_key(self) -> tuple[str, ...] | None:
+        if self.key or self.per_test:
+            return tuple(c for c, _, _ in self.prefix()) + self.key
+        return None
+
+
+_DUCK = {str: "VARCHAR", int: "BIGINT", float: "DOUBLE", bool: "BOOLEAN", dict: "JSON",
+         _dt.datetime: "TIMESTAMP", list: "VARCHAR[]"}
+
+
+def duck_type(tp) -> tuple[str, bool]:
+    """(DuckDB type, nullable) of an annotation: str, int, float, bool, dict (JSON), datetime, list[str],
+    ``X | None`` (nullable); ``typing.Annotated[X, "TYPE"]`` names the DuckDB type itself."""
+    nullable = False
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        nullable = len(args) < len(typing.get_args(tp))
+        tp = args[0] if len(args) == 1 else tp
+        origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return typing.get_args(tp)[1], nullable
+    if origin is list:
+        return "VARCHAR[]", nullable
+    if tp in _DUCK:
+        return _DUCK[tp], nullable
+    raise TypeError(f"no DuckDB type for {tp!r}")
+
+
+def columns_of(row: type) -> list[tuple[str, str, bool]]:
+    hints = typing.get_type_hints(row, include_extras=True)
+    out = []
+    for f in dataclasses.fields(row):
+        typ, nullable = duck_type(hints[f.name])
+        out.append((f.name, typ, not nullable))
+    return out
+
+
+def as_dict(row) -> dict:
+    return dataclasses.asdict(row) if dataclasses.is_dataclass(row) else dict(row)
+
+
+@dataclass
+class Matrices:
+    """A test at one level, as a matrices method sees it: the encodable stimuli of each role
+    (``x``, ``y``, ``a``, ``b``: float64 arrays of shape (n, d)), their texts (``texts[role]``) and
+    the test (``test``: eatlas.stimuli.Test, with concept names and provenance)."""
+    x: np.ndarray
+    y: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    texts: dict
+    test: Any
+
+    @property
+    def names(self) -> list[str]:
+        """The four concepts' names (X, Y, A, B)."""
+        return [self.test.concepts[r].name for r in ("x", "y", "a", "b")]
+
+
+@dataclass
+class Outcome:
+    """What ``compute`` returns for one test at one level. A method with ``effect_size = True``
+    fills ``stats`` (an object with effect_size, p_value, exact, n_partitions, ci_low, ci_high, such
+    as eatlas.weat.WeatResult). ``rows``: table name -> rows of its own tables. ``detail``: kept in
+    memory for the method's ``after_run`` (e.g. ML-EAT's result, for its EAT-Maps). ``not_run``: the
+    reason the test could not be computed (it is then stored as not run)."""
+    stats: Any = None
+    rows: dict = field(default_factory=dict)
+    detail: Any = None
+    not_run: str | None = None
+
+
+@dataclass
+class MethodRun:
+    """What ``run`` returns (methods whose input is not a test's four matrices)."""
+    rows: dict                          # table name -> rows
+    settings: dict = field(default_factory=dict)    # recorded in runs.settings
+    test_ids: list = field(default_factory=list)
+    levels: list = field(default_factory=list)
+    n_samples: int | None = None
+    detail: Any = None
+
+
+class Method:
+    """Subclass, declare, decorate with ``@register``."""
+    name: ClassVar[str]
+    help: ClassVar[str]
+    inputs: ClassVar[str] = "matrices"
+    levels: ClassVar[tuple[str, ...]] = ALL_LEVELS        # the levels it can run
+    effect_size: ClassVar[bool] = False                   # a WEAT-comparable d in results (Holm, influence)
+    stats: ClassVar[tuple[str, ...]] = ()                 # the STATS_OPTIONS it uses
+    options: ClassVar[tuple[Option, ...]] = ()
+    tables: ClassVar[tuple[Table, ...]] = ()
+    cite: ClassVar[str] = ""                              # the formula's source, as docs/methods.md cites it
+
+    def check(self, cfg) -> None:
+        """Refuse bad option values before any work (raise EatlasError naming the option)."""
+
+    def compute(self, m: Matrices, cfg) -> Outcome:       # inputs == "matrices"
+        raise NotImplementedError
+
+    def run(self, ctx) -> MethodRun:                      # any other inputs
+        raise NotImplementedError
+
+    def summary(self, outcome):
+        """A rich renderable the CLI prints after the run (None: the results table)."""
+        return None
+
+    def after_run(self, outcome, cfg, *, db, registry) -> str | None:
+        """Work after the run is stored (e.g. drawing figures); returns a line for the user."""
+        return None
+
+    def report(self, con, run_ids: list[str], reg) -> list[dict]:
+        """Report sections: dicts with id, title and html (already escaped)."""
+        return []
+
+    def option(self, cfg, dest: str):
+        return cfg.options.get(dest, next(o.default for o in self.options if o.dest == dest))
+
+
+_REGISTRY: dict[str, Method] = {}
+
+
+def register(cls: type[Method]) -> type[Method]:
+    """Class decorator: make ``cls`` a method of ``eatlas run --method``."""
+    for attr in ("name", "help"):
+        if not getattr(cls, attr, None):
+            raise TypeError(f"method {cls.__name__} declares no {attr}")
+    if cls.name in _REGISTRY and type(_REGISTRY[cls.name]) is not cls:
+        raise TypeError(f"two methods are called {cls.name!r}: {type(_REGISTRY[cls.name]).__name__} and "
+                        f"{cls.__name__}")
+    bad = [lv for lv in cls.levels if lv not in ALL_LEVELS]
+    if bad:
+        raise TypeError(f"method {cls.name}: unknown level(s) {', '.join(bad)}")
+    unknown = [s for s in cls.stats if s not in STATS_OPTIONS]
+    if unknown:
+        raise TypeError(f"method {cls.name}: unknown statistics option(s) {', '.join(unknown)}")
+    for t in cls.tables:
+        if not dataclasses.is_dataclass(t.row):
+            raise TypeError(f"method {cls.name}: table {t.name}'s row is not a dataclass")
+        columns_of(t.row)           # every column has a type
+    _REGISTRY[cls.name] = cls()
+    return cls
+
+
+def unknown_method(name: str) -> EatlasError:
+    from . import names
+    return EatlasError(f"unknown method {name!r}", field="--method", hint=f"one of {', '.join(names())}")
