@@ -293,6 +293,13 @@ def _tail(label: str, width: int) -> str:
     return label if len(label) <= width else "…" + label[-(width - 1):]
 
 
+def _values(glyph: str, values: list[float]) -> str:
+    """One paper's printed numbers of one kind in a row: each of one or two, else their range and count."""
+    if len(values) <= 2:
+        return ", ".join(f"{glyph}{v:+.2f}" for v in values)
+    return f"{glyph}{values[0]:+.2f}…{values[-1]:+.2f} ({len(values)})"
+
+
 def _pack(parts: list[str], *, width: int = 34, lines: int = 2) -> str:
     """``parts`` joined by '; ' over at most ``lines`` lines of about ``width`` characters (the last takes the rest)."""
     out = [""]
@@ -406,7 +413,8 @@ def forest_plots(results: pd.DataFrame, published: pd.DataFrame, reg: Registry |
         for r in psub.itertuples() if len(psub) else ():
             papers.setdefault(r.row, {}).setdefault(str(r.paper), set()).add((float(r.published_effect_size), r.match))
         for r, by_paper in papers.items():
-            label = _pack([f"{p} " + ", ".join(f"{PUBLISHED_GLYPH[m]}{v:+.2f}" for v, m in sorted(vals))
+            label = _pack([f"{p} " + ", ".join(_values(PUBLISHED_GLYPH[m], sorted(v for v, m2 in vals if m2 == m))
+                                                for m in PUBLISHED_GLYPH if any(m2 == m for _, m2 in vals))
                            for p, vals in sorted(by_paper.items())], lines=max(1, int(row_h / 0.15)))
             ax.text(1.01, pos[r], _plain(label), transform=ax.get_yaxis_transform(), fontsize=8, va="center",
                     ha="left", color="#333333", gid="forest-paper")
