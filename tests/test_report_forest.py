@@ -221,3 +221,15 @@ def test_many_rows_make_several_readable_figures():
     assert heights[0] == heights[1] > heights[2]                # height grows with the rows
     assert "m$1" in f["figures"][0]["svg"]                      # a '$' is text, not mathtext
     assert all(_overlaps(p["fig"]) == [] for p in f["figures"])  # no label drawn over another
+    # Holm: filled where significant, open (white) where not, in every figure
+    checked = 0
+    for part in f["figures"]:
+        for coll in part["fig"].axes[0].collections:
+            if (coll.get_gid() or "").startswith("forest-series-"):
+                j = int(coll.get_gid().rsplit("-", 1)[1])
+                mine = results.iloc[45 * j:45 * (j + 1)]
+                holm = mine.set_index(mine["test_id"] + " [word]").loc[part["rows"], "holm_significant"]
+                white = [tuple(c) == (1.0, 1.0, 1.0, 1.0) for c in coll.get_facecolors()]
+                assert white == [not h for h in holm]
+                checked += 1
+    assert checked == 6                                         # 2 models x 3 figures
