@@ -59,6 +59,18 @@ def _default_device() -> str:
     return "cuda" if _torch().cuda.is_available() else "cpu"
 
 
+NO_LIMIT = 10**18     # tokenizers without a length limit say model_max_length = int(1e30) (VERY_LARGE_INTEGER)
+
+
+def _first(config: dict, *names: str):
+    """The first of ``names`` that config.json sets to a positive integer (None: none does)."""
+    for n in names:
+        v = config.get(n)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v
+    return None
+
+
 def _json(path: Path, *, required: bool = False) -> dict:
     """A model folder's JSON file (config.json, tokenizer_config.json) as a dict."""
     if not path.is_file():
@@ -100,13 +112,15 @@ class TransformersEncoder(Encoder):
         tok_config = _json(path / "tokenizer_config.json")
         self.path, self.trust_remote_code = path, trust_remote_code
         self._tokenizer = self._model = None
-        limits = [n for n in (max_length, tok_config.get("model_max_length"), config.get("max_position_embeddings"))
-                  if isinstance(n, int) and not isinstance(n, bool) and n > 0]
+        # transformers' own aliases of these config fields (PretrainedConfig.attribute_map), e.g. GPT-2's n_positions
+        positions = _first(config, "max_position_embeddings", "n_positions", "n_ctx", "max_seq_len")
+        limits = [n for n in (max_length, tok_config.get("model_max_length"), positions)
+                  if isinstance(n, int) and not isinstance(n, bool) and 0 < n < NO_LIMIT]
         self.max_length = min(limits) if limits else 512
         self.device = device or _default_device()
         self.batch_size = batch_size
         self.normalize = normalize
-        self.hidden_size = config.get("hidden_size") or config.get("d_model") or config.get("n_embd")
+        self.hidden_size = _first(config, "hidden_size", "n_embd", "d_model", "dim")
         fam = family or config.get("model_type") or "transformers"
         fp = fingerprint or _folder_fingerprint(path)
         super().__init__(model_id=model_id or str(path), fingerprint=fp, family=fam, pooling=pooling,
@@ -114,7 +128,7 @@ class TransformersEncoder(Encoder):
                          info={"path": str(path), "model_type": config.get("model_type"),
                                "normalize": normalize, "max_length": self.max_length, "device": self.device})
         self._layer = str(layer)
-        n_states = config.get("num_hidden_layers", config.get("n_layer"))
+        n_states = _first(config, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
         if isinstance(n_states, int) and self._layer not in ("-1", "sum") and \
                 not -(n_states + 1) <= int(self._layer) <= n_states:
             raise EatlasError(f"layer {layer} is out of range: the model has {n_states + 1} hidden states "
@@ -141,13 +155,14 @@ class TransformersEncoder(Encoder):
     def _load(self) -> None:
         """The tokenizer and the weights, on first use."""
         torch = _torch()
-        from transformers import AutoModel, AutoTokenizer
+        from transformers import AutoConfig, AutoModel, AutoTokenizer
         from transformers.utils import logging as hf_logging
 
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
         path, trust = self.path, self.trust_remote_code
         try:
+            AutoConfig.from_pretrained(path, local_files_only=True, trust_remote_code=trust)   # custom code: asks
             tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, trust_remote_code=trust)
             model = AutoModel.from_pretrained(path, local_files_only=True, trust_remote_code=trust)
         except Exception as e:   # noqa: BLE001 - whatever the loaders raise (OSError, safetensors' SafetensorError,
