@@ -3,9 +3,9 @@
 Sections (each an element id): ``runs``, ``matrix`` (tests x models, effect sizes with Holm marks, as
 May et al. 2019 Figure 1), ``forest`` (effect sizes with their bootstrap CIs, models side by side, the
 published numbers marked; forest_plots), ``influence`` (beside it: each result's most influential stimuli,
-"Bad Seeds"; influence_table), ``eat-map`` (ML-EAT Level 2, from a table ``mleat_results``), ``ceat``
-(CEAT draws, from ``ceat_results`` and ``ceat_draws``), ``reproduction`` (ours against the published
-effect sizes) and ``provenance`` (every stimulus set). Figures are inline SVG, drawn with matplotlib's
+"Bad Seeds"; influence_table), then each method's own sections, from its plug-in's ``report``
+(eatlas.methods: ``eat-map``, ML-EAT Level 2; ``ceat``, CEAT draws), ``reproduction`` (ours against the
+published effect sizes) and ``provenance`` (every stimulus set). Figures are inline SVG, drawn with matplotlib's
 Agg canvas (the plots) or written directly (the EAT-Maps).
 """
 from __future__ import annotations
@@ -19,6 +19,7 @@ import pandas as pd
 
 from . import __version__
 from .errors import EatlasError
+from .methods import all_methods
 from .paths import package_file
 from .registry import LEVELS, Registry
 from .store import connect
@@ -27,12 +28,6 @@ TEMPLATE = package_file("report_template.html.j2")
 SECTIONS = ("runs", "matrix", "forest", "influence", "eat-map", "ceat", "reproduction", "provenance", "references")
 MAX_ES = 2.0   # effect sizes lie in [-2, 2]
 
-# EAT pattern -> (association of X, association of Y) with A or B (ML-EAT, Wolfe et al. 2024)
-PATTERN_ASSOCIATIONS = {
-    "A-Uniform": ("A", "A"), "B-Uniform": ("B", "B"), "AB-Divergent": ("A", "B"), "BA-Divergent": ("B", "A"),
-    "AX-Singular": ("A", None), "BX-Singular": ("B", None), "AY-Singular": (None, "A"), "BY-Singular": (None, "B"),
-    "Non-Directional": (None, None),
-}
 
 
 # ------------------------------------------------------------------ reading the database
@@ -155,60 +150,6 @@ def matrix(results: pd.DataFrame, runs: pd.DataFrame, reg: Registry | None, alph
     fig.text(0.01, 0.0, f"{note}\nruns: {runs_shown}", fontsize=7, ha="left", va="top", wrap=True)
     return {"svg": _svg(fig), "fig": fig, "n_cells": len(ok), "n_holm": int((ok["mark"] != "").sum()),
             "legend": note, "n_not_run": int((results["status"] != "ok").sum())}
-
-
-def eat_maps(df: pd.DataFrame, reg: Registry | None) -> list[dict]:
-    """One 2x2 map per ML-EAT row: columns X, Y; rows A, B; filled where the pattern says associated."""
-    dx, px = _column(df, "x_effect_size"), _column(df, "x_p_value")
-    dy, py = _column(df, "y_effect_size"), _column(df, "y_p_value")
-    if dx is None or dy is None or "pattern" not in df.columns:
-        raise EatlasError("table mleat_results lacks the Level 2 columns",
-                          hint="expected x_effect_size, x_p_value, y_effect_size, y_p_value, pattern")
-    maps = []
-    for i, r in enumerate(df.itertuples()):
-        assoc = PATTERN_ASSOCIATIONS.get(r.pattern, (None, None))
-        names = _concept_names(reg, r.test_id)
-        cells = []
-        for role_i, (d, p) in enumerate(((dx.iat[i], px.iat[i] if px is not None else np.nan),
-                                         (dy.iat[i], py.iat[i] if py is not None else np.nan))):
-            towards = "A" if d >= 0 else "B"
-            for row_i, attr in enumerate("AB"):
-                cells.append({"x": role_i, "y": row_i, "associated": assoc[role_i] == attr,
-                              "text": [f"d = {d:+.2f}", f"p = {p:.3g}"] if attr == towards else []})
-        maps.append({"title": f"{r.test_id} [{r.level}]", "model": r.run_model, "pattern": r.pattern,
-                     "run": r.run_id[:8],
-                     "names": names, "cells": cells})
-    return sorted(maps, key=lambda m: (m["model"], _test_order(reg, *m["title"][:-1].split(" ["))))
-
-
-def _concept_names(reg: Registry | None, test_id: str) -> list[str]:
-    if reg is not None and test_id in reg.tests:
-        names = [reg.get_set(reg.tests[test_id].sets[r]).concept for r in "xyab"]
-        return [n if len(n) <= 16 else n[:15] + "…" for n in names]
-    return ["X", "Y", "A", "B"]
-
-
-def ceat_histograms(res: pd.DataFrame, draws: pd.DataFrame) -> dict | None:
-    ces = _column(res, "ces")
-    if not len(res) or ces is None or not len(draws):
-        return None
-    res = res.assign(ces=ces).sort_values(["run_model", "test_id"])
-    n = len(res)
-    ncols = min(4, n)
-    nrows = -(-n // ncols)
-    fig = _figure((3.2 * ncols, 2.4 * nrows))
-    for k, r in enumerate(res.itertuples()):
-        ax = fig.add_subplot(nrows, ncols, k + 1)
-        es = pd.to_numeric(draws.loc[(draws["run_id"] == r.run_id) & (draws["test_id"] == r.test_id),
-                                     "effect_size"], errors="coerce").dropna()
-        ax.hist(es, bins=40, color="#7a9cc6")
-        ax.axvline(r.ces, color="#b2182b", lw=1.5, label=f"CES {r.ces:+.2f}")
-        ax.set_title(f"{r.test_id} | {r.run_model}", fontsize=8)
-        ax.set_xlabel("effect size per draw", fontsize=7)
-        ax.tick_params(labelsize=7)
-        ax.legend(fontsize=7, frameon=False)
-    fig.tight_layout()
-    return {"svg": _svg(fig), "n": n}
 
 
 def _place_labels(fig, ax, points: list[tuple[float, float, str]], fontsize: float = 6) -> int:
@@ -523,6 +464,41 @@ def references(reg: Registry | None, *frames: pd.DataFrame) -> list[dict]:
     return sorted(out.values(), key=lambda e: e["key"] == "eatlas")
 
 
+# ------------------------------------------------------------------ the methods' sections
+
+class ReportContext:
+    """What a method's ``report`` (eatlas.methods) gets: the selected rows of its tables, figures, rendering."""
+
+    def __init__(self, con, tables: set[str], reg, pick: dict, run_id: str | None):
+        self.con, self.tables, self.registry, self._pick, self.run_id = con, tables, reg, pick, run_id
+
+    def rows(self, table: str, keys: tuple[str, ...]) -> pd.DataFrame:
+        """The rows of ``table`` the report shows (the chosen runs, or the newest per model and ``keys``)."""
+        return _selected_rows(self.con, self.tables, table, keys, **self._pick)
+
+    def rows_of_runs(self, table: str, run_ids) -> pd.DataFrame:
+        return _rows(self.con, table, sorted(set(run_ids))) if table in self.tables else pd.DataFrame()
+
+    def figure(self, figsize):
+        return _figure(figsize)
+
+    def svg(self, fig):
+        return _safe(_svg(fig))
+
+    def render(self, template: str, **kw):
+        """A fragment of the page from a Jinja template (autoescaped), as markup."""
+        from jinja2 import Environment, StrictUndefined
+        from markupsafe import Markup
+
+        from .legend import legend
+
+        env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+        return Markup(env.from_string(template).render(legend=legend(), svg_safe=_safe, run_id=self.run_id, **kw))
+
+    test_order = staticmethod(_test_order)
+    column = staticmethod(_column)
+
+
 # ------------------------------------------------------------------ the page
 
 def build_report(db: str | Path, *, run_id: str | None = None, registry: str | Path | None = None,
@@ -550,13 +526,12 @@ def build_report(db: str | Path, *, run_id: str | None = None, registry: str | P
                               hint="'eatlas sql \"SELECT DISTINCT model FROM runs\"' lists the models")
         pick = dict(run_ids=ids, model=model, all_runs=all_runs)
         results = _selected_rows(con, tables, "results", ("test_id", "level"), **pick)
-        mleat = _selected_rows(con, tables, "mleat_results", ("test_id", "level"), **pick)
-        ceat = _selected_rows(con, tables, "ceat_results", ("test_id",), **pick)
-        shown = sorted(set().union(*(set(d["run_id"]) for d in (results, mleat, ceat) if len(d))))
+        ctx = ReportContext(con, tables, reg, pick, ids[0] if ids and len(ids) == 1 else None)
+        method_sections = [sec for m in all_methods().values() for sec in m.report(ctx)]
+        frames = [f for sec in method_sections for f in sec.get("frames", [])]
+        shown = sorted(set().union(*(set(d["run_id"]) for d in (results, *frames) if len(d))))
         runs_df = con.execute(f"SELECT * FROM runs WHERE run_id IN ({', '.join('?' * len(shown))}) "
                               "ORDER BY finished_at", shown).fetchdf() if shown else pd.DataFrame(columns=["run_id"])
-        draws = _rows(con, "ceat_draws", sorted(set(ceat["run_id"]))) if "ceat_draws" in tables and len(ceat) \
-            else pd.DataFrame()
         repro = pd.DataFrame()
         if "reproduction" in tables and len(results):
             con.register("_sel", results[["run_id", "test_id", "level"]])
@@ -584,12 +559,11 @@ def build_report(db: str | Path, *, run_id: str | None = None, registry: str | P
         matrix=matrix(results, runs_df, reg, alpha, by_run=by_run) if len(results) else None,
         forest=forest_plots(results, published, reg, by_run=by_run) if len(results) else None,
         influence=influence,
-        mleat_table="mleat_results" in tables, eat_maps=eat_maps(mleat, reg) if len(mleat) else [],
-        ceat_table="ceat_results" in tables, ceat=ceat_histograms(ceat, draws) if len(ceat) else None,
+        method_sections=method_sections,
         reproduction=reproduction_scatter(repro) if len(repro) else None,
         sets=provenance(reg), svg_safe=_safe, fmt=_fmt,
         sources=sorted((k, (v or {}).get("citation", "")) for k, v in reg.sources.items()),
-        references=references(reg, results, mleat, ceat))
+        references=references(reg, results, *frames))
 
 
 def _forest_published(con, tables: set[str], results: pd.DataFrame) -> pd.DataFrame:

@@ -57,8 +57,9 @@ def db(tmp_path_factory) -> Path:
         {"test_id": "weat+occ", "test_version": "1.0.0", "level": "word", "x_effect_size": 0.1, "x_p_value": 0.4,
          "y_effect_size": 0.05, "y_p_value": 0.6, "pattern": "Non-Directional"}])
     _run(path, reg, "tiny-bert", "bert", 5, method="ceat",
-         ceat_results=[{"test_id": "weat1", "level": "c-word", "ces": 0.8}],
-         ceat_draws=[{"test_id": "weat1", "draw": i, "effect_size": 0.8 + (i % 7 - 3) / 10} for i in range(200)])
+         ceat_results=[{"test_id": "weat1", "test_version": "1.0.0", "level": "c-word", "status": "ok", "ces": 0.8}],
+         ceat_draws=[{"test_id": "weat1", "test_version": "1.0.0", "level": "c-word", "draw": i,
+                      "effect_size": 0.8 + (i % 7 - 3) / 10} for i in range(200)])
     return path
 
 

@@ -194,8 +194,11 @@ class Method:
         """Work after the run is stored (e.g. drawing figures); returns a line for the user."""
         return None
 
-    def report(self, con, run_ids: list[str], reg) -> list[dict]:
-        """Report sections: dicts with id, title and html (already escaped)."""
+    def report(self, ctx) -> list[dict]:
+        """The method's sections of the HTML report: dicts with ``id``, ``title``, ``nav`` (the link text),
+        ``html`` (markup from ``ctx.render``) and ``frames`` (the rows shown, for the page's run list and
+        references). ``ctx`` (eatlas.report.ReportContext): ``rows(table, keys)`` (the selected rows of a
+        table), ``rows_of_runs``, ``figure``/``svg`` (matplotlib to inline SVG), ``render`` (Jinja)."""
         return []
 
     def option(self, cfg, dest: str):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ..argtypes import POSITIVE, at_least
 from ..errors import EatlasError
@@ -132,6 +133,54 @@ class Ceat(Method):
             t.add_row(esc(r["test_id"]), f"{r['ces']:+.3f}", f"{r['se']:.3g}", f"{r['p_two_tailed']:.2g}",
                       f"{r['p_one_tailed']:.2g}", f"{r['tau2']:.3g}", str(r["n_draws"]), esc(r["missing"] or ""))
         return t
+
+
+    def report(self, ctx) -> list[dict]:
+        """The report's CEAT section: each shown test's draws as a histogram with its CES."""
+        res = ctx.rows("ceat_results", ("test_id",))
+        draws = ctx.rows_of_runs("ceat_draws", res["run_id"]) if len(res) else None
+        hist = ceat_histograms(ctx, res, draws) if len(res) and draws is not None else None
+        html = ctx.render(CEAT_HTML, ceat=hist, has_table="ceat_results" in ctx.tables)
+        return [{"id": "ceat", "title": "CEAT: effect sizes over random draws of contexts", "nav": "CEAT",
+                 "html": html, "frames": [res]}]
+
+
+def ceat_histograms(ctx, res, draws) -> dict | None:
+    ces = ctx.column(res, "ces")
+    if not len(res) or ces is None or not len(draws):
+        return None
+    res = res.assign(ces=ces).sort_values(["run_model", "test_id"])
+    n = len(res)
+    ncols = min(4, n)
+    nrows = -(-n // ncols)
+    fig = ctx.figure((3.2 * ncols, 2.4 * nrows))
+    for k, r in enumerate(res.itertuples()):
+        ax = fig.add_subplot(nrows, ncols, k + 1)
+        es = pd.to_numeric(draws.loc[(draws["run_id"] == r.run_id) & (draws["test_id"] == r.test_id),
+                                     "effect_size"], errors="coerce").dropna()
+        ax.hist(es, bins=40, color="#7a9cc6")
+        ax.axvline(r.ces, color="#b2182b", lw=1.5, label=f"CES {r.ces:+.2f}")
+        ax.set_title(f"{r.test_id} | {r.run_model}", fontsize=8)
+        ax.set_xlabel("effect size per draw", fontsize=7)
+        ax.tick_params(labelsize=7)
+        ax.legend(fontsize=7, frameon=False)
+    fig.tight_layout()
+    return {"svg": ctx.svg(fig), "n": n}
+
+
+
+
+CEAT_HTML = """\
+  {% if ceat %}
+  <figure id="fig-ceat">
+    {{ ceat.svg }}
+    <figcaption>Histogram of the effect size of each draw and the combined effect size (CES, red line),
+      Guo &amp; Caliskan (2021); {{ ceat.n }} test(s).</figcaption>
+  </figure>
+  {% else %}
+  <p class="note">No CEAT run yet{% if has_table and run_id %} for run {{ run_id }}{% endif %}.</p>
+  {% endif %}
+"""
 
 
 # ------------------------------------------------------------------------------------------ corpus

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ..argtypes import PROBABILITY, between
 from ..errors import EatlasError
 from ..mleat import mleat
@@ -119,8 +121,92 @@ class MlEat(Method):
         _draw_maps(outcome, folder, Path(db), registry)
         return f"EAT-Maps (PNG and SVG, one per test and a grid) in {folder}"
 
-    def report(self, con, run_ids, reg) -> list[dict]:
-        return []       # the report's eat-map section reads mleat_results itself (eatlas.report)
+    def report(self, ctx) -> list[dict]:
+        """The report's EAT-Map section: Level 2 of each shown ML-EAT result as a 2x2 map."""
+        df = ctx.rows("mleat_results", ("test_id", "level"))
+        html = ctx.render(EAT_MAP_HTML, eat_maps=eat_maps(ctx, df) if len(df) else [],
+                          has_table="mleat_results" in ctx.tables)
+        return [{"id": "eat-map", "title": "ML-EAT: EAT-Map", "nav": "EAT-Map", "html": html, "frames": [df]}]
+
+
+# EAT pattern -> (association of X, association of Y) with A or B (ML-EAT, Wolfe et al. 2024)
+PATTERN_ASSOCIATIONS = {
+    "A-Uniform": ("A", "A"), "B-Uniform": ("B", "B"), "AB-Divergent": ("A", "B"), "BA-Divergent": ("B", "A"),
+    "AX-Singular": ("A", None), "BX-Singular": ("B", None), "AY-Singular": (None, "A"), "BY-Singular": (None, "B"),
+    "Non-Directional": (None, None),
+}
+
+
+def eat_maps(ctx, df) -> list[dict]:
+    """One 2x2 map per ML-EAT row: columns X, Y; rows A, B; filled where the pattern says associated."""
+    dx, px = ctx.column(df, "x_effect_size"), ctx.column(df, "x_p_value")
+    dy, py = ctx.column(df, "y_effect_size"), ctx.column(df, "y_p_value")
+    if dx is None or dy is None or "pattern" not in df.columns:
+        raise EatlasError("table mleat_results lacks the Level 2 columns",
+                          hint="expected x_effect_size, x_p_value, y_effect_size, y_p_value, pattern")
+    maps = []
+    for i, r in enumerate(df.itertuples()):
+        assoc = PATTERN_ASSOCIATIONS.get(r.pattern, (None, None))
+        names = _concept_names(ctx.registry, r.test_id)
+        cells = []
+        for role_i, (d, p) in enumerate(((dx.iat[i], px.iat[i] if px is not None else np.nan),
+                                         (dy.iat[i], py.iat[i] if py is not None else np.nan))):
+            towards = "A" if d >= 0 else "B"
+            for row_i, attr in enumerate("AB"):
+                cells.append({"x": role_i, "y": row_i, "associated": assoc[role_i] == attr,
+                              "text": [f"d = {d:+.2f}", f"p = {p:.3g}"] if attr == towards else []})
+        maps.append({"title": f"{r.test_id} [{r.level}]", "model": r.run_model, "pattern": r.pattern,
+                     "run": r.run_id[:8],
+                     "names": names, "cells": cells})
+    return sorted(maps, key=lambda m: (m["model"], ctx.test_order(ctx.registry, *m["title"][:-1].split(" ["))))
+
+
+def _concept_names(reg, test_id: str) -> list[str]:
+    if reg is not None and test_id in reg.tests:
+        names = [reg.get_set(reg.tests[test_id].sets[r]).concept for r in "xyab"]
+        return [n if len(n) <= 16 else n[:15] + "…" for n in names]
+    return ["X", "Y", "A", "B"]
+
+
+EAT_MAP_HTML = """\
+  {% if eat_maps %}
+  <figure id="fig-eat-map">
+    <div class="grid">
+    {% for m in eat_maps %}
+      <figure class="panel">
+        <svg class="eatmap" viewBox="0 0 220 180" width="220" height="180" role="img"
+             aria-label="EAT-Map {{ m.title }}: {{ m.pattern }}">
+          <text class="title" x="110" y="13">{{ m.title }}</text>
+          <text x="110" y="27">{{ m.pattern }}</text>
+          {% for label in ("X", "Y") %}
+          <text class="label" x="{{ 68 + loop.index0 * 76 }}" y="45">{{ label }}</text>
+          {% endfor %}
+          {% for label in ("A", "B") %}
+          <text class="label" x="16" y="{{ 84 + loop.index0 * 62 }}">{{ label }}</text>
+          {% endfor %}
+          {% for c in m.cells %}
+          <rect class="{{ 'cell-assoc' if c.associated else 'cell-none' }}" x="{{ 31 + c.x * 76 }}"
+                y="{{ 52 + c.y * 62 }}" width="74" height="60" rx="3"></rect>
+          {% for line in c.text %}
+          <text class="{{ 'on' if c.associated else '' }}" x="{{ 68 + c.x * 76 }}"
+                y="{{ 78 + c.y * 62 + loop.index0 * 14 }}">{{ line }}</text>
+          {% endfor %}
+          {% endfor %}
+        </svg>
+        <figcaption>{{ m.model }} · run {{ m.run }} · X {{ m.names[0] }}, Y {{ m.names[1] }}, A {{ m.names[2] }},
+          B {{ m.names[3] }}</figcaption>
+      </figure>
+    {% endfor %}
+    </div>
+    <figcaption>Level 2 of the ML-EAT (Wolfe et al. 2024): each target alone against A and B. Red: the
+      target is associated with that attribute according to the stored EAT pattern; d and p are written
+      in the row the effect points to. No Level 2 number is starred: {{ legend }} applies to Level 1
+      (the Tests × models figure).</figcaption>
+  </figure>
+  {% else %}
+  <p class="note">No ML-EAT run yet{% if has_table and run_id %} for run {{ run_id }}{% endif %}.</p>
+  {% endif %}
+"""
 
 
 def _maps_target(folder: Path, db: Path, registry):
