@@ -98,7 +98,7 @@ def synthetic_corpus(n_lines: int, n_shards: int, folder: Path, keys) -> list[Pa
 
 def bench_contexts(sizes: list[int], tmp: Path, ray_too: bool) -> None:
     from eatlas.ceat_corpus import corpus_contexts
-    from eatlas.method_runs import ceat_keys
+    from eatlas.methods.ceat import ceat_keys
     from eatlas.registry import load_registry
 
     reg = load_registry()

@@ -11,7 +11,7 @@ without replacement, it merges exactly (the k smallest of the union of two shard
 smallest of the whole), and since a priority depends on what the context is and not on where it lies,
 the N contexts per stimulus are the same whatever the sharding, the order of the shards, or the number
 of Ray tasks. (Seeding by the shard would make the sample change when a corpus is split differently.)
-The local path (``method_runs.run_ceat``) uses the same sampler, so both give the same CES.
+The local path (``eatlas.methods.ceat.run_ceat``) uses the same sampler, so both give the same CES.
 """
 from __future__ import annotations
 

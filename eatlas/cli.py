@@ -5,6 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .argtypes import INT64_MAX, POSITIVE, PROBABILITY, SEED, at_least, between  # noqa: F401
 from .console import esc, plain_line
 from .errors import EatlasError, ValidationFailed
 from .levels import NAMES as LEVEL_NAMES
@@ -161,13 +162,6 @@ def _phases(prog, model):
     return tick
 
 
-def _test_ids(reg, tests, language: str = "en") -> list[str]:
-    if tests:
-        return list(dict.fromkeys(reg.get_test_spec(t).id for t in tests))
-    return [t.id for t in reg.tests.values() if t.level == "word"     # CEAT finds words in a corpus
-            and language in ("all", t.language)]
-
-
 def _trusted(args) -> bool:
     """--trust-remote-code MODEL holds only for the model it names."""
     if not args.trust_remote_code:
@@ -181,206 +175,81 @@ def _trusted(args) -> bool:
 
 
 def cmd_run(args) -> int:
+    from . import methods
     from .registry import load_registry
     from .runner import RunConfig, evaluate
     from .store import check_writable, default_db, write_run
 
-    if args.eibd_rule != "any" and args.method != "ibd":
-        raise EatlasError("--eibd-rule applies to IBD/EIBD runs only", field="--eibd-rule", hint="add --method ibd")
-    if (args.engine != "local" or args.ray_address) and args.method != "ceat":
-        raise EatlasError("--engine/--ray-address apply to CEAT's corpus here", field="--engine",
-                          hint="'eatlas sweep --engine ray' runs many models on Ray")
-    if args.method in ("ceat", "ibd"):
-        given = [o for o, on in (("--alternative", args.alternative != "greater"), ("--ci", args.ci != 0.95),
-                                 ("--n-boot", args.n_boot != 10_000), ("--no-ci", args.no_ci)) if on]
-        if given:
-            raise EatlasError(f"{given[0]} applies to WEAT and ML-EAT runs only", field=given[0],
-                              hint="CEAT reports its own random-effects p-values and standard error; "
-                                   "leave the option out")
-        return _run_corpus_method(args)
-    out, err = _console()
-    if args.method == "mleat" and not args.no_maps:
-        import importlib.util
-        if importlib.util.find_spec("matplotlib") is None:      # say so before the work, not after it
-            raise EatlasError("EAT-Maps need matplotlib", field="--maps",
-                              hint="pip install 'eatlas[plots]', or pass --no-maps")
-    cfg = RunConfig(model=args.model, tests=args.tests or None, levels=tuple(args.levels),
+    method = methods.get(args.method)
+    options = {o.dest: getattr(args, o.dest) for m in methods.all_methods().values() for o in m.options
+               if hasattr(args, o.dest)}
+    cfg = RunConfig(model=args.model, tests=args.tests or None, levels=tuple(args.levels) if args.levels else None,
                     seed=args.seed, n_samples=args.n_samples, alpha=args.alpha, parametric=args.parametric,
                     pooling=args.pooling, layer=args.layer, subword=args.subword, min_coverage=args.min_coverage,
                     batch_size=args.batch_size, trust_remote_code=_trusted(args),
-                    use_cache=not args.no_cache, method=args.method, mleat_alpha=args.mleat_alpha,
-                    effect_threshold=args.effect_threshold, mleat_p=args.mleat_p, language=args.language,
+                    use_cache=not args.no_cache, method=args.method, language=args.language,
                     family=args.family, ci=None if args.no_ci else args.ci, n_boot=args.n_boot,
-                    alternative=args.alternative)
+                    alternative=args.alternative, options=options)
+    if args.no_ci and "ci" not in method.stats:
+        users = ", ".join(m.name for m in methods.all_methods().values() if "ci" in m.stats)
+        raise EatlasError(f"--no-ci applies to {users} runs, not {method.name}", field="--no-ci",
+                          hint="leave the option out")
+    out, err = _console()
+    from .runner import check_config
+    check_config(cfg, method)           # bad options: one line, before anything is loaded or written
     db = Path(args.db) if args.db else default_db()
     check_writable(db)                  # before any work: a finished run is never lost at write time
-    maps_dir = Path(args.maps) if args.maps else None
-    if args.method == "mleat" and not args.no_maps and maps_dir is not None:
-        _maps_target(maps_dir, db, args.registry).check_all(["grid.png", "grid.svg"])
+    before = getattr(method, "before_run", None)
+    if before:
+        before(cfg, db=db, registry=args.registry)
     with _progress(err, args.quiet) as prog:
         outcome = evaluate(cfg, registry=args.registry, progress=_phases(prog, cfg.model))
     write_run(db, outcome.run, outcome.results, load_registry(args.registry), wait_s=args.wait,
               extra_tables=outcome.tables)
-    maps = None
-    if outcome.mleat and not args.no_maps:
-        maps = _draw_maps(outcome, maps_dir or db.parent / "eat-maps" / outcome.run["run_id"][:8], db, args.registry)
+    after = method.after_run(outcome, cfg, db=db, registry=args.registry)
     if not args.quiet:
-        out.print(_results_table(outcome, cfg))
+        out.print(method.summary(outcome) or _results_table(outcome, cfg, method))
         if outcome.skipped:
             out.print(f"[dim]{len(outcome.skipped)} test/level pair(s) not applicable, e.g. "
                       + esc(f"{outcome.skipped[0][0]} [{outcome.skipped[0][1]}]: {outcome.skipped[0][2]}") + "[/dim]")
-    out.print(f"run {outcome.run['run_id']} written to {esc(db)}: {len(outcome.results)} result(s)"
-              + ("; ML-EAT in table mleat_results" if outcome.mleat else ""))
-    if maps:
-        out.print(f"EAT-Maps (PNG and SVG, one per test and a grid) in {esc(maps)}", highlight=False)
+    own = ", ".join(t.name for t in method.tables if t.name in outcome.tables)
+    out.print(f"run {outcome.run['run_id']} written to {esc(db)}: " + (
+        f"{len(outcome.results)} result(s)" + (f"; {method.name} in table(s) {own}" if own else "")
+        if method.inputs == "matrices" else f"tables {', '.join(sorted(outcome.tables))}"), highlight=False)
+    if after:
+        out.print(esc(after), highlight=False)
     return 0
 
 
-def _results_table(outcome, cfg):
+def _results_table(outcome, cfg, method):
     from rich.table import Table
 
-    mleat = {(tid, lv): ml for tid, lv, ml in outcome.mleat}
     from .legend import legend, mark
 
+    heads, cells = method.summary_columns(outcome) if hasattr(method, "summary_columns") else ([], None)
     cols = ["test", "version", "level", "n (X,Y,A,B)", "effect size", "p", f"Holm α={cfg.alpha:g}"]
-    table = Table(*cols, *(["Level 2 d (X, Y)", "EAT pattern"] if mleat else []), "note",
+    table = Table(*cols, *heads, "note",
                   title=esc(f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']} "
                             f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})"),
                   caption=legend(cfg.alpha))
+    own = ", ".join(t.name for t in method.tables)
     for r in outcome.results:
         n = ",".join(str(r[f"n_{x}"]) for x in "xyab")
         if r["status"] != "ok":
             table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, "-", "-", "-",
-                          *(["-", "-"] if mleat else []), esc(r["reason"]))
+                          *(["-"] * len(heads)), esc(r["reason"]))
             continue
         note = f"{r['n_dropped']} dropped" if r["n_dropped"] else ("exact" if r["exact"] else "")
-        extra = []
-        if mleat:
-            ml = mleat[(r["test_id"], r["level"])]
-            extra = [f"{ml.x.effect_size:+.2f}, {ml.y.effect_size:+.2f}", ml.pattern]
+        extra = list(map(esc, cells(r))) if cells else []
+        if r["effect_size"] is None:        # a method without a WEAT d: its numbers are in its own table
+            table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, "-", "-", "-", *extra,
+                          esc(note or f"see table {own}"))
+            continue
         es = f"{r['effect_size']:+.2f}" + (f" [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
                                             if r.get("ci_low") is not None else "")
         table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, es,
-                      f"{r['p_value']:.2g}", mark(r["holm_significant"]), *map(esc, extra), esc(note))
+                      f"{r['p_value']:.2g}", mark(r["holm_significant"]), *extra, esc(note))
     return table
-
-
-def _maps_target(folder: Path, db: Path, registry):
-    """Where the EAT-Maps go: eatlas.outputs decides (never the database, a registry file or a file
-    eatlas did not write)."""
-    from .outputs import Outputs
-    from .registry import default_root
-
-    return Outputs(folder, db=db, registry_root=registry or default_root(), what="EAT-Map")
-
-
-def _draw_maps(outcome, folder: Path, db: Path, registry=None) -> Path:
-    """One EAT-Map per ML-EAT result (<test>_<level>.png/.svg) and the grid of the run (grid.png/.svg)."""
-    import re
-
-    from .mleat import draw_eat_map, draw_eat_map_grid
-
-    target = _maps_target(folder, db, registry)
-    names = [re.sub(r"[^\w+.-]", "-", f"{tid}_{lv}").strip("-") for tid, lv, _ in outcome.mleat]
-    target.check_all([f"{n}{ext}" for n in [*names, "grid"] for ext in (".png", ".svg")])
-    folder.mkdir(parents=True, exist_ok=True)
-    run = outcome.run
-    sub = f"model {run['model']} · run {run['run_id'][:8]}"
-    holm = {f"{r['test_id']} [{r['level']}]": r["holm_significant"] for r in outcome.results}
-    titled = {}
-    for name, (tid, lv, ml) in zip(names, outcome.mleat):
-        title = f"{tid} [{lv}]"
-        draw_eat_map(ml, folder / name, title=title, subtitle=sub, holm=holm.get(title), alpha=run["alpha"])
-        titled[title] = ml
-    draw_eat_map_grid(titled, folder / "grid", subtitle=sub, holm=holm, alpha=run["alpha"])
-    for n in [*names, "grid"]:
-        for ext in (".png", ".svg"):
-            target.record(n + ext, save=False)
-    target.save()
-    return folder
-
-
-def _run_corpus_method(args) -> int:
-    """CEAT (contexts from a corpus) or IBD/EIBD (Guo & Caliskan's groups and validation lists)."""
-    from rich.table import Table
-
-    from .encoders import load_encoder
-    from .method_runs import run_ceat, run_ibd
-    from .registry import load_registry
-    from .store import check_writable, default_db, write_run
-
-    out, err = _console()
-    reg = load_registry(args.registry)
-    db = Path(args.db) if args.db else default_db()
-    check_writable(db)                  # before any work
-    corpus = None
-    if args.method == "ceat":
-        if not args.corpus:
-            raise EatlasError("CEAT needs a corpus", field="--corpus",
-                              hint="a text file (one sentence or comment per line), a parquet file or a "
-                                   "save_to_disk dataset folder, with --corpus-column for the text column")
-        test_ids = _test_ids(reg, args.tests, args.language)
-        corpus, contexts = _corpus_contexts(args, reg, test_ids)
-    elif args.tests:
-        raise EatlasError("IBD/EIBD runs on Guo & Caliskan's name groups and validation lists, not on tests",
-                          field="--tests", hint="leave out --tests")
-    with _progress(err, args.quiet) as prog:
-        task = prog.add_task(f"loading {esc(args.model or 'default model')}",
-                             total=len(test_ids) if corpus is not None else None)
-        enc = load_encoder(args.model, pooling=args.pooling, layer=args.layer, subword=args.subword,
-                           batch_size=args.batch_size, trust_remote_code=_trusted(args), family=args.family)
-
-        def tick(t):
-            prog.update(task, description=esc(f"CEAT {t.id}: {args.n_draws} draws"))
-            prog.advance(task)
-        if corpus is not None:
-            prog.update(task, description="finding and encoding contexts")
-            run, tables = run_ceat(enc, reg, test_ids, corpus, n_draws=args.n_draws, seed=args.seed,
-                                   sampling=args.sampling, max_contexts=args.max_contexts,
-                                   case_sensitive=False if args.case_insensitive else None, progress=tick,
-                                   **contexts)
-        else:
-            prog.update(task, description="IBD/EIBD: encoding names and attributes")
-            run, tables = run_ibd(enc, reg, seed=args.seed, eibd_rule=args.eibd_rule)
-    write_run(db, run, [], reg, wait_s=args.wait, extra_tables=tables)
-    if not args.quiet:
-        if corpus is not None:
-            t = Table("test", "CES", "SE", "p (two-tailed)", "p (one-tailed)", "tau²", "draws", "missing",
-                      title=esc(f"CEAT  run {run['run_id'][:8]}  model {run['model']} (subword {run['subword']}, "
-                                f"sampling {args.sampling})"))
-            for r in tables["ceat_results"].to_dict("records"):
-                if r["status"] != "ok":
-                    t.add_row(esc(r["test_id"]), "-", "-", "-", "-", "-", "-", esc(f"not run: {r['reason']}"))
-                    continue
-                t.add_row(esc(r["test_id"]), f"{r['ces']:+.3f}", f"{r['se']:.3g}", f"{r['p_two_tailed']:.2g}",
-                          f"{r['p_one_tailed']:.2g}", f"{r['tau2']:.3g}", str(r["n_draws"]),
-                          esc(r["missing"] or ""))
-        else:
-            t = Table("method", "group", "threshold", "detected", "accuracy", "TPR", "FPR", "chance",
-                      "paper accuracy", title=esc(f"IBD/EIBD  run {run['run_id'][:8]}  model {run['model']}"))
-            for r in tables["ibd_results"].to_dict("records"):
-                pa = r.get("paper_accuracy")
-                t.add_row(esc(r["method"]), esc(r["target"]), f"{r['threshold']:.3g}", str(len(r["detected"].split(","))
-                          if r["detected"] else 0), f"{r['accuracy']:.1%}", f"{r['tpr']:.2f}", f"{r['fpr']:.2f}",
-                          f"{r['chance']:.1%}", "" if pa is None or pa != pa else f"{pa:.1%}")
-        out.print(t)
-    out.print(f"run {run['run_id']} written to {esc(db)}: tables {', '.join(sorted(tables))}", highlight=False)
-    return 0
-
-
-def _corpus_contexts(args, reg, test_ids):
-    """One local corpus file or folder: its lines (run_ceat samples them). Several shards, a URL or --engine
-    ray: the sample taken shard by shard (eatlas.ceat_corpus), on Ray with --engine ray."""
-    from .method_runs import ceat_keys, read_corpus
-
-    paths = args.corpus
-    if args.engine == "local" and len(paths) == 1 and "://" not in paths[0]:
-        return read_corpus(Path(paths[0]), args.corpus_column), {}
-    from .ceat_corpus import corpus_contexts
-    keys = ceat_keys(reg, test_ids, False if args.case_insensitive else None, seed=args.seed)
-    ctx, n = corpus_contexts(paths, keys, args.max_contexts, args.seed, column=args.corpus_column,
-                             engine=args.engine, ray_address=args.ray_address)
-    return [], {"contexts": ctx, "corpus_lines": n}
 
 
 def cmd_sql(args) -> int:
@@ -535,35 +404,7 @@ def cmd_show_influence(args) -> int:
     return 0
 
 
-def _at_least(low: int):
-    def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if v < low:
-            raise argparse.ArgumentTypeError(f"{v} is below {low}")
-        if v > INT64_MAX:               # the results store holds 64-bit integers
-            raise argparse.ArgumentTypeError(f"{text} is above {INT64_MAX} (2**63 - 1)")
-        return v
-    return parse
-
-
-def _between(low: float, high: float, *, open_low: bool = False, open_high: bool = False):
-    def parse(text: str) -> float:
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not (low < v if open_low else low <= v) or not (v < high if open_high else v <= high):
-            raise argparse.ArgumentTypeError(f"{v:g} is outside {'(' if open_low else '['}{low:g}, {high:g}"
-                                             f"{')' if open_high else ']'}")
-        return v
-    return parse
-
-
-INT64_MAX = 2**63 - 1
-SEED, POSITIVE, PROBABILITY = _at_least(0), _at_least(1), _between(0.0, 1.0, open_low=True)
+_at_least, _between = at_least, between
 
 
 class _ListOption(argparse.Action):
@@ -586,6 +427,20 @@ def _global_options(parser: argparse.ArgumentParser, *, sub_level: bool) -> None
     parser.add_argument("--db", help="DuckDB results file (default eatlas.duckdb; env EATLAS_DB)", **kw)
 
 
+def _method_options(r: argparse.ArgumentParser) -> None:
+    """--method and every method's own options, from the plug-ins' declarations (eatlas.methods)."""
+    from . import methods
+
+    found = methods.all_methods()
+    r.add_argument("--method", choices=list(found), default="weat",
+                   help="; ".join(f"{name}: {m.help}" for name, m in found.items()))
+    for name, m in found.items():
+        if m.options:
+            g = r.add_argument_group(f"{name} ({m.help.split(':')[0]})")
+            for o in m.options:
+                g.add_argument(o.flag, **o.kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="eatlas", description="Embedding Association Tests: registry, runs, results.")
     _global_options(p, sub_level=False)
@@ -600,8 +455,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: every canonical test in the catalog in --language)")
     r.add_argument("--language", default="en",
                    help="BCP-47 tag of the tests run when --tests is not given (default en; 'all': every language)")
-    r.add_argument("--levels", nargs="+", action=_ListOption, default=["word", "sent"],
-                   help="space- or comma-separated: word,sent,sent(u),c-word,c-word(u) (default: word,sent)")
+    r.add_argument("--levels", nargs="+", action=_ListOption,
+                   help=f"space- or comma-separated: {','.join(LEVEL_NAMES)} (default: word,sent, or the levels "
+                        "the method runs)")
     r.add_argument("--seed", type=SEED, default=0)
     r.add_argument("--n-samples", type=_at_least(2), default=100_000,
                    help="permutation samples (exact when fewer partitions)")
@@ -626,36 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--wait", type=_between(0.0, 86_400.0), default=0.0, help="seconds to wait for a database in use")
     r.add_argument("--no-cache", action="store_true", help="encode everything afresh; read and write no cache")
     r.add_argument("--quiet", action="store_true")
-    r.add_argument("--method", choices=("weat", "mleat", "ceat", "ibd"), default="weat",
-                   help="weat (WEAT/SEAT), mleat (ML-EAT levels 1-3, EAT patterns and EAT-Maps), ceat (needs "
-                        "--corpus), ibd (IBD/EIBD on Guo & Caliskan's names and validation lists)")
-    g = r.add_argument_group("ML-EAT")
-    g.add_argument("--mleat-alpha", type=PROBABILITY, default=0.05, help="Level-2 significance of an association")
-    g.add_argument("--effect-threshold", type=_between(0.0, 100.0), default=0.2, help="Level-2 |d| of an association")
-    g.add_argument("--mleat-p", choices=("permutation", "authors"), default="permutation",
-                   help="p-values: permutation test (default), or the authors' code (normal fit to the permutation "
-                        "distribution, smaller tail, at every level; docs/methods.md)")
-    g.add_argument("--maps", help="folder for the EAT-Maps (default: eat-maps/<run id> beside the database)")
-    g.add_argument("--no-maps", action="store_true", help="draw no EAT-Map")
-    g = r.add_argument_group("CEAT")
-    g.add_argument("--corpus", nargs="+", help="text file (one sentence or comment per line), parquet file, or a "
-                   "dataset folder saved with datasets' save_to_disk; or several shards (text, .jsonl, parquet; "
-                   "paths or fsspec URLs)")
-    g.add_argument("--engine", choices=("local", "ray"), default="local",
-                   help="ray: one Ray Data task per corpus shard finds and samples the contexts")
-    g.add_argument("--ray-address", help="a Ray cluster (HOST:PORT, ray://HOST:PORT); default: a local Ray instance")
-    g.add_argument("--corpus-column", help="text column of a parquet file or dataset (default: text)")
-    g.add_argument("--n-draws", type=_at_least(2), default=10_000)
-    g.add_argument("--sampling", choices=("paper", "authors_code"), default="paper",
-                   help="paper: without replacement where a stimulus has enough contexts; authors_code: always "
-                        "with replacement, as the authors' code")
-    g.add_argument("--max-contexts", type=POSITIVE, default=1000, help="contexts kept per stimulus (seeded sample)")
-    g.add_argument("--case-insensitive", action="store_true",
-                   help="match stimuli regardless of case (default: as each set says, else case-sensitive)")
-    g = r.add_argument_group("IBD/EIBD")
-    g.add_argument("--eibd-rule", choices=("any", "all"), default="any",
-                   help="EIBD drops a word when any constituent (race, gender) score exceeds t (the "
-                        "paper, default) or only when all do (the rule the authors' code intends)")
+    _method_options(r)
     r.set_defaults(fn=cmd_run)
 
     s = sub.add_parser("sql", help="query the results database (read-only unless --write)")

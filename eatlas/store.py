@@ -5,11 +5,13 @@ leaves the database as it was. A database another process is writing is reported
 """
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import os
 import re
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -17,86 +19,100 @@ import pandas as pd
 
 from .errors import EatlasError
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    run_id VARCHAR PRIMARY KEY,
-    method VARCHAR NOT NULL,
-    model VARCHAR NOT NULL,
-    model_fingerprint VARCHAR NOT NULL,
-    model_family VARCHAR,
-    pooling VARCHAR,
-    layer VARCHAR,
-    subword VARCHAR,
-    seed BIGINT NOT NULL,
-    n_samples BIGINT,
-    alpha DOUBLE,
-    levels VARCHAR[],
-    tests VARCHAR[],
-    started_at TIMESTAMP NOT NULL,
-    finished_at TIMESTAMP NOT NULL,
-    eatlas_version VARCHAR,
-    package_versions JSON,
-    registry JSON,
-    settings JSON
-);
-CREATE TABLE IF NOT EXISTS results (
-    run_id VARCHAR NOT NULL REFERENCES runs (run_id),
-    test_id VARCHAR NOT NULL,
-    test_version VARCHAR NOT NULL,
-    level VARCHAR NOT NULL,
-    model VARCHAR NOT NULL,
-    pooling VARCHAR,
-    layer VARCHAR,
-    subword VARCHAR,
-    status VARCHAR NOT NULL,          -- ok | not_run
-    reason VARCHAR,
-    effect_size DOUBLE,
-    p_value DOUBLE,
-    exact BOOLEAN,
-    n_partitions BIGINT,
-    parametric BOOLEAN,
-    n_x INTEGER, n_y INTEGER, n_a INTEGER, n_b INTEGER,
-    holm_significant BOOLEAN,
-    template VARCHAR,
-    truncation_seed BIGINT,
-    n_dropped INTEGER,
-    dropped JSON,                     -- stimuli not encodable (e.g. out of vocabulary), per role
-    alternative VARCHAR, ci_low DOUBLE, ci_high DOUBLE, ci_level DOUBLE, n_boot BIGINT,
-    d_loo_min DOUBLE, d_loo_max DOUBLE, sign_stable BOOLEAN,
-    PRIMARY KEY (run_id, test_id, level)
-);
--- Stimulus influence ("Bad Seeds"): the effect size with each stimulus left out (eatlas.robust).
-CREATE TABLE IF NOT EXISTS influence (
-    run_id VARCHAR NOT NULL REFERENCES runs (run_id),
-    test_id VARCHAR NOT NULL,
-    level VARCHAR NOT NULL,
-    role VARCHAR NOT NULL,            -- x | y | a | b
-    item VARCHAR NOT NULL,            -- the stimulus text
-    d_without DOUBLE,
-    delta DOUBLE                      -- d_without - effect_size
-);
--- ML-EAT (Wolfe et al. 2024): levels 1-3 and the EAT pattern, one row per test and level of a run.
--- Column names are those of eatlas.mleat.MlEatResult.to_dict(); docs/methods.md describes them.
-CREATE TABLE IF NOT EXISTS mleat_results (
-    run_id VARCHAR NOT NULL REFERENCES runs (run_id),
-    test_id VARCHAR NOT NULL,
-    test_version VARCHAR NOT NULL,
-    level VARCHAR NOT NULL,
-    x_name VARCHAR, y_name VARCHAR, a_name VARCHAR, b_name VARCHAR,
-    n_x INTEGER, n_y INTEGER, n_a INTEGER, n_b INTEGER,
-    pattern VARCHAR NOT NULL,
-    alpha DOUBLE, effect_threshold DOUBLE, n_samples BIGINT, seed BIGINT, parametric BOOLEAN, p_method VARCHAR,
-    level1_effect_size DOUBLE, level1_p_value DOUBLE, level1_statistic DOUBLE, level1_exact BOOLEAN,
-    level1_n_partitions BIGINT,
-    x_effect_size DOUBLE, x_p_value DOUBLE, x_p_upper DOUBLE, x_p_lower DOUBLE, x_statistic DOUBLE,
-    x_exact BOOLEAN, x_n_partitions BIGINT, x_association VARCHAR,
-    y_effect_size DOUBLE, y_p_value DOUBLE, y_p_upper DOUBLE, y_p_lower DOUBLE, y_statistic DOUBLE,
-    y_exact BOOLEAN, y_n_partitions BIGINT, y_association VARCHAR,
-    ax_mean DOUBLE, ax_std DOUBLE, bx_mean DOUBLE, bx_std DOUBLE,
-    ay_mean DOUBLE, ay_std DOUBLE, by_mean DOUBLE, by_std DOUBLE,
-    PRIMARY KEY (run_id, test_id, level)
-);
-"""
+
+@dataclass
+class RunRow:
+    """A row of ``runs``: one per run of any method (eatlas.runner.run_record)."""
+    run_id: str
+    method: str
+    model: str
+    model_fingerprint: str
+    model_family: str | None
+    pooling: str | None
+    layer: str | None
+    subword: str | None
+    seed: int
+    n_samples: int | None
+    alpha: float | None
+    levels: list[str] | None
+    tests: list[str] | None
+    started_at: _dt.datetime
+    finished_at: _dt.datetime
+    eatlas_version: str | None
+    package_versions: dict | None
+    registry: dict | None
+    settings: dict | None
+
+
+@dataclass
+class ResultRow:
+    """A row of ``results``: one per test and level of a run over a test's four matrices (eatlas.runner)."""
+    test_id: str
+    test_version: str
+    level: str
+    model: str
+    pooling: str | None
+    layer: str | None
+    subword: str | None
+    status: str                     # ok | not_run
+    reason: str | None
+    effect_size: float | None       # a WEAT-comparable d (NULL for a method without one: its own table has its numbers)
+    p_value: float | None
+    exact: bool | None
+    n_partitions: int | None
+    parametric: bool | None
+    n_x: int | None
+    n_y: int | None
+    n_a: int | None
+    n_b: int | None
+    holm_significant: bool | None
+    template: str | None
+    truncation_seed: int | None
+    n_dropped: int | None
+    dropped: dict | None            # stimuli not encodable (e.g. out of vocabulary), per role
+    alternative: str | None
+    ci_low: float | None
+    ci_high: float | None
+    ci_level: float | None
+    n_boot: int | None
+    d_loo_min: float | None
+    d_loo_max: float | None
+    sign_stable: bool | None
+
+
+def _table_ddl(name: str, cols: list[tuple[str, str, bool]], key: tuple[str, ...] | None, refs: bool) -> str:
+    lines = [f'    "{c}" {typ}{" NOT NULL" if nn else ""}'
+             + (" REFERENCES runs (run_id)" if refs and c == "run_id" else "") for c, typ, nn in cols]
+    if key:
+        lines.append(f"    PRIMARY KEY ({', '.join(key)})")
+    return f"CREATE TABLE IF NOT EXISTS {name} (\n" + ",\n".join(lines) + "\n);"
+
+
+def tables() -> list:
+    """Every table of run results, as eatlas.methods.Table: runs, results, influence, each method's own."""
+    from .methods import Table, all_tables
+    from .runner import INFLUENCE_TABLE
+
+    runs = Table("runs", RunRow, per_test=False, doc="one row per run")
+    results = Table("results", ResultRow, per_test=False, doc="one row per test and level of a run")
+    return [runs, results, INFLUENCE_TABLE, *all_tables()]
+
+
+def schema_ddl() -> list[tuple[str, str, list]]:
+    """(table name, CREATE TABLE statement, columns) of every table of run results, derived from the row types."""
+    from .methods.base import columns_of
+
+    out = []
+    for t in tables():
+        if t.name == "runs":
+            cols, key = columns_of(t.row), ("run_id",)
+        elif t.name == "results":
+            cols, key = [("run_id", "VARCHAR", True)] + columns_of(t.row), ("run_id", "test_id", "level")
+        else:
+            cols, key = t.columns(), t.primary_key()
+        out.append((t.name, _table_ddl(t.name, cols, key, refs=t.name != "runs"), cols))
+    return out
+
 
 PUBLISHED_COLUMNS = ["paper", "table_id", "row_label", "column_label", "statistic", "value", "significance",
                      "missing", "test_id", "level", "model", "model_family", "note"]
@@ -342,19 +358,17 @@ def _empty_leftover(path: Path) -> bool:
     return False
 
 
-# Columns added to ``results`` after its first release: a database written before gets them (NULL) on
-# its next write.
-RESULTS_ADDED = (("alternative", "VARCHAR"), ("ci_low", "DOUBLE"), ("ci_high", "DOUBLE"), ("ci_level", "DOUBLE"),
-                 ("n_boot", "BIGINT"), ("d_loo_min", "DOUBLE"), ("d_loo_max", "DOUBLE"), ("sign_stable", "BOOLEAN"))
-
-
 def init_schema(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute(SCHEMA)
-    have = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
-                                      "WHERE table_name = 'results' AND table_schema = current_schema()").fetchall()}
-    for col, typ in RESULTS_ADDED:
-        if col not in have:
-            con.execute(f"ALTER TABLE results ADD COLUMN {col} {typ}")
+    """Create the tables (derived from the row types) and views; a database written by an earlier
+    version gets the columns added since (NULL in its old rows)."""
+    for name, ddl, cols in schema_ddl():
+        con.execute(ddl)
+        have = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
+                                          "WHERE table_name = ? AND table_schema = current_schema()",
+                                          [name]).fetchall()}
+        for col, typ, _ in cols:
+            if col not in have:
+                con.execute(f'ALTER TABLE {name} ADD COLUMN "{col}" {typ}')
     con.execute("""CREATE TABLE IF NOT EXISTS published_results (
         paper VARCHAR, table_id VARCHAR, row_label VARCHAR, column_label VARCHAR, statistic VARCHAR,
         value VARCHAR, significance VARCHAR, missing BOOLEAN, test_id VARCHAR, level VARCHAR, model VARCHAR,
@@ -363,6 +377,15 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
     identity.init(con)
     provenance.init(con)
     con.execute(VIEWS)
+
+
+def stringify(df: pd.DataFrame) -> pd.DataFrame:
+    """Object columns hold text: a tuple or other value becomes its str (None stays NULL)."""
+    for c in df.columns:
+        if df[c].dtype == object:
+            df[c] = df[c].map(lambda v: None if v is None else (v if isinstance(v, (str, bool, list, dict))
+                                                                 else str(v)))
+    return df
 
 
 MAX_CSV_BYTES = 20_000_000
@@ -451,8 +474,8 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
         for name, frame in (extra_tables or {}).items():
             con.register("_extra", frame)
             con.execute(f"CREATE TABLE IF NOT EXISTS {name} AS SELECT * FROM _extra WHERE false")
-            # A method's later run may carry columns its first did not (e.g. a test not run has no numbers):
-            # add them, typed as the new rows are, so no column is ever dropped.
+            # An open table (Table(open=True), e.g. one column per pair of groups) may get new columns: add
+            # them, typed as the new rows are, so no column is ever dropped.
             have = {r[0] for r in con.execute(f"DESCRIBE {name}").fetchall()}
             for col, typ, *_ in con.execute("DESCRIBE SELECT * FROM _extra").fetchall():
                 if col not in have:

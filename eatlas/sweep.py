@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import EatlasError
-from .runner import RunConfig, default_tests, evaluate
+from .runner import DEFAULT_LEVELS, RunConfig, default_tests, evaluate
 from .store import connect, init_schema, rollback, write_run
 
 ENGINES = ("local", "ray")
@@ -167,7 +167,7 @@ def sweep(models: list[str], cfg: RunConfig, *, db: str | Path, engine: str = "l
     reg = load_registry(registry)
     tests = list(dict.fromkeys(reg.get_test_spec(t).id for t in cfg.tests)) if cfg.tests else \
         default_tests(reg, cfg.language)
-    levels = list(dict.fromkeys(cfg.levels))
+    levels = list(dict.fromkeys(cfg.levels or DEFAULT_LEVELS))
     cfg = dataclasses.replace(cfg, tests=tests, levels=tuple(levels))
     fields = dataclasses.asdict(cfg)
     keys = {m: config_key(m, tests, levels, fields) for m in models}

@@ -309,8 +309,7 @@ def test_nan_in_the_cache_is_encoded_afresh(mini, tmp_path, capsys, monkeypatch)
 def test_ceat_leaves_out_zero_context_vectors(mini, tmp_path):
     """A CEAT stimulus whose contexts all encode to zero vectors has no usable context: reported missing."""
     from eatlas.encoders import StaticEncoder
-    from eatlas.method_runs import run_ceat
-    from eatlas.registry import Registry
+    from eatlas.runner import RunConfig, evaluate
 
     rng = np.random.default_rng(0)
     vec = {w: rng.normal(size=6) for w in WORDS}
@@ -319,7 +318,10 @@ def test_ceat_leaves_out_zero_context_vectors(mini, tmp_path):
                         lowercase=False)
     lines = [f"the {x} was {a} and the {y} was {b}" for x, y, a, b in
              zip(WORDS[:4] * 5, WORDS[4:8] * 5, WORDS[8:12] * 5, WORDS[12:16] * 5)]
-    _, tables = run_ceat(enc, Registry(mini.root), ["t1"], lines, n_draws=50, max_contexts=5)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(lines))
+    cfg = RunConfig(method="ceat", tests=["t1"], options={"corpus": [str(corpus)], "n_draws": 50, "max_contexts": 5})
+    tables = evaluate(cfg, registry=mini.root, encoder=enc).tables
     res = tables["ceat_results"].iloc[0]
     assert res["status"] == "ok" and "tulip" in res["missing"]
 

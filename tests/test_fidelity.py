@@ -211,7 +211,7 @@ def test_eibd_rule_is_recorded_with_the_run(tmp_path):
     import duckdb
 
     from eatlas.cli import main
-    from eatlas.method_runs import ibd_inputs
+    from eatlas.methods.ibd import ibd_inputs
     from eatlas.registry import load_registry
     groups, lists = ibd_inputs(load_registry())
     vec = _vector_file(tmp_path, sorted({w for ws in [*groups.values(), *lists.values()] for w in ws}))

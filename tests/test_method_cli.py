@@ -107,7 +107,7 @@ def test_ceat_reads_a_parquet_column_and_a_saved_dataset(tmp_path):
     import pandas as pd
 
     from eatlas.errors import EatlasError
-    from eatlas.method_runs import read_corpus
+    from eatlas.methods.ceat import read_corpus
 
     lines = ["a rose is here", "an ant is there"]
     pd.DataFrame({"body": lines}).to_parquet(tmp_path / "c.parquet")

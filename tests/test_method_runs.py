@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from eatlas.encoders import StaticEncoder
-from eatlas.method_runs import ibd_inputs, read_corpus, run_ceat, run_ibd
+from eatlas.methods.ibd import ibd_inputs
 from eatlas.registry import load_registry
+from eatlas.runner import RunConfig, evaluate
 from eatlas.store import write_run
 
 
@@ -30,7 +31,8 @@ def planted_encoder(target="AF", dim=40, seed=0):
 def test_ibd_detects_planted_words_and_is_stored(tmp_path):
     enc, positives = planted_encoder("AF")
     reg = load_registry()
-    run, tables = run_ibd(enc, reg, targets=["AF"])
+    out = evaluate(RunConfig(method="ibd", options={"ibd_groups": ["AF"]}), encoder=enc)
+    run, tables = out.run, out.tables
     res = tables["ibd_results"].set_index("method")
     assert res.loc["IBD", "tpr"] >= 0.9 and res.loc["IBD", "fpr"] <= 0.1
     detected = set(res.loc["IBD", "detected"].split(","))
@@ -66,7 +68,11 @@ def test_ceat_run_on_a_corpus_reports_missing_stimuli(tiny_bert, tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(lines))
     enc = load_encoder(str(tiny_bert))
-    run, tables = run_ceat(enc, reg, ["weat1"], read_corpus(corpus), n_draws=200, max_contexts=20)
+    cfg = RunConfig(method="ceat", tests=["weat1"], options={"corpus": [str(corpus)], "n_draws": 200,
+                                                             "max_contexts": 20})
+    out = evaluate(cfg, encoder=enc)
+    run, tables = out.run, out.tables
+    assert run["method"] == "ceat" and run["levels"] == ["c-word"] and run["n_samples"] == 200
     res = tables["ceat_results"].iloc[0]
     assert res["n_draws"] == 200 and res["sampling"] == "paper" and res["test_id"] == "weat1"
     assert flowers[-1] in res["missing"]            # never in the corpus: reported, not silently skipped
@@ -74,5 +80,5 @@ def test_ceat_run_on_a_corpus_reports_missing_stimuli(tiny_bert, tmp_path):
     assert int(ctx.loc[ctx.stimulus == flowers[-1], "n_contexts"].iloc[0]) == 0
     assert ctx["n_contexts"].max() <= 20
     assert len(tables["ceat_draws"]) == 200
-    again = run_ceat(enc, reg, ["weat1"], read_corpus(corpus), n_draws=200, max_contexts=20)[1]
+    again = evaluate(cfg, encoder=enc).tables
     assert again["ceat_results"].iloc[0]["ces"] == res["ces"]   # seeded

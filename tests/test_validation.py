@@ -233,7 +233,7 @@ def test_tags_must_be_a_list_of_ids(mini, capsys):
 
 
 def test_tags_are_matched_as_whole_values(mini):
-    from eatlas.method_runs import _validation_sets
+    from eatlas.methods.ibd import _validation_sets
 
     for tags in ("ibd_validation_career", ["career_ibd_validation"], "career ibd_validation"):
         mini.add_set(make_set("roses", ["rose", "tulip", "daisy", "lily"], tags=tags))

@@ -69,6 +69,7 @@ class Table:
     key: tuple[str, ...] = ()
     open: bool = False
     doc: str = ""
+    unique: bool = True         # False: no primary key (several rows may share every key column)
 
     def prefix(self) -> list[tuple[str, str, bool]]:
         cols = [("run_id", "VARCHAR", True)]
@@ -81,7 +82,7 @@ class Table:
         return self.prefix() + columns_of(self.row)
 
     def primary_key(self) -> tuple[str, ...] | None:
-        if self.key or self.per_test:
+        if self.unique and (self.key or self.per_test):
             return tuple(c for c, _, _ in self.prefix()) + self.key
         return None
 

@@ -1,0 +1,262 @@
+"""CEAT (Guo & Caliskan 2021): contexts of every stimulus from a corpus, contextual-word vectors, N
+draws of a WEAT effect size, combined with a random-effects model (eatlas.ceat).
+
+Contexts are sampled by ``eatlas.ceat_corpus`` (at most ``--max-contexts`` per stimulus, the same
+sample whatever the sharding); one local file is read here, several shards, a URL or ``--engine ray``
+are scanned shard by shard (on Ray Data with ``--engine ray``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..argtypes import POSITIVE, at_least
+from ..errors import EatlasError
+from .base import Method, MethodRun, Option, Table, register
+
+
+@dataclass
+class CeatRow:
+    status: str
+    reason: str | None
+    ces: float | None = None
+    se: float | None = None
+    z: float | None = None
+    p_two_tailed: float | None = None
+    p_one_tailed: float | None = None
+    tau2: float | None = None
+    tau2_untruncated: float | None = None
+    q: float | None = None
+    df: int | None = None
+    ces_fixed: float | None = None
+    se_fixed: float | None = None
+    n_draws: int | None = None
+    sampling: str | None = None
+    seed: int | None = None
+    n_x: int | None = None
+    n_y: int | None = None
+    n_a: int | None = None
+    n_b: int | None = None
+    n_with_replacement: int | None = None
+    min_contexts: int | None = None
+    method: str | None = None
+    n_missing: int | None = None
+    missing: str | None = None
+    es_mean: float | None = None
+    es_sd: float | None = None
+    es_q025: float | None = None
+    es_q25: float | None = None
+    es_median: float | None = None
+    es_q75: float | None = None
+    es_q975: float | None = None
+
+
+@dataclass
+class ContextsRow:
+    role: str               # X, Y, A or B
+    stimulus: str
+    n_contexts: int
+
+
+@dataclass
+class DrawRow:
+    draw: int
+    effect_size: float | None
+    variance: float | None
+
+
+@register
+class Ceat(Method):
+    name = "ceat"
+    help = "CEAT: contexts from a corpus (--corpus), N draws, random-effects CES (Guo & Caliskan 2021)"
+    inputs = "corpus"
+    levels = ("c-word",)
+    options = (
+        Option("--corpus", dict(nargs="+", help="text file (one sentence or comment per line), parquet file, or a "
+                                "dataset folder saved with datasets' save_to_disk; or several shards (text, .jsonl, "
+                                "parquet; paths or fsspec URLs)")),
+        Option("--engine", dict(choices=("local", "ray"), default="local",
+                                help="ray: one Ray Data task per corpus shard finds and samples the contexts")),
+        Option("--ray-address", dict(help="a Ray cluster (HOST:PORT, ray://HOST:PORT); default: a local Ray instance")),
+        Option("--corpus-column", dict(help="text column of a parquet file or dataset (default: text)")),
+        Option("--n-draws", dict(type=at_least(2), default=10_000)),
+        Option("--sampling", dict(choices=("paper", "authors_code"), default="paper",
+                                  help="paper: without replacement where a stimulus has enough contexts; "
+                                       "authors_code: always with replacement, as the authors' code")),
+        Option("--max-contexts", dict(type=POSITIVE, default=1000, help="contexts kept per stimulus (seeded sample)")),
+        Option("--case-insensitive", dict(action="store_true", help="match stimuli regardless of case (default: as "
+                                          "each set says, else case-sensitive)")),
+    )
+    tables = (Table("ceat_results", CeatRow, doc="CES and its random-effects statistics, per test"),
+              Table("ceat_contexts", ContextsRow, key=("role", "stimulus"), doc="contexts found per stimulus"),
+              Table("ceat_draws", DrawRow, key=("draw",), doc="the N draws' effect sizes and variances"))
+
+    def why_not(self, spec, level) -> str | None:
+        return None if spec.level == "word" else "CEAT finds a test's words in a corpus: it needs word lists"
+
+    def check(self, cfg) -> None:
+        if not self.option(cfg, "corpus"):
+            raise EatlasError("CEAT needs a corpus", field="--corpus",
+                              hint="a text file (one sentence or comment per line), a parquet file or a "
+                                   "save_to_disk dataset folder, with --corpus-column for the text column")
+
+    def run(self, ctx) -> MethodRun:
+        o = lambda d: self.option(ctx.cfg, d)     # noqa: E731
+        case_sensitive = False if o("case_insensitive") else None
+        corpus, contexts = corpus_contexts(ctx.registry, ctx.test_ids, o("corpus"), o("corpus_column"),
+                                           o("engine"), o("ray_address"), o("max_contexts"), ctx.cfg.seed,
+                                           case_sensitive)
+        rows = run_ceat(ctx.encoder, ctx.registry, ctx.test_ids, corpus, n_draws=o("n_draws"), seed=ctx.cfg.seed,
+                        sampling=o("sampling"), max_contexts=o("max_contexts"), case_sensitive=case_sensitive,
+                        progress=ctx.tick, **contexts)
+        n_lines = contexts.get("corpus_lines", len(corpus))
+        return MethodRun(rows=rows, test_ids=ctx.test_ids, levels=["c-word"], n_samples=o("n_draws"),
+                         settings={"n_draws": o("n_draws"), "sampling": o("sampling"),
+                                   "max_contexts": o("max_contexts"), "case_sensitive": case_sensitive,
+                                   "corpus_lines": n_lines, "sampler": "bottom-k blake2b (eatlas.ceat_corpus)"})
+
+    def summary(self, outcome):
+        from rich.table import Table as RichTable
+
+        from ..console import esc
+        run = outcome.run
+        t = RichTable("test", "CES", "SE", "p (two-tailed)", "p (one-tailed)", "tau²", "draws", "missing",
+                      title=esc(f"CEAT  run {run['run_id'][:8]}  model {run['model']} (subword {run['subword']}, "
+                                f"sampling {run['settings'].get('sampling')})"))
+        for r in outcome.tables["ceat_results"].to_dict("records"):
+            if r["status"] != "ok":
+                t.add_row(esc(r["test_id"]), "-", "-", "-", "-", "-", "-", esc(f"not run: {r['reason']}"))
+                continue
+            t.add_row(esc(r["test_id"]), f"{r['ces']:+.3f}", f"{r['se']:.3g}", f"{r['p_two_tailed']:.2g}",
+                      f"{r['p_one_tailed']:.2g}", f"{r['tau2']:.3g}", str(r["n_draws"]), esc(r["missing"] or ""))
+        return t
+
+
+# ------------------------------------------------------------------------------------------ corpus
+def read_corpus(path: Path, column: str | None = None) -> list[str]:
+    """A text file (one sentence or comment per line), a parquet file's text column, or a column of a
+    Hugging Face dataset saved with ``save_to_disk`` (a folder; read with ``datasets.load_from_disk``)."""
+    path = Path(path)
+    if path.is_dir():
+        return _dataset_column(path, column)
+    if not path.is_file():
+        raise EatlasError("corpus file not found", file=str(path))
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+        table = pq.read_table(path)
+        return _column(path, column, table.column_names, lambda c: table.column(c).to_pylist())
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as e:
+        raise EatlasError(f"corpus is not UTF-8 (byte {e.start})", file=str(path)) from None
+
+
+def _column(path: Path, column: str | None, names: list[str], get) -> list[str]:
+    col = column or ("text" if "text" in names else None)
+    if col not in names:
+        raise EatlasError(f"no column {col!r} in the corpus" if col else "the corpus has no column 'text'",
+                          file=str(path), field="--corpus-column", hint=f"columns: {', '.join(map(str, names))}")
+    return [str(x) for x in get(col) if x is not None]
+
+
+def _dataset_column(path: Path, column: str | None) -> list[str]:
+    try:
+        import datasets
+    except ImportError:
+        raise EatlasError("reading a saved dataset folder needs the datasets package", file=str(path),
+                          hint="pip install 'eatlas[publish]', or pass a text or parquet file") from None
+    try:
+        ds = datasets.load_from_disk(str(path))
+    except (FileNotFoundError, ValueError, OSError) as e:
+        raise EatlasError(f"not a dataset saved with save_to_disk: {str(e).splitlines()[0]}", file=str(path),
+                          hint="pass a text file (one sentence per line), a parquet file, or a save_to_disk folder"
+                          ) from None
+    if isinstance(ds, datasets.DatasetDict):
+        if len(ds) != 1:
+            raise EatlasError(f"the dataset has {len(ds)} splits ({', '.join(ds)}); save one split", file=str(path))
+        ds = next(iter(ds.values()))
+    return _column(path, column, ds.column_names, lambda c: ds[c])
+
+
+def _case_sensitive(reg, concept, case_sensitive: bool | None) -> bool:
+    if case_sensitive is not None:
+        return case_sensitive
+    return reg.get_set(concept.set_ref).raw.get("case_sensitive", True) is not False
+
+
+def ceat_keys(reg, test_ids: list[str], case_sensitive: bool | None = None, seed: int = 0
+              ) -> list[tuple[str, bool]]:
+    """The (stimulus, case_sensitive) pairs whose contexts a CEAT run of ``test_ids`` looks for."""
+    from ..stimuli import build_test
+
+    keys = []
+    for tid in test_ids:
+        t = build_test(reg, reg.get_test_spec(tid), "word", seed=seed)
+        for c in t.concepts.values():
+            cs = _case_sensitive(reg, c, case_sensitive)
+            keys += [(s, cs) for s in c.items]
+    return list(dict.fromkeys(keys))
+
+
+def corpus_contexts(reg, test_ids, paths, column, engine, ray_address, max_contexts, seed, case_sensitive):
+    """One local corpus file or folder: its lines (run_ceat samples them). Several shards, a URL or engine
+    ray: the sample taken shard by shard (eatlas.ceat_corpus), on Ray with engine 'ray'."""
+    if engine == "local" and len(paths) == 1 and "://" not in paths[0]:
+        return read_corpus(Path(paths[0]), column), {}
+    from ..ceat_corpus import corpus_contexts as scan
+    keys = ceat_keys(reg, test_ids, case_sensitive, seed=seed)
+    ctx, n = scan(paths, keys, max_contexts, seed, column=column, engine=engine, ray_address=ray_address)
+    return [], {"contexts": ctx, "corpus_lines": n}
+
+
+def run_ceat(encoder, reg, test_ids: list[str], corpus: list[str] | None, *, n_draws: int = 10_000,
+             seed: int = 0, sampling: str = "paper", max_contexts: int = 1000, case_sensitive: bool | None = None,
+             progress=None, contexts: dict | None = None, corpus_lines: int | None = None) -> dict:
+    """CEAT on each test: rows of ceat_results, ceat_contexts and ceat_draws (without run_id).
+    ``contexts``: the sample already taken (eatlas.ceat_corpus.corpus_contexts, e.g. on Ray) instead of
+    ``corpus``."""
+    from ..ceat import ceat
+    from ..ceat_corpus import scan_lines
+    from ..stimuli import build_test
+
+    results, draws, contexts_rows = [], [], []
+    for tid in test_ids:
+        spec = reg.get_test_spec(tid)
+        t = build_test(reg, spec, "word", seed=seed)
+        per_role = {}
+        for role, c in t.concepts.items():
+            cs = _case_sensitive(reg, c, case_sensitive)
+            keys = [(st, cs) for st in dict.fromkeys(c.items)]
+            sample = contexts if contexts is not None else scan_lines(corpus, keys, max_contexts, seed)[0]
+            mats = {}
+            for stim, cs_ in keys:
+                hits = [(text, (a, b)) for _, text, a, b in sample.get((stim, cs_), [])]
+                contexts_rows.append({"test_id": spec.id, "test_version": spec.version, "level": "c-word",
+                                      "role": role.upper(), "stimulus": stim, "n_contexts": len(hits)})
+                if not hits:
+                    mats[stim] = np.zeros((0, 1))
+                    continue
+                r = encoder.encode_spans([text for text, _ in hits], [span for _, span in hits])
+                v = r.vectors[~r.missing]
+                # a zero or NaN/inf context vector has no cosine: that context is left out, like one not encoded
+                mats[stim] = v[np.isfinite(v).all(axis=1) & (v != 0).any(axis=1)]
+            per_role[role] = mats
+        if progress:
+            progress(t)
+        dims = {m.shape[1] for mats in per_role.values() for m in mats.values() if len(m)}
+        per_role = {r: {s: (m if len(m) else np.zeros((0, max(dims or {1})))) for s, m in mats.items()}
+                    for r, mats in per_role.items()}
+        row = {"test_id": spec.id, "test_version": spec.version, "level": "c-word"}
+        try:
+            res = ceat(per_role["x"], per_role["y"], per_role["a"], per_role["b"], n_draws=n_draws, seed=seed,
+                       sampling=sampling, on_missing="report")
+        except EatlasError as e:       # e.g. a set none of whose stimuli occurs in the corpus: that test only
+            absent = [f"{r.upper()}:{st}" for r, mats in per_role.items() for st, m in mats.items() if not len(m)]
+            results.append({**row, "status": "not_run", "reason": e.message, "n_missing": len(absent),
+                            "missing": ",".join(absent)})
+            continue
+        results.append({**row, "status": "ok", "reason": None, **res.to_dict()})
+        draws += [{**row, **d} for d in res.draw_rows()]
+    return {"ceat_results": results, "ceat_contexts": contexts_rows, "ceat_draws": draws}
