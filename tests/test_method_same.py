@@ -126,3 +126,52 @@ def test_declaration():
     assert "p_value" not in cols            # the paper defines no test
     assert tables["same_targets"].primary_key() == ("run_id", "test_id", "test_version", "level", "role", "item")
     assert "arXiv:2111.07864" in meth.cite and "geometrical_bias/same.py" in meth.cite
+
+
+# ---------------------------------------------------------------------------- through the run path and the CLI
+def test_cli_same_run_on_the_default_model_writes_rows_sql_reads(tmp_path, capsys):
+    import duckdb
+
+    from eatlas.cli import main
+    from eatlas.registry import load_registry
+    from eatlas.stimuli import build_test
+
+    db = tmp_path / "r.duckdb"
+    assert main(["--db", str(db), "run", "--method", "same", "--tests", "weat6", "--levels", "word", "--quiet",
+                 "--no-cache"]) == 0
+    capsys.readouterr()
+    assert main(["--db", str(db), "sql", "SELECT test_id, level, n_x, n_y, n_a, n_b, same, skew_x, skew_y "
+                 "FROM same_results", "--format", "csv"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "test_id,level,n_x,n_y,n_a,n_b,same,skew_x,skew_y" and len(lines) == 2
+    test_id, level, *counts = lines[1].split(",")[:6]
+    assert (test_id, level, counts) == ("weat6", "word", ["8", "8", "8", "8"])
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT method FROM runs").fetchall() == [("same",)]
+    # results: one row per test and level, ok, with no WEAT effect size (SAME is not a d)
+    assert con.execute("SELECT status, effect_size, p_value FROM results").fetchall() == [("ok", None, None)]
+    r = con.execute("SELECT same, skew, stereotype, same_x, skew_x, same_y, skew_y FROM same_results").fetchone()
+    per = con.execute("SELECT role, item, bias, abs_bias FROM same_targets ORDER BY role, item").fetchall()
+    # same_targets holds every stimulus of X and Y by its text, and the aggregates are its mean |b| and mean b
+    t = build_test(load_registry(), load_registry().get_test_spec("weat6"), "word")
+    assert sorted((role, item) for role, item, _, _ in per) == sorted(
+        [("x", s.text) for s in t.concepts["x"].stimuli] + [("y", s.text) for s in t.concepts["y"].stimuli])
+    b = {role: [v for rl, _, v, _ in per if rl == role] for role in ("x", "y")}
+    assert r[0] == pytest.approx(float(np.mean(np.abs(b["x"] + b["y"]))), abs=1e-12)
+    assert r[1] == pytest.approx(float(np.mean(b["x"] + b["y"])), abs=1e-12)
+    assert r[2] == pytest.approx(float(np.std(b["x"] + b["y"])), abs=1e-12)
+    assert (r[3], r[4]) == pytest.approx((float(np.mean(np.abs(b["x"]))), float(np.mean(b["x"]))), abs=1e-12)
+    assert all(-1 <= v <= 1 and a == pytest.approx(abs(v)) for _, _, v, a in per)
+
+
+@pytest.mark.parametrize("extra, flag", [(["--sceat-alpha", "0.1"], "--sceat-alpha"),
+                                         (["--mleat-alpha", "0.1"], "--mleat-alpha"),
+                                         (["--n-samples", "1000"], "--n-samples")])
+def test_an_option_of_another_method_is_a_one_line_error(tmp_path, capsys, extra, flag):
+    from eatlas.cli import main
+
+    db = tmp_path / "r.duckdb"
+    assert main(["--db", str(db), "run", "--method", "same", "--tests", "weat6", "--levels", "word", *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert flag in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert not db.exists()

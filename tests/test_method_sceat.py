@@ -108,3 +108,35 @@ def test_declaration():
     (t,) = SCEAT.tables
     assert t.name == "sceat_results" and t.primary_key()[-2:] == ("role", "item")
     SCEAT.check(cfg())          # the defaults pass
+
+
+# ---------------------------------------------------------------------------- through the run path and the CLI
+def test_cli_sceat_run_writes_one_row_per_target_stimulus(tiny_bert, tmp_path, capsys):
+    import duckdb
+
+    from eatlas.cli import main
+
+    db = tmp_path / "r.duckdb"
+    assert main(["--db", str(db), "run", "--model", str(tiny_bert), "--method", "sceat", "--tests", "weat6",
+                 "--levels", "word", "--n-samples", "2000", "--sceat-alpha", "0.2", "--quiet", "--no-cache"]) == 0
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT method FROM runs").fetchall() == [("sceat",)]
+    rows = con.execute("SELECT role, item, effect_size, p_value, p_upper, p_lower, exact, n_partitions, n_a, n_b, "
+                       "association, alpha, effect_threshold FROM sceat_results").fetchall()
+    assert sorted(r[0] for r in rows) == ["x"] * 8 + ["y"] * 8 and len({r[1] for r in rows}) == 16
+    for _role, _item, d, p, p_up, p_low, exact, n_part, n_a, n_b, assoc, alpha, thr in rows:
+        assert (n_a, n_b, alpha, thr) == (8, 8, 0.2, 0.2)
+        assert exact is False and n_part == 2000        # C(16, 8) = 12,870 partitions > --n-samples: sampled
+        assert p == (p_up if d >= 0 else p_low) and 0 < p <= 1
+        want = "A" if d > thr and p_up < alpha else "B" if d < -thr and p_low < alpha else None
+        assert assoc == want
+
+
+def test_sceat_options_with_another_method_are_a_one_line_error(tmp_path, capsys):
+    from eatlas.cli import main
+
+    db = tmp_path / "r.duckdb"
+    assert main(["--db", str(db), "run", "--method", "weat", "--tests", "weat6", "--sceat-threshold", "0.5"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--sceat-threshold" in err and len(err.splitlines()) == 1
+    assert not db.exists()

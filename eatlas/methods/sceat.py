@@ -16,10 +16,12 @@ test has one, the test is not run.
 """
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..argtypes import PROBABILITY, between
 from ..errors import EatlasError
 from ..sceat import sc_eat
 from .base import Matrices, Method, Option, Outcome, Table, register
@@ -51,16 +53,15 @@ class SceatRow:
     reason: str | None          # why a target has no statistics
 
 
-def _number(v, flag: str, *, low: float, high: float | None, open_low: bool) -> float:
+ALPHA_TYPE, THRESHOLD_TYPE = PROBABILITY, between(0.0, 100.0)     # as ML-EAT's --mleat-alpha, --effect-threshold
+
+
+def _valid(parse, value, flag: str) -> float:
+    """An option value set through the API (not parsed by the CLI) passes the same parser, or a one-line error."""
     try:
-        x = float(v)
-    except (TypeError, ValueError):
-        raise EatlasError(f"{v!r} is not a number", field=flag) from None
-    bad = not np.isfinite(x) or (x <= low if open_low else x < low) or (high is not None and x >= high)
-    if bad:
-        rng = f"({low}, {high})" if high is not None else f"{'(' if open_low else '['}{low}, inf)"
-        raise EatlasError(f"{v!r} is outside {rng}", field=flag)
-    return x
+        return parse(str(value))
+    except argparse.ArgumentTypeError as e:
+        raise EatlasError(str(e), field=flag) from None
 
 
 @register
@@ -72,9 +73,9 @@ class SceatMethod(Method):
     effect_size = False
     stats = ("n_samples", "parametric")
     options = (
-        Option("--sceat-alpha", dict(type=float, default=DEFAULT_ALPHA, metavar="P",
+        Option("--sceat-alpha", dict(type=ALPHA_TYPE, default=DEFAULT_ALPHA, metavar="P",
                                      help="significance of a target's association (ML-EAT's rule; default 0.05)")),
-        Option("--sceat-threshold", dict(type=float, default=DEFAULT_THRESHOLD, metavar="D",
+        Option("--sceat-threshold", dict(type=THRESHOLD_TYPE, default=DEFAULT_THRESHOLD, metavar="D",
                                          help="|d| above which a significant target is associated "
                                               "(ML-EAT's rule; default 0.2)")),
     )
@@ -86,8 +87,8 @@ class SceatMethod(Method):
             "(WEFAT); Wolfe, Hiniker and Howe (2024), ML-EAT, eq. 7-9")
 
     def check(self, cfg) -> None:
-        _number(self.option(cfg, "sceat_alpha"), "--sceat-alpha", low=0.0, high=1.0, open_low=True)
-        _number(self.option(cfg, "sceat_threshold"), "--sceat-threshold", low=0.0, high=None, open_low=False)
+        _valid(ALPHA_TYPE, self.option(cfg, "sceat_alpha"), "--sceat-alpha")
+        _valid(THRESHOLD_TYPE, self.option(cfg, "sceat_threshold"), "--sceat-threshold")
 
     def compute(self, m: Matrices, cfg) -> Outcome:
         alpha = float(self.option(cfg, "sceat_alpha"))
