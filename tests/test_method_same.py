@@ -175,3 +175,11 @@ def test_an_option_of_another_method_is_a_one_line_error(tmp_path, capsys, extra
     err = capsys.readouterr().err.strip()
     assert flag in err and len(err.splitlines()) == 1 and "Traceback" not in err
     assert not db.exists()
+
+
+def test_cli_summary_columns_show_same_and_the_skews():
+    out = run(matrices(X, Y, A, B))
+    heads, cells = methods.get("same").summary_columns(SimpleNamespace(details={("t1", "word"): out.detail}))
+    assert heads == ["SAME (X u Y)", "skew (X, Y)"]
+    assert cells({"test_id": "t1", "level": "word"}) == [f"{1 / NORM_C:.3f}", f"{1 / NORM_C:+.3f}, {-1 / NORM_C:+.3f}"]
+    assert cells({"test_id": "t1", "level": "sent"}) == ["-", "-"]

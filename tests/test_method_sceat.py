@@ -140,3 +140,11 @@ def test_sceat_options_with_another_method_are_a_one_line_error(tmp_path, capsys
     err = capsys.readouterr().err.strip()
     assert "--sceat-threshold" in err and len(err.splitlines()) == 1
     assert not db.exists()
+
+
+def test_cli_summary_columns_count_the_associations():
+    m = matrices([[1.0, 0.0]], [[-1.0, 0.2]], A, B)
+    out = SCEAT.compute(m, cfg(sceat_alpha=0.2))
+    heads, cells = SCEAT.summary_columns(SimpleNamespace(details={("t1", "word"): out.detail}))
+    assert heads == ["X associated", "Y associated"]
+    assert cells({"test_id": "t1", "level": "word"}) == ["1A 0B", "0A 1B"]

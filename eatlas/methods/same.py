@@ -162,3 +162,10 @@ class SameMethod(Method):
                 seen.add((role, text))
                 targets.append(SameTarget(role=role, item=text, bias=float(v), abs_bias=float(abs(v))))
         return Outcome(rows={"same_results": [row], "same_targets": targets}, detail=row)
+
+    def summary_columns(self, outcome):
+        """The CLI results table's columns: SAME over X u Y, and the skew of X and of Y (> 0: towards A)."""
+        def cells(r):
+            res = outcome.details.get((r["test_id"], r["level"]))
+            return [f"{res.same:.3f}", f"{res.skew_x:+.3f}, {res.skew_y:+.3f}"] if res else ["-", "-"]
+        return ["SAME (X u Y)", "skew (X, Y)"], cells

@@ -123,3 +123,13 @@ class SceatMethod(Method):
         if all(r.effect_size is None for r in rows):
             return Outcome(not_run="SC-EAT undefined for every target: " + rows[0].reason)
         return Outcome(rows={"sceat_results": rows}, detail=rows)
+
+    def summary_columns(self, outcome):
+        """The CLI results table's columns: how many targets of X and of Y are associated with A and with B."""
+        def cells(r):
+            rows = outcome.details.get((r["test_id"], r["level"]))
+            if not rows:
+                return ["-", "-"]
+            return [" ".join(f"{sum(1 for x in rows if x.role == role and x.association == g)}{g}" for g in "AB")
+                    for role in ("x", "y")]
+        return ["X associated", "Y associated"], cells
