@@ -37,14 +37,20 @@ def influence_rows(db: str | Path, run: str, test: str, *, level: str | None = N
                                                  if have else "no results"))
         out = []
         for lv, status, *rest in res:
-            rows = con.execute("SELECT role, item, d_without, delta FROM influence WHERE run_id = ? AND test_id = ? "
-                               "AND level = ? ORDER BY abs(delta) DESC NULLS LAST, role, item LIMIT ?",
-                               [run_id, test, lv, int(top)]).fetchall()
+            rows = top_influence(con, run_id, test, lv, top)
             out.append((lv, dict(zip(("status", "effect_size", "ci_low", "ci_high", "d_loo_min", "d_loo_max",
                                       "sign_stable"), [status, *rest])), rows))
         return run_id, out
     finally:
         con.close()
+
+
+def top_influence(con, run_id: str, test_id: str, level: str, top: int) -> list[tuple]:
+    """The ``top`` rows ``(role, item, d_without, delta)`` of one result in table ``influence``, the largest
+    |delta| first (ties by role and item). Shared by ``show-influence`` and the report's influence table."""
+    return con.execute("SELECT role, item, d_without, delta FROM influence WHERE run_id = ? AND test_id = ? "
+                       "AND level = ? ORDER BY abs(delta) DESC NULLS LAST, role, item LIMIT ?",
+                       [run_id, test_id, level, int(top)]).fetchall()
 
 
 def show_influence(db: str | Path, run: str, test: str, *, level: str | None = None, top: int = 10) -> list:

@@ -10,8 +10,16 @@ from typing import Any
 from .errors import EatlasError
 from .registry import ID_RE, _check_keys, _typename, read_yaml
 
-BACKENDS = ("transformers", "static")
-POOLINGS = ("mean", "mean_nospecial", "cls", "last", "max")
+
+def _backends() -> dict:
+    """The registered encoder backends (eatlas.encoders): a loader names one; each says the weights it needs."""
+    from .encoders import backends
+    return backends()
+
+
+def _poolings() -> tuple[str, ...]:
+    from .encoders import POOLINGS
+    return POOLINGS
 WEIGHT_KEYS = {"pypi": str, "module": str, "path": str, "vectors": str, "vocab": str, "keyed_vectors": str}
 FIELDS: dict[str, tuple[type, ...]] = {
     "id": (str,), "name": (str,), "default": (bool,), "backend": (str,), "family": (str,), "architecture": (str,),
@@ -52,12 +60,13 @@ def check_loader(doc: Any, file: str) -> dict:
     if not ID_RE.match(doc["family"]):
         raise EatlasError(f"invalid family {doc['family']!r:.80}", file=file, obj=obj, field="family",
                           hint="a lower-case key such as glove, bert, word2vec-googlenews")
-    if doc["backend"] not in BACKENDS:
+    backends = _backends()
+    if doc["backend"] not in backends:
         raise EatlasError(f"unknown backend {doc['backend']!r:.40}", file=file, obj=obj, field="backend",
-                          hint=f"one of: {', '.join(BACKENDS)}")
-    if doc.get("pooling") is not None and doc["pooling"] not in POOLINGS:
+                          hint=f"one of: {', '.join(backends)}")
+    if doc.get("pooling") is not None and doc["pooling"] not in _poolings():
         raise EatlasError(f"unknown pooling {doc['pooling']!r:.40}", file=file, obj=obj, field="pooling",
-                          hint=f"one of: {', '.join(POOLINGS)}")
+                          hint=f"one of: {', '.join(_poolings())}")
     for key in ("dimension", "max_length"):
         if doc.get(key) is not None and doc[key] < 1:
             raise EatlasError(f"{key} must be positive, got {doc[key]}", file=file, obj=obj, field=key)
@@ -78,7 +87,7 @@ def check_loader(doc: Any, file: str) -> dict:
         if key in w and (Path(w[key]).is_absolute() or ".." in Path(w[key]).parts or "\x00" in w[key]):
             raise EatlasError(f"weights.{key} {w[key]!r:.80} leaves the package folder", file=file, obj=obj,
                               field=f"weights.{key}", hint="a path relative to the installed package, without '..'")
-    need = (("path",),) if doc["backend"] == "transformers" else (("keyed_vectors",), ("vectors", "vocab"))
+    need = backends[doc["backend"]].weights
     if not any(all(k in w for k in ks) for ks in need):
         raise EatlasError(f"a {doc['backend']} loader needs weights.{' or weights.'.join('+'.join(ks) for ks in need)}",
                           file=file, obj=obj, field="weights", hint="name the files inside the installed package")

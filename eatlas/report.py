@@ -1,7 +1,9 @@
 """A single self-contained HTML page of a results database (no network resources, no scripts).
 
 Sections (each an element id): ``runs``, ``matrix`` (tests x models, effect sizes with Holm marks, as
-May et al. 2019 Figure 1), ``eat-map`` (ML-EAT Level 2, from a table ``mleat_results``), ``ceat``
+May et al. 2019 Figure 1), ``forest`` (effect sizes with their bootstrap CIs, models side by side, the
+published numbers marked; forest_plots), ``influence`` (beside it: each result's most influential stimuli,
+"Bad Seeds"; influence_table), ``eat-map`` (ML-EAT Level 2, from a table ``mleat_results``), ``ceat``
 (CEAT draws, from ``ceat_results`` and ``ceat_draws``), ``reproduction`` (ours against the published
 effect sizes) and ``provenance`` (every stimulus set). Figures are inline SVG, drawn with matplotlib's
 Agg canvas (the plots) or written directly (the EAT-Maps).
@@ -22,7 +24,7 @@ from .registry import LEVELS, Registry
 from .store import connect
 
 TEMPLATE = package_file("report_template.html.j2")
-SECTIONS = ("runs", "matrix", "eat-map", "ceat", "reproduction", "provenance", "references")
+SECTIONS = ("runs", "matrix", "forest", "influence", "eat-map", "ceat", "reproduction", "provenance", "references")
 MAX_ES = 2.0   # effect sizes lie in [-2, 2]
 
 # EAT pattern -> (association of X, association of Y) with A or B (ML-EAT, Wolfe et al. 2024)
@@ -270,6 +272,215 @@ def reproduction_scatter(df: pd.DataFrame) -> dict | None:
             "mad": float(df["difference"].abs().mean())}
 
 
+# ------------------------------------------------------------------ forest plot (section "forest")
+
+FOREST_ROWS = 30        # rows (test and level) per forest figure; more rows make several figures
+FOREST_MARKERS = ("o", "s", "^", "v", "P", "X", "<", ">", "h", "p")
+# Published effect sizes: drawn larger than and behind the results, so a result equal to it stays visible
+PUBLISHED_STYLE = {"same_model": dict(marker="D", s=70, facecolors="black", edgecolors="black", zorder=2.5),
+                   "same_family": dict(marker="D", s=70, facecolors="none", edgecolors="#555555", linewidths=1.1,
+                                       zorder=2.5)}
+PUBLISHED_GLYPH = {"same_model": "◆", "same_family": "◇"}
+
+
+def _plain(text) -> str:
+    """A string from the database as literal matplotlib text (a '$' would start mathtext)."""
+    return str(text).replace("$", r"\$")
+
+
+def _tail(label: str, width: int) -> str:
+    """A long model name (a path) cut to its end, the part that tells models apart; the Runs table has it whole."""
+    return label if len(label) <= width else "…" + label[-(width - 1):]
+
+
+def _values(glyph: str, values: list[float]) -> str:
+    """One paper's printed numbers of one kind in a row: each of one or two, else their range and count."""
+    if len(values) <= 2:
+        return ", ".join(f"{glyph}{v:+.2f}" for v in values)
+    return f"{glyph}{values[0]:+.2f}…{values[-1]:+.2f} ({len(values)})"
+
+
+def _pack(parts: list[str], *, width: int = 34, lines: int = 2) -> str:
+    """``parts`` joined by '; ' over at most ``lines`` lines of about ``width`` characters (the last takes the rest)."""
+    out = [""]
+    for part in parts:
+        if out[-1] and len(out[-1]) + 2 + len(part) > width and len(out) < lines:
+            out.append("")
+        out[-1] += ("; " if out[-1] else "") + part
+    return "\n".join(out)
+
+
+def _series(results: pd.DataFrame, by_run: bool) -> pd.Series:
+    """The forest's series of each result: its model, or its model and run when runs were chosen."""
+    if not by_run:
+        return results["run_model"].astype(str)
+    return results["run_model"].astype(str) + " · run " + results["run_id"].str[:8]
+
+
+def forest_plots(results: pd.DataFrame, published: pd.DataFrame, reg: Registry | None, *, by_run: bool = False,
+                 rows_per_figure: int = FOREST_ROWS) -> dict | None:
+    """Effect sizes with their stimulus-bootstrap CIs (``ci_low``/``ci_high``; no bar where NULL), one row per
+    test and level, the models (or runs) side by side in a row, filled where Holm-significant; the published
+    effect sizes of the same test and level (``published``: rows of the view ``reproduction_loose``) marked,
+    same-model ones apart from same-family ones, each row naming the papers. Several figures of at most
+    ``rows_per_figure`` rows each."""
+    from matplotlib.lines import Line2D
+
+    ok = results[results["status"] == "ok"].copy() if len(results) else results
+    if not len(ok):
+        return None
+    ok["series"] = _series(ok, by_run)
+    ok["row"] = ok["test_id"].astype(str) + " [" + ok["level"].astype(str) + "]"
+    ok["d"] = pd.to_numeric(ok["effect_size"], errors="coerce")
+    for col in ("ci_low", "ci_high", "ci_level"):
+        c = _column(ok, col)
+        ok[col] = c if c is not None else np.nan
+    keys = ok.drop_duplicates("row").set_index("row")
+    rows = sorted(keys.index, key=lambda r: _test_order(reg, keys.at[r, "test_id"], keys.at[r, "level"]))
+    series = sorted(ok["series"].unique())
+    colours = [f"C{i % 10}" for i in range(len(series))]
+    markers = [FOREST_MARKERS[i % len(FOREST_MARKERS)] for i in range(len(series))]
+    style = {s: (colours[i], markers[i]) for i, s in enumerate(series)}
+
+    pub = published.copy() if len(published) else pd.DataFrame(
+        columns=["run_id", "test_id", "level", "paper", "published_effect_size", "match"])
+    if len(pub):
+        pub["published_effect_size"] = pd.to_numeric(pub["published_effect_size"], errors="coerce")
+        pub = pub[np.isfinite(pub["published_effect_size"])]
+        if "match" not in pub.columns:      # the strict view: the same model only
+            pub["match"] = "same_model"
+        pub = pub.merge(ok[["run_id", "test_id", "level", "series", "row"]], on=["run_id", "test_id", "level"])
+        pub = pub.drop_duplicates(["series", "row", "paper", "published_effect_size", "match"])
+
+    values = np.concatenate([ok[["d", "ci_low", "ci_high"]].to_numpy(dtype=float).ravel(),
+                             pub["published_effect_size"].to_numpy(dtype=float)])
+    values = values[np.isfinite(values)]
+    lim = max(MAX_ES, float(np.abs(values).max()) if len(values) else 0.0) * 1.05
+    k = len(series)
+    row_h = max(0.34, 0.12 + 0.13 * k)      # inches per row
+    step = min(0.8 / k, 0.25)
+    offset = {s: (i - (k - 1) / 2) * step for i, s in enumerate(series)}
+    levels = sorted({float(v) for v in ok["ci_level"].dropna()})
+    ci_name = f"{levels[0]:.0%} bootstrap CI" if len(levels) == 1 else "bootstrap CI"
+    n_no_ci = int((ok["ci_low"].isna() | ok["ci_high"].isna()).sum())
+
+    handles = [Line2D([], [], ls="none", marker=style[s][1], color=style[s][0], label=_plain(_tail(s, 52)))
+               for s in series]
+    handles += [Line2D([], [], ls="none", marker="o", mfc="#777777", mec="#777777", label="Holm-significant"),
+                Line2D([], [], ls="none", marker="o", mfc="white", mec="#777777", label="not Holm-significant"),
+                Line2D([], [], color="#777777", lw=1.4, label=f"{ci_name} (none stored: no bar)")]
+    for match, text in (("same_model", "published (same model)"), ("same_family", "published (same family)")):
+        if len(pub) and (pub["match"] == match).any():
+            st = PUBLISHED_STYLE[match]
+            handles.append(Line2D([], [], ls="none", marker=st["marker"], ms=8, mfc=st["facecolors"],
+                                  mec=st["edgecolors"], label=f"{PUBLISHED_GLYPH[match]} {text}"))
+
+    figures = []
+    for start in range(0, len(rows), rows_per_figure):
+        part = rows[start:start + rows_per_figure]
+        pos = {r: i for i, r in enumerate(part)}
+        # the axes' height grows with the rows (margins in inches); the legend goes above it (bbox tight)
+        height = row_h * len(part) + 0.6
+        fig = _figure((6.4, height))
+        fig.subplots_adjust(left=0.25, right=0.9, bottom=0.5 / height, top=1 - 0.1 / height)
+        ax = fig.add_subplot()
+        for i in range(0, len(part), 2):
+            ax.axhspan(i - 0.5, i + 0.5, color="#f3f3f5", zorder=0, lw=0)
+        ax.axvline(0, color="#444444", lw=0.9, zorder=1)
+        sub = ok[ok["row"].isin(pos)]
+        for j, s in enumerate(series):
+            g = sub[sub["series"] == s]
+            if not len(g):
+                continue
+            colour, marker = style[s]
+            y = g["row"].map(pos).to_numpy(dtype=float) + offset[s]
+            d = g["d"].to_numpy(dtype=float)
+            has_ci = (g["ci_low"].notna() & g["ci_high"].notna()).to_numpy()
+            if has_ci.any():
+                lo, hi = g["ci_low"].to_numpy(dtype=float)[has_ci], g["ci_high"].to_numpy(dtype=float)[has_ci]
+                ax.hlines(y[has_ci], lo, hi, color=colour, lw=1.4, zorder=2, gid=f"forest-ci-{j}")
+            holm = g["holm_significant"].map(lambda v: v is True or (v is not None and v == v and bool(v)))
+            face = [colour if h else "white" for h in holm]
+            ax.scatter(d, y, marker=marker, s=30, facecolors=face, edgecolors=colour, linewidths=1.2, zorder=3,
+                       gid=f"forest-series-{j}")
+        psub = pub[pub["row"].isin(pos)] if len(pub) else pub
+        for match, st in PUBLISHED_STYLE.items():
+            g = psub[psub["match"] == match] if len(psub) else psub
+            if len(g):
+                y = g["row"].map(pos).to_numpy(dtype=float) + g["series"].map(offset).to_numpy(dtype=float)
+                ax.scatter(g["published_effect_size"], y, gid=f"forest-published-{match}", **st)
+        papers = {}         # row -> paper -> {(value, match)}: each printed number named by its paper
+        for r in psub.itertuples() if len(psub) else ():
+            papers.setdefault(r.row, {}).setdefault(str(r.paper), set()).add((float(r.published_effect_size), r.match))
+        for r, by_paper in papers.items():
+            label = _pack([f"{p} " + ", ".join(_values(PUBLISHED_GLYPH[m], sorted(v for v, m2 in vals if m2 == m))
+                                                for m in PUBLISHED_GLYPH if any(m2 == m for _, m2 in vals))
+                           for p, vals in sorted(by_paper.items())], lines=max(1, int(row_h / 0.15)))
+            ax.text(1.01, pos[r], _plain(label), transform=ax.get_yaxis_transform(), fontsize=8, va="center",
+                    ha="left", color="#333333", gid="forest-paper")
+        ax.set_ylim(len(part) - 0.5, -0.5)
+        ax.set_xlim(-lim, lim)
+        ax.set_yticks(range(len(part)), [_plain(r) for r in part], fontsize=10)
+        ax.tick_params(axis="y", length=0)
+        ax.tick_params(axis="x", labelsize=9)
+        ax.set_xlabel("effect size d", fontsize=10)
+        ax.grid(axis="x", color="#dddddd", lw=0.6, zorder=0)
+        ax.set_axisbelow(True)
+        ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.0, 1.01), fontsize=9,
+                  ncol=2 if max(len(h.get_label()) for h in handles) <= 44 else 1,
+                  frameon=False, borderaxespad=0.2)
+        figures.append({"svg": _svg(fig), "fig": fig, "rows": part})
+    return {"figures": figures, "rows": rows, "series": series, "n_results": len(ok), "n_no_ci": n_no_ci,
+            "ci_name": ci_name, "n_published": len(pub), "papers": sorted({str(p) for p in pub["paper"]}),
+            "n_not_run": int((results["status"] != "ok").sum())}
+
+
+# ------------------------------------------------------------------ influence table (section "influence")
+
+INFLUENCE_TOP = 5
+
+
+def influence_table(con, tables: set[str], results: pd.DataFrame, reg: Registry | None, *, by_run: bool = False,
+                    top: int = INFLUENCE_TOP) -> dict:
+    """For each shown result (the forest's rows and series), its ``top`` most influential stimuli (largest
+    |delta| in table ``influence``, eatlas.influence_view.top_influence) with the result's leave-one-out range
+    and sign stability; a stimulus whose leaving out flips the sign of d is flagged. ``available`` is False for
+    a database written before the influence table existed."""
+    from .influence_view import ROLE_NAMES, top_influence
+
+    ok = results[results["status"] == "ok"].copy() if len(results) else results
+    if "influence" not in tables or not len(ok):
+        return {"available": "influence" in tables, "groups": [], "top": top}
+    ok["series"] = _series(ok, by_run)
+    ok = ok.assign(_order=[_test_order(reg, t, lv) for t, lv in zip(ok["test_id"], ok["level"])])
+    ok = ok.sort_values(["_order", "series"], kind="stable")
+    groups = []
+    for r in ok.to_dict("records"):
+        d = _number(r.get("effect_size"))
+        rows = []
+        for role, item, d_without, delta in top_influence(con, r["run_id"], r["test_id"], r["level"], top):
+            d_without = _number(d_without)
+            flips = d is not None and d_without is not None and d != 0 and (d_without > 0) != (d > 0)
+            rows.append({"role": ROLE_NAMES.get(role, role), "item": item, "d_without": d_without,
+                         "delta": _number(delta), "flips": flips})
+        stable = r.get("sign_stable")
+        stable = None if stable is None or stable != stable else bool(stable)
+        groups.append({"test_id": r["test_id"], "level": r["level"], "series": r["series"], "run": r["run_id"][:8],
+                       "d": d, "ci_low": _number(r.get("ci_low")), "ci_high": _number(r.get("ci_high")),
+                       "d_loo_min": _number(r.get("d_loo_min")), "d_loo_max": _number(r.get("d_loo_max")),
+                       "sign_stable": stable, "rows": rows})
+    return {"available": True, "groups": groups, "top": top,
+            "n_unstable": sum(g["sign_stable"] is False for g in groups)}
+
+
+def _number(v) -> float | None:
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return v if np.isfinite(v) else None
+
+
 def provenance(reg: Registry | None) -> list[dict]:
     if reg is None:
         return []
@@ -316,11 +527,11 @@ def references(reg: Registry | None, *frames: pd.DataFrame) -> list[dict]:
 
 def build_report(db: str | Path, *, run_id: str | None = None, registry: str | Path | None = None,
                  alpha: float | None = None, runs: list[str] | None = None, model: str | None = None,
-                 all_runs: bool = False) -> str:
+                 all_runs: bool = False, influence_top: int = INFLUENCE_TOP) -> str:
     """The report as one HTML string. Which results: ``runs`` (ids or unique prefixes; ``run_id`` is one),
     every run of ``model``, every run (``all_runs``), or by default the newest result per model, test and
     level. The page says which runs it shows. ``alpha`` is unused: a result is starred when its own run found
-    it Holm-significant at that run's alpha."""
+    it Holm-significant at that run's alpha. ``influence_top``: stimuli per result in the influence table."""
     from jinja2 import Environment, StrictUndefined
 
     from .legend import legend
@@ -351,6 +562,9 @@ def build_report(db: str | Path, *, run_id: str | None = None, registry: str | P
             con.register("_sel", results[["run_id", "test_id", "level"]])
             repro = con.execute("SELECT p.* FROM reproduction p JOIN (SELECT DISTINCT run_id, test_id, level FROM _sel)"
                                 " USING (run_id, test_id, level)").fetchdf()
+        by_run = bool(ids) or all_runs
+        published = _forest_published(con, tables, results)
+        influence = influence_table(con, tables, results, reg, by_run=by_run, top=influence_top)
     finally:
         con.close()
     if ids:
@@ -367,13 +581,32 @@ def build_report(db: str | Path, *, run_id: str | None = None, registry: str | P
         selection=selection, legend=legend(),
         runs=[{**r, "n_results": int((results["run_id"] == r["run_id"]).sum()) if len(results) else 0}
               for r in runs_df.astype(object).where(runs_df.notna(), None).to_dict("records")],   # NaN -> blank
-        matrix=matrix(results, runs_df, reg, alpha, by_run=bool(ids) or all_runs) if len(results) else None,
+        matrix=matrix(results, runs_df, reg, alpha, by_run=by_run) if len(results) else None,
+        forest=forest_plots(results, published, reg, by_run=by_run) if len(results) else None,
+        influence=influence,
         mleat_table="mleat_results" in tables, eat_maps=eat_maps(mleat, reg) if len(mleat) else [],
         ceat_table="ceat_results" in tables, ceat=ceat_histograms(ceat, draws) if len(ceat) else None,
         reproduction=reproduction_scatter(repro) if len(repro) else None,
-        sets=provenance(reg), svg_safe=_safe,
+        sets=provenance(reg), svg_safe=_safe, fmt=_fmt,
         sources=sorted((k, (v or {}).get("citation", "")) for k, v in reg.sources.items()),
         references=references(reg, results, mleat, ceat))
+
+
+def _forest_published(con, tables: set[str], results: pd.DataFrame) -> pd.DataFrame:
+    """The published effect sizes beside the selected results: view ``reproduction_loose`` (same model and
+    same family, column ``match``), or ``reproduction`` (same model only) in a database written before it."""
+    view = next((v for v in ("reproduction_loose", "reproduction") if v in tables), None)
+    if view is None or not len(results):
+        return pd.DataFrame()
+    con.register("_forest_sel", results[["run_id", "test_id", "level"]].drop_duplicates())
+    try:
+        return con.execute(f"SELECT p.* FROM {view} p JOIN _forest_sel USING (run_id, test_id, level)").fetchdf()
+    finally:
+        con.unregister("_forest_sel")
+
+
+def _fmt(v) -> str:
+    return "–" if v is None else f"{v:+.3f}"
 
 
 def _safe(svg: str):

@@ -45,7 +45,7 @@ def test_list_options_take_spaces_and_commas(argv):
 
 def test_levels_take_spaces_and_commas():
     p = build_parser()
-    assert p.parse_args(["run"]).levels == ["word", "sent"]
+    assert p.parse_args(["run"]).levels is None         # the method's default levels (word, sent for WEAT)
     assert p.parse_args(["run", "--levels", "word", "sent(u)"]).levels == ["word", "sent(u)"]
     assert p.parse_args(["run", "--levels", "word,c-word", "sent"]).levels == ["word", "c-word", "sent"]
 

@@ -19,7 +19,7 @@ from eatlas.registry import load_registry
 from eatlas.report import SECTIONS, build_report
 from eatlas.store import write_run
 
-FIGURES = ("fig-matrix", "fig-eat-map", "fig-ceat", "fig-reproduction")
+FIGURES = ("fig-matrix", "fig-forest", "fig-eat-map", "fig-ceat", "fig-reproduction")
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 ARTIFACTS = Path(os.environ.get("EATLAS_ARTIFACTS") or Path(__file__).parent / "artifacts")
 
@@ -109,6 +109,8 @@ def test_every_section_and_figure(db):
     assert "Holm-Bonferroni correction over the run's tests" in html and "newest result per model" in html
     assert "Non-Directional" in html and "AB-Divergent" in html and "CES +0.80" in html
     assert "flowers@1.0.0" in html and "sent-bias tests/weat1.jsonl targ1" in html
+    # the forest plot marks May et al.'s numbers beside the glove runs (same model) and tiny-bert (same family)
+    assert 'id="forest-published-same_model"' in html and 'id="forest-published-same_family"' in html
 
 
 def _references(html: str) -> str:

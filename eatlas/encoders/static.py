@@ -1,0 +1,129 @@
+"""Static word vectors: a text is the mean of its in-vocabulary words' vectors (CBoW, May et al. 2019).
+
+Read from a registered package (gensim KeyedVectors, or a vocabulary and a .npy matrix) or from a
+word2vec/GloVe file given as --model.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import EatlasError
+from .base import ENCODER_VERSION, Backend, Encoder, EncodeResult, _file_fingerprint, register_backend
+
+_WORD_RE = re.compile(r"[\w'-]+", re.UNICODE)
+
+
+class StaticEncoder(Encoder):
+    """Word vectors; a text is the mean of its in-vocabulary words' vectors (CBoW, May et al.).
+
+    A stimulus itself must be fully in the vocabulary (``covers``): the runner drops a stimulus whose
+    own words are missing, at every level, so a sentence is never represented by its template alone.
+    """
+
+    def __init__(self, words: list[str], vectors: np.ndarray, *, model_id: str, family: str, fingerprint: str,
+                 lowercase: bool):
+        self.index = {w: i for i, w in enumerate(words)}
+        self.vectors = np.asarray(vectors, dtype=np.float32)
+        self.lowercase = lowercase
+        super().__init__(model_id=model_id, fingerprint=fingerprint, family=family, pooling="cbow",
+                         info={"lowercase": lowercase, "vocab_size": len(words)})
+
+    def cache_key(self, mode: str) -> dict:
+        return {"encoder": "static", "code": ENCODER_VERSION, "fingerprint": self.fingerprint, "mode": mode,
+                "lowercase": self.lowercase}
+
+    def _lookup(self, w: str) -> int | None:
+        for cand in ((w.lower(),) if self.lowercase else (w, w.lower())):
+            i = self.index.get(cand)
+            if i is not None:
+                return i
+        return None
+
+    def _ids(self, text: str) -> tuple[list[int], list[str]]:
+        """Vocabulary rows of a text and its out-of-vocabulary words."""
+        whole = self._lookup(text)    # a stimulus listed as one entry (e.g. "short-term") first
+        if whole is not None:
+            return [whole], []
+        ids, oov = [], []
+        for w in _WORD_RE.findall(text):
+            i = self._lookup(w)
+            (oov.append(w) if i is None else ids.append(i))
+        return ids, oov
+
+    def encode_items(self, texts: list[str], spans: list[tuple[int, int] | None]) -> EncodeResult:
+        self.calls += 1
+        out = np.full((len(texts), self.vectors.shape[1]), np.nan, dtype=np.float32)
+        missing = np.zeros(len(texts), dtype=bool)
+        for n, (t, sp) in enumerate(zip(texts, spans)):
+            ids, _ = self._ids(t if sp is None else t[sp[0]:sp[1]])
+            if ids:
+                out[n] = self.vectors[ids].mean(0)
+            else:
+                missing[n] = True
+        return EncodeResult(out, missing)
+
+    def encode(self, texts: list[str]) -> EncodeResult:
+        return self.encode_items(texts, [None] * len(texts))
+
+    def encode_spans(self, texts, spans):
+        return self.encode_items(texts, list(spans))
+
+    def covers(self, stimuli: list[str]) -> np.ndarray:
+        return np.array([bool(ids) and not oov for ids, oov in map(self._ids, stimuli)], dtype=bool)
+
+
+def _read_keyed_vectors(path: Path) -> tuple[list[str], np.ndarray]:
+    from gensim.models import KeyedVectors
+    kv = KeyedVectors.load(str(path))
+    return list(kv.index_to_key), np.asarray(kv.vectors)
+
+
+def read_vectors(p: Path) -> tuple[list[str], np.ndarray]:
+    """word2vec binary (.bin), word2vec text (header line) or GloVe text (no header)."""
+    from gensim.models import KeyedVectors
+    try:
+        if p.name.endswith((".bin", ".bin.gz")):
+            kv = KeyedVectors.load_word2vec_format(str(p), binary=True)
+        else:
+            with p.open(encoding="utf-8") as f:
+                first = f.readline().split()
+            no_header = not (len(first) == 2 and all(x.isdigit() for x in first))
+            kv = KeyedVectors.load_word2vec_format(str(p), binary=False, no_header=no_header)
+    except (ValueError, UnicodeDecodeError, EOFError, TypeError, IndexError) as e:   # gensim on empty/odd files
+        raise EatlasError(f"not a readable word2vec/GloVe vector file: {type(e).__name__}: {e}", file=str(p),
+                          hint="one word and its numbers per line (word2vec text may start with 'COUNT DIM'), "
+                               "or a word2vec .bin") from None
+    if not len(kv.index_to_key):
+        raise EatlasError("the vector file holds no vectors", file=str(p))
+    return list(kv.index_to_key), np.asarray(kv.vectors)
+
+
+@register_backend
+class StaticBackend(Backend):
+    """Word vectors: a registered package's (gensim KeyedVectors, or a vocabulary parquet and a .npy matrix),
+    or a word2vec/GloVe file given as --model."""
+    name = "static"
+    rank = 90
+    weights = (("keyed_vectors",), ("vectors", "vocab"))
+
+    def accepts(self, path: Path) -> bool:
+        return path.is_file()
+
+    def from_entry(self, entry: dict, base: Path, fingerprint: str, **opts) -> Encoder:
+        w = entry["weights"]
+        if "keyed_vectors" in w:
+            words, vecs = _read_keyed_vectors(base / w["keyed_vectors"])
+        else:
+            import pyarrow.parquet as pq
+            words = pq.read_table(base / w["vocab"]).column("index").to_pylist()
+            vecs = np.load(base / w["vectors"], mmap_mode="r")
+        return StaticEncoder(words, vecs, model_id=entry["id"], family=entry.get("family", "static"),
+                             fingerprint=fingerprint, lowercase=bool(entry.get("lowercase", False)))
+
+    def from_path(self, path: Path, **opts) -> Encoder:
+        words, vecs = read_vectors(path)
+        return StaticEncoder(words, vecs, model_id=str(path), family="static", fingerprint=_file_fingerprint(path),
+                             lowercase=False)
