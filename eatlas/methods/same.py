@@ -1,0 +1,171 @@
+"""SAME (Schröder, Schulz, Kenneweg, Feldhans, Hinder and Hammer 2021): a cosine bias score, one plug-in file.
+
+Sources. The paper is S. Schröder, A. Schulz, P. Kenneweg, R. Feldhans, F. Hinder and B. Hammer (2021),
+"Evaluating Metrics for Bias in Word Embeddings", arXiv:2111.07864, DOI 10.48550/arXiv.2111.07864;
+its later version is S. Schröder, A. Schulz and B. Hammer, "The SAME score: Improved cosine based bias
+score for word embeddings", IJCNN 2024, arXiv:2203.14603. The computation below follows the authors'
+own implementation, repository HammerLabML/EmbeddingBiasScores, file ``geometrical_bias/same.py``
+(class ``SAME``; MIT licence; read at commit 5e72d36 of 2024-04-22, "renaming variables for same").
+The paper's body text, and so its equation numbers, could not be read where this module was
+written (only the abstract), so every formula below cites the function of that file that computes it.
+
+For two protected groups given by attribute sets A and B (``define_bias_space([A, B])``):
+
+* ``attr_mean``: the mean of the unit-normalised attribute vectors,
+  ``a_hat = mean_{a in A} a / ||a||`` and likewise ``b_hat``;
+* the bias direction ``c = a_hat - b_hat`` (``bias_components[0] = attr_pair_diff(B, A)``; the
+  sign puts A first "to match WEAT", the authors' commit 0bf1acb);
+* ``signed_individual_bias``: the per-target bias ``b(t) = cos(t, c)``, in [-1, 1], positive when t
+  leans towards A (the sign of WEAT's s(w, A, B));
+* ``individual_bias`` (two groups): ``|b(t)|``;
+* ``mean_individual_bias`` -- the SAME score of a target set T: ``SAME(T) = mean_{t in T} |b(t)|``;
+* ``skew_pairwise``: ``skew(T) = mean_{t in T} b(t)`` (with the groups in the order (A, B), i.e.
+  the authors' ``skew_pairwise(T, 1, 0)``, whose direction is ``a_hat - b_hat`` as above);
+* ``stereotype_pairwise``: ``stereotype(T) = std_{t in T} b(t)``, numpy's default population
+  standard deviation (ddof=0), as the authors' code computes it.
+
+SAME defines no p-value and no test statistic, so none is given. It has no parameters, so the method
+has no options. With more than two groups the authors' code sums |cos| over orthogonalised
+directions (``individual_bias``); a WEAT test has exactly two attribute sets, so that variant does
+not arise here.
+
+Roles. In SAME the protected groups are the *attribute* sets (``define_bias_space``) and the neutral
+words whose bias is measured are the *targets* (``individual_bias(target)``). The authors' code maps
+a WEAT test onto the same roles: its ``WEAT.define_bias_space`` takes the attribute sets A, B and
+``WEAT.group_bias`` the target sets X, Y (geometrical_bias/weat.py of the same repository). So
+here A and B are SAME's two groups, and X and Y are the targets: one score over X u Y, and the
+scores of X and of Y separately (in a WEAT test built to show a bias, skew(X) and skew(Y) have
+opposite signs). Table ``same_targets`` holds b(t) of every target stimulus.
+
+Degenerate input: when a_hat and b_hat coincide (e.g. A and B hold the same vectors), the direction
+c is zero and no cosine is defined: the test is not run, with that reason.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Matrices, Method, Outcome, Table, register
+
+__all__ = ["SameMethod", "SameResult", "SameTarget", "same_scores", "target_biases"]
+
+# ||a_hat - b_hat|| at or below this fraction of max(||a_hat||, ||b_hat||) is a zero direction: the same
+# vectors averaged in another order differ only in their last bits.
+ZERO_DIRECTION = 1e-12
+
+
+def _unit(m: np.ndarray, role: str) -> np.ndarray:
+    m = np.asarray(m, dtype=np.float64)
+    if m.ndim != 2 or m.shape[0] == 0:
+        raise ValueError(f"{role.upper()} has no encodable stimulus")
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    if not np.all(np.isfinite(norms)) or np.any(norms == 0):
+        raise ValueError(f"{role.upper()} has a zero or non-finite vector; its cosine is undefined")
+    return m / norms
+
+
+def direction(A, B) -> np.ndarray:
+    """``a_hat - b_hat``: the difference of the means of the unit attribute vectors (``attr_pair_diff``).
+    Raises ValueError when it is zero (A and B have the same mean direction)."""
+    a_hat, b_hat = _unit(A, "a").mean(axis=0), _unit(B, "b").mean(axis=0)
+    c = a_hat - b_hat
+    scale = max(np.linalg.norm(a_hat), np.linalg.norm(b_hat))
+    if not np.linalg.norm(c) > ZERO_DIRECTION * scale:
+        raise ValueError("A and B have the same mean direction (a_hat = b_hat), so SAME's bias direction is "
+                         "zero and no cosine with it is defined")
+    return c
+
+
+def target_biases(T, A, B) -> np.ndarray:
+    """The signed bias ``b(t) = cos(t, a_hat - b_hat)`` of every row t of T (``signed_individual_bias``)."""
+    c = direction(A, B)
+    return _unit(T, "t") @ (c / np.linalg.norm(c))
+
+
+def same_scores(b: np.ndarray) -> tuple[float, float, float]:
+    """(SAME, skew, stereotype) of a target set from its signed biases: mean |b|, mean b, std b (ddof=0)."""
+    b = np.asarray(b, dtype=np.float64)
+    return float(np.mean(np.abs(b))), float(np.mean(b)), float(np.std(b))
+
+
+@dataclass
+class SameResult:
+    """One row per test and level: SAME over X u Y with groups A, B, and over X and Y separately."""
+    x_name: str
+    y_name: str
+    a_name: str
+    b_name: str
+    n_x: int
+    n_y: int
+    n_a: int
+    n_b: int
+    same: float                 # mean_{t in X u Y} |b(t)|
+    skew: float                 # mean_{t in X u Y} b(t); > 0: towards A
+    stereotype: float           # std_{t in X u Y} b(t), ddof=0
+    same_x: float
+    skew_x: float
+    stereotype_x: float
+    same_y: float
+    skew_y: float
+    stereotype_y: float
+
+
+@dataclass
+class SameTarget:
+    """b(t) of one target stimulus (role x or y; item: its text as encoded)."""
+    role: str
+    item: str
+    bias: float                 # b(t) = cos(t, a_hat - b_hat), signed: > 0 towards A
+    abs_bias: float             # |b(t)|, the SAME contribution of t
+
+
+@register
+class SameMethod(Method):
+    name = "same"
+    help = ("SAME (Schröder et al. 2021): mean |cos(t, a_hat - b_hat)| of the targets X u Y against groups A, B, "
+            "with skew and stereotype; per set and per target; no p-value")
+    inputs = "matrices"
+    effect_size = False
+    stats = ()
+    options = ()
+    tables = (
+        Table("same_results", SameResult,
+              doc="SAME, skew and stereotype of X u Y, X and Y against groups A, B (Schröder et al. 2021)"),
+        Table("same_targets", SameTarget, key=("role", "item"),
+              doc="the signed SAME bias b(t) = cos(t, a_hat - b_hat) of every target stimulus"),
+    )
+    cite = ("Schröder, Schulz, Kenneweg, Feldhans, Hinder and Hammer (2021), Evaluating Metrics for Bias in Word "
+            "Embeddings, arXiv:2111.07864; the authors' code HammerLabML/EmbeddingBiasScores, "
+            "geometrical_bias/same.py")
+
+    def compute(self, m: Matrices, cfg) -> Outcome:
+        try:
+            c = direction(m.a, m.b)
+            bx = _unit(m.x, "x") @ (c / np.linalg.norm(c))
+            by = _unit(m.y, "y") @ (c / np.linalg.norm(c))
+        except ValueError as e:
+            return Outcome(not_run=str(e))
+        names = m.names
+        s, k, st = same_scores(np.concatenate([bx, by]))
+        sx, kx, stx = same_scores(bx)
+        sy, ky, sty = same_scores(by)
+        row = SameResult(x_name=names[0], y_name=names[1], a_name=names[2], b_name=names[3],
+                         n_x=len(bx), n_y=len(by), n_a=len(m.a), n_b=len(m.b),
+                         same=s, skew=k, stereotype=st, same_x=sx, skew_x=kx, stereotype_x=stx,
+                         same_y=sy, skew_y=ky, stereotype_y=sty)
+        targets, seen = [], set()
+        for role, b in (("x", bx), ("y", by)):
+            for text, v in zip(m.texts[role], b):
+                if (role, text) in seen:        # the same text twice in one role: the same vector, one row
+                    continue
+                seen.add((role, text))
+                targets.append(SameTarget(role=role, item=text, bias=float(v), abs_bias=float(abs(v))))
+        return Outcome(rows={"same_results": [row], "same_targets": targets}, detail=row)
+
+    def summary_columns(self, outcome):
+        """The CLI results table's columns: SAME over X u Y, and the skew of X and of Y (> 0: towards A)."""
+        def cells(r):
+            res = outcome.details.get((r["test_id"], r["level"]))
+            return [f"{res.same:.3f}", f"{res.skew_x:+.3f}, {res.skew_y:+.3f}"] if res else ["-", "-"]
+        return ["SAME (X u Y)", "skew (X, Y)"], cells
