@@ -188,8 +188,11 @@ def _known_columns() -> dict[str, dict[str, str]]:
     con = duckdb.connect(":memory:")
     try:
         init_schema(con)
-        return {t: dict((c[0], c[1]) for c in con.execute(f"DESCRIBE {t}").fetchall())
-                for t in (*CORE, "mleat_results")}
+        from .store import tables
+        # every table of run results, each method's included; an open table (one column per pair of groups,
+        # eatlas.methods.Table(open=True)) may hold columns no declaration names
+        names = dict.fromkeys([*CORE, *(t.name for t in tables() if not t.open)])
+        return {t: dict((c[0], c[1]) for c in con.execute(f"DESCRIBE {t}").fetchall()) for t in names}
     finally:
         con.close()
 

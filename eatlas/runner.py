@@ -458,7 +458,7 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
         row["status"], row["reason"] = "not_run", clash
         return row, None
     with np.errstate(divide="ignore", invalid="ignore"):     # a standard deviation of 0 is reported below
-        out = method.compute(Matrices(mats["x"], mats["y"], mats["a"], mats["b"], texts, t), cfg)
+        out = method.compute(Matrices(mats["x"], mats["y"], mats["a"], mats["b"], texts, t, kept), cfg)
     if out.not_run:
         row["status"], row["reason"] = "not_run", out.not_run
         return row, None

@@ -39,7 +39,10 @@ def test_export_is_hive_partitioned_parquet_with_manifest(store, tmp_path, capsy
     assert main(["results", "export", str(out), "--db", str(store)]) == 0
     m = json.loads((out / "manifest.json").read_text())
     assert m["format"] == "eatlas-results" and m["schema_version"] == 1 and m["eatlas_version"]
-    assert set(m["tables"]) == {"runs", "results", "mleat_results", "run_inputs", "influence"}   # keyed by run_id
+    filled = {t for t, e in m["tables"].items() if e["rows"]}
+    assert filled == {"runs", "results", "mleat_results", "run_inputs", "influence"}     # keyed by run_id
+    assert {"ceat_results", "ibd_results"} <= set(m["tables"])      # every method's table, empty ones with no file
+    assert not m["tables"]["ceat_results"]["files"]
     assert m["tables"]["results"]["partition_by"] == ["model", "test_id"]
     assert dict(m["tables"]["results"]["columns"])["effect_size"] == "DOUBLE"
     assert set(m["registry"]["test_versions"]) == {"weat1", "weat2"}

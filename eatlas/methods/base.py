@@ -134,6 +134,7 @@ class Matrices:
     b: np.ndarray
     texts: dict
     test: Any
+    stimuli: dict = field(default_factory=dict)     # role -> the stimulus (word) of each row, its text's source
 
     @property
     def names(self) -> list[str]:
@@ -166,7 +167,12 @@ class MethodRun:
 
 
 class Method:
-    """Subclass, declare, decorate with ``@register``."""
+    """Subclass, declare, decorate with ``@register``.
+
+    ``cfg`` (eatlas.runner.RunConfig) holds what every run has: model, tests, levels, seed, alpha,
+    min_coverage, the statistics options (n_samples, parametric, alternative, ci, n_boot; those the
+    method lists in ``stats``) and ``options``, the method's own Option values by dest (read them with
+    ``self.option(cfg, dest)``, which falls back to the declared default)."""
     name: ClassVar[str]
     help: ClassVar[str]
     inputs: ClassVar[str] = "matrices"
