@@ -115,13 +115,17 @@ def cmd_models(args) -> int:
     from rich.table import Table
 
     from .encoders import entry_installed, model_entries
+    from .identity import entry_identity
 
     out, _ = _console()
-    table = Table("id", "installed", "backend", "family", "dim", "pooling", "layer", "licence", "install")
+    table = Table("id", "installed", "backend", "family", "identity (name, size, corpus)", "dim", "pooling", "layer",
+                  "licence", "install", caption="identity: what a paper's model must match for the reproduction view")
     for mid, e in model_entries().items():
         static = e.get("backend") == "static"
+        ident = ", ".join(v for v in entry_identity(e).values() if v) or "-"
         table.add_row(*map(esc, (mid + (" (default)" if e.get("default") else ""),
                                  "yes" if entry_installed(e) else "no", e.get("backend", ""), e.get("family", ""),
+                                 ident,
                                  str(e.get("dimension", "")), "cbow" if static else str(e.get("pooling", "") or ""),
                                  "-" if static else str(e.get("layer", -1)), e.get("license", ""),
                                  e.get("install", ""))))

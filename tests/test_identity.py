@@ -76,3 +76,16 @@ def test_published_models_state_where_the_paper_says_it():
         assert r.stated_in
     may = pm[pm.paper == "may2019"].set_index("model")
     assert may.loc["CBoW", "corpus"] == "Common Crawl (840B tokens)" and may.loc["CBoW", "dimension"] == 300
+
+
+def test_eatlas_models_shows_each_registered_identity(capsys):
+    """A user choosing a model sees what a paper's model must match for the reproduction view."""
+    from eatlas.cli import main
+    from eatlas.encoders import model_entries
+
+    assert main(["models"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for e in model_entries().values():
+        name = (e.get("identity") or {}).get("name")
+        if name:
+            assert name in out
