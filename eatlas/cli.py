@@ -193,7 +193,7 @@ def cmd_run(args) -> int:
                     batch_size=args.batch_size, trust_remote_code=_trusted(args),
                     use_cache=not args.no_cache, method=args.method, language=args.language,
                     family=args.family, ci=None if args.no_ci else args.ci, n_boot=args.n_boot,
-                    alternative=args.alternative, options=options)
+                    alternative=args.alternative, ci_method=args.ci_method, options=options)
     if args.no_ci and "ci" not in method.stats:
         users = ", ".join(m.name for m in methods.all_methods().values() if "ci" in m.stats)
         raise EatlasError(f"--no-ci applies to {users} runs, not {method.name}", field="--no-ci",
@@ -474,6 +474,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="level of the stimulus-bootstrap confidence interval of each effect size (default 0.95)")
     r.add_argument("--n-boot", type=_at_least(100), default=10_000, help="bootstrap resamples (default 10,000)")
     r.add_argument("--no-ci", action="store_true", help="compute no confidence interval")
+    r.add_argument("--ci-method", choices=("percentile", "BCa"), default="percentile",
+                   help="bootstrap interval: percentile (default, as WEATHub) or BCa (bias-corrected and accelerated, "
+                        "scipy.stats.bootstrap; one more leave-one-out pass per result)")
     r.add_argument("--pooling", help="mean, mean_nospecial, cls, last, max (default: the model's)")
     r.add_argument("--layer", help="-1 (top), a hidden-state index, or 'sum'")
     r.add_argument("--subword", help="c-word subword choice: first, last, mean")

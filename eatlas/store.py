@@ -75,6 +75,7 @@ class ResultRow:
     ci_high: float | None
     ci_level: float | None
     n_boot: int | None
+    ci_method: str | None           # percentile | BCa
     d_loo_min: float | None
     d_loo_max: float | None
     sign_stable: bool | None

@@ -75,3 +75,23 @@ def test_a_set_of_one_stimulus_still_gets_an_interval():
     X, Y, A, B = _mats(4, n=(5, 5, 1, 4), shift=0.8)
     r = weat(X, Y, A, B, n_boot=500, seed=0)
     assert np.isfinite(r.ci_low) and r.ci_low <= r.effect_size <= r.ci_high
+
+
+def test_ci_method_bca_from_the_cli_is_stored_and_differs_from_percentile(tmp_path, capsys):
+    """--ci-method BCa reaches scipy's BCa interval and is recorded with the result; a bad value is refused."""
+    import duckdb
+
+    from eatlas.cli import main
+
+    db = tmp_path / "r.duckdb"
+    common = ["--db", str(db), "run", "--model", "glove-6b-50d", "--tests", "weat6", "--levels", "word",
+              "--n-boot", "500", "--quiet", "--no-cache"]
+    assert main(common) == 0
+    assert main([*common, "--ci-method", "BCa"]) == 0
+    rows = duckdb.connect(str(db), read_only=True).execute(
+        "SELECT ci_method, ci_low, ci_high, effect_size FROM results ORDER BY ci_method").fetchall()
+    assert [r[0] for r in rows] == ["BCa", "percentile"]
+    assert rows[0][3] == rows[1][3] and (rows[0][1], rows[0][2]) != (rows[1][1], rows[1][2])
+    capsys.readouterr()
+    assert main([*common, "--ci-method", "normal"]) == 2
+    assert "--ci-method" in capsys.readouterr().err

@@ -35,7 +35,7 @@ from ..errors import EatlasError
 from ..levels import NAMES as ALL_LEVELS
 
 # The statistics options shared by the methods built on the permutation test and the stimulus bootstrap.
-STATS_OPTIONS = ("n_samples", "parametric", "alternative", "ci", "n_boot")
+STATS_OPTIONS = ("n_samples", "parametric", "alternative", "ci", "n_boot", "ci_method")
 
 
 @dataclass(frozen=True)

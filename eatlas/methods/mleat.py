@@ -104,7 +104,7 @@ class MlEat(Method):
         ml = mleat(m.x, m.y, m.a, m.b, n_samples=cfg.n_samples, seed=cfg.seed, parametric=cfg.parametric,
                    alpha=self.option(cfg, "mleat_alpha"), effect_threshold=self.option(cfg, "effect_threshold"),
                    names=m.names, p_method=self.option(cfg, "mleat_p"), ci=cfg.ci, n_boot=cfg.n_boot,
-                   alternative=cfg.alternative)
+                   alternative=cfg.alternative, ci_method=cfg.ci_method)
         return Outcome(stats=ml.level1, rows={"mleat_results": [ml.to_dict()]}, detail=ml)
 
     def summary_columns(self, outcome):
