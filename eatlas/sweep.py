@@ -32,7 +32,7 @@ from .store import connect, init_schema, rollback, write_run
 ENGINES = ("local", "ray")
 # The settings that make two runs of one model the same computation (runs.settings holds them all).
 CONFIG_FIELDS = ("method", "seed", "n_samples", "alpha", "parametric", "pooling", "layer", "subword",
-                 "min_coverage", "mleat_alpha", "effect_threshold", "mleat_p")
+                 "min_coverage", "options")        # options: the method's own (eatlas.methods), e.g. mleat_p
 
 FAILURES = """CREATE TABLE IF NOT EXISTS sweep_failures (
     sweep_id VARCHAR NOT NULL,

@@ -252,7 +252,7 @@ def test_two_runs_at_once_both_finish_with_wait(tiny_bert, tmp_path, env):
 def test_two_runs_at_once_without_wait_second_says_in_use(tiny_bert, tmp_path, env):
     db = tmp_path / "r.duckdb"
     duckdb.connect(str(db)).close()
-    locker = hold_lock(tmp_path, db, 60)
+    locker = hold_lock(tmp_path, db, 900)   # killed below; long enough for a loaded machine
     procs = [start(db, tiny_bert, env) for _ in range(2)]
     outs = [p.communicate(timeout=300) for p in procs]
     locker.kill()

@@ -158,7 +158,7 @@ def test_mleat_p_option_is_recorded_with_the_run(tmp_path):
                        "JOIN runs r USING (run_id) JOIN results s USING (run_id, test_id, level) "
                        "ORDER BY r.started_at").fetchall()
     assert [r[0] for r in rows] == ["authors", "permutation"]
-    assert [json.loads(r[1])["mleat_p"] for r in rows] == ["authors", "permutation"]
+    assert [json.loads(r[1])["options"]["mleat_p"] for r in rows] == ["authors", "permutation"]
     assert all(r[2] == r[3] for r in rows) and rows[0][2] != rows[1][2]
     # The option belongs to ML-EAT and is not mixed with Caliskan's one-tailed normal p.
     assert main(["--db", str(db), "run", "--model", str(vec), "--tests", "weat1", "--levels", "word",
