@@ -302,8 +302,9 @@ def _run_corpus_method(args) -> int:
     """CEAT (contexts from a corpus) or IBD/EIBD (Guo & Caliskan's groups and validation lists)."""
     from rich.table import Table
 
+    from . import ceat_encode
     from .encoders import load_encoder
-    from .method_runs import run_ceat, run_ibd
+    from .method_runs import run_ibd
     from .registry import load_registry
     from .store import check_writable, default_db, write_run
 
@@ -311,13 +312,14 @@ def _run_corpus_method(args) -> int:
     reg = load_registry(args.registry)
     db = Path(args.db) if args.db else default_db()
     check_writable(db)                  # before any work
-    corpus = None
+    corpus = ctx_file = None
     if args.method == "ceat":
         if not args.corpus:
             raise EatlasError("CEAT needs a corpus", field="--corpus",
                               hint="a text file (one sentence or comment per line), a parquet file or a "
                                    "save_to_disk dataset folder, with --corpus-column for the text column")
         test_ids = _test_ids(reg, args.tests, args.language)
+        ceat_encode.check_output(args.contexts_out, db)     # before any work
         corpus, contexts = _corpus_contexts(args, reg, test_ids)
     elif args.tests:
         raise EatlasError("IBD/EIBD runs on Guo & Caliskan's name groups and validation lists, not on tests",
@@ -333,14 +335,23 @@ def _run_corpus_method(args) -> int:
             prog.advance(task)
         if corpus is not None:
             prog.update(task, description="finding and encoding contexts")
-            run, tables = run_ceat(enc, reg, test_ids, corpus, n_draws=args.n_draws, seed=args.seed,
-                                   sampling=args.sampling, max_contexts=args.max_contexts,
-                                   case_sensitive=False if args.case_insensitive else None, progress=tick,
-                                   **contexts)
+            spec = ceat_encode.EncoderSpec(args.model, pooling=args.pooling, layer=args.layer, subword=args.subword,
+                                           batch_size=args.batch_size, trust_remote_code=_trusted(args),
+                                           family=args.family)
+            run, tables, ctx_file = ceat_encode.run_ceat_encoded(
+                enc, reg, test_ids, corpus, n_draws=args.n_draws, seed=args.seed, sampling=args.sampling,
+                max_contexts=args.max_contexts, case_sensitive=False if args.case_insensitive else None,
+                progress=tick, engine=args.engine, spec=spec, ray_address=args.ray_address, out=args.contexts_out,
+                db=db, **contexts)
         else:
             prog.update(task, description="IBD/EIBD: encoding names and attributes")
             run, tables = run_ibd(enc, reg, seed=args.seed, eibd_rule=args.eibd_rule)
-    write_run(db, run, [], reg, wait_s=args.wait, extra_tables=tables)
+    try:
+        write_run(db, run, [], reg, wait_s=args.wait, extra_tables=tables)
+    except BaseException:
+        if ctx_file is not None:
+            ctx_file.discard()          # the run is not stored: neither are its contexts
+        raise
     if not args.quiet:
         if corpus is not None:
             t = Table("test", "CES", "SE", "p (two-tailed)", "p (one-tailed)", "tau²", "draws", "missing",
@@ -362,7 +373,8 @@ def _run_corpus_method(args) -> int:
                           if r["detected"] else 0), f"{r['accuracy']:.1%}", f"{r['tpr']:.2f}", f"{r['fpr']:.2f}",
                           f"{r['chance']:.1%}", "" if pa is None or pa != pa else f"{pa:.1%}")
         out.print(t)
-    out.print(f"run {run['run_id']} written to {esc(db)}: tables {', '.join(sorted(tables))}", highlight=False)
+    out.print(f"run {run['run_id']} written to {esc(db)}: tables {', '.join(sorted(tables))}"
+              + (f"; contexts and vectors in {esc(ctx_file.path)}" if ctx_file else ""), highlight=False)
     return 0
 
 
@@ -640,9 +652,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "dataset folder saved with datasets' save_to_disk; or several shards (text, .jsonl, parquet; "
                    "paths or fsspec URLs)")
     g.add_argument("--engine", choices=("local", "ray"), default="local",
-                   help="ray: one Ray Data task per corpus shard finds and samples the contexts")
+                   help="ray: one Ray Data task per corpus shard finds and samples the contexts, and an actor "
+                        "pool (a GPU each where the cluster has them) encodes them")
     g.add_argument("--ray-address", help="a Ray cluster (HOST:PORT, ray://HOST:PORT); default: a local Ray instance")
     g.add_argument("--corpus-column", help="text column of a parquet file or dataset (default: text)")
+    g.add_argument("--contexts-out", help="folder for contexts.parquet, the contexts and their vectors (default: "
+                                          "ceat-contexts/<run id> beside the database)")
     g.add_argument("--n-draws", type=_at_least(2), default=10_000)
     g.add_argument("--sampling", choices=("paper", "authors_code"), default="paper",
                    help="paper: without replacement where a stimulus has enough contexts; authors_code: always "

@@ -214,11 +214,14 @@ def ceat_keys(reg: Registry, test_ids: list[str], case_sensitive: bool | None = 
 
 def run_ceat(encoder: Encoder, reg: Registry, test_ids: list[str], corpus: list[str] | None, *, n_draws: int = 10_000,
              seed: int = 0, sampling: str = "paper", max_contexts: int = 1000, case_sensitive: bool | None = None,
-             progress=None, contexts: dict | None = None, corpus_lines: int | None = None):
+             progress=None, contexts: dict | None = None, corpus_lines: int | None = None,
+             encoded: dict | None = None):
     """CEAT on each test: contexts from the corpus, contextual-word vectors, N draws, random effects.
     Contexts are sampled by ``ceat_corpus`` (at most ``max_contexts`` per stimulus, the same sample
     whatever the sharding); ``contexts``: that sample already taken (eatlas.ceat_corpus.corpus_contexts,
-    e.g. on Ray) over ``corpus_lines`` lines, instead of ``corpus``."""
+    e.g. on Ray) over ``corpus_lines`` lines, instead of ``corpus``; ``encoded``: their vectors already
+    computed (eatlas.ceat_encode: (stimulus, case_sensitive) -> (n, d) matrix in sample order, NaN rows
+    not encodable), used instead of encoding here."""
     from .ceat import ceat
     from .ceat_corpus import scan_lines
     from .runner import refuse_invalid
@@ -244,8 +247,11 @@ def run_ceat(encoder: Encoder, reg: Registry, test_ids: list[str], corpus: list[
                 if not hits:
                     mats[stim] = np.zeros((0, 1))
                     continue
-                r = encoder.encode_spans([text for text, _ in hits], [span for _, span in hits])
-                v = r.vectors[~r.missing]
+                if encoded is not None:
+                    v = np.asarray(encoded[(stim, cs_)], dtype=np.float32)
+                else:
+                    r = encoder.encode_spans([text for text, _ in hits], [span for _, span in hits])
+                    v = r.vectors[~r.missing]
                 # a zero or NaN/inf context vector has no cosine: that context is left out, like one not encoded
                 mats[stim] = v[np.isfinite(v).all(axis=1) & (v != 0).any(axis=1)]
             per_role[role] = mats
