@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import re
 from pathlib import Path
 
 import numpy as np
@@ -89,20 +90,45 @@ def _encode(encoder, texts: list[str], starts, ends) -> tuple[np.ndarray, np.nda
 
 
 class ContextEncoder:
-    """The Ray Data callable class: one model per actor, a batch of contexts in, their vectors out."""
+    """The Ray Data callable class: one model per actor, a batch of contexts in, their vectors out.
+
+    A model that cannot load or encode here is reported in the rows' ``error`` column (with this worker's
+    host) rather than raised, so the driver stops with that one line instead of Ray's actor traceback."""
 
     def __init__(self, spec: EncoderSpec):
-        self.encoder = spec.load()
+        self.encoder, self.error = None, None
+        try:
+            self.encoder = spec.load()
+        except Exception as e:      # noqa: BLE001 - reported to the driver, which raises it
+            self.error = _one_line(e)
+            return
         threads = _assigned_cpus()
         if threads and getattr(self.encoder, "device", "cpu") == "cpu":
             import torch
             torch.set_num_threads(threads)    # the CPUs Ray gave this actor, not the whole machine's
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        vec, missing = _encode(self.encoder, batch.column("text").to_pylist(), batch.column("start").to_pylist(),
-                               batch.column("end").to_pylist())
-        return pa.table({"i": batch.column("i"), "vector": _vectors_column(vec, missing),
-                         "fingerprint": pa.array([self.encoder.fingerprint] * batch.num_rows, pa.string())})
+        n, error = batch.num_rows, self.error
+        if error is None:
+            try:
+                vec, missing = _encode(self.encoder, batch.column("text").to_pylist(),
+                                       batch.column("start").to_pylist(), batch.column("end").to_pylist())
+                return pa.table({"i": batch.column("i"), "vector": _vectors_column(vec, missing),
+                                 "fingerprint": pa.array([self.encoder.fingerprint] * n, pa.string()),
+                                 "error": pa.nulls(n, pa.string())})
+            except Exception as e:  # noqa: BLE001 - e.g. out of GPU memory: reported to the driver
+                error = _one_line(e)
+        import socket
+        return pa.table({"i": batch.column("i"), "vector": pa.nulls(n, pa.list_(pa.float32())),
+                         "fingerprint": pa.nulls(n, pa.string()),
+                         "error": pa.array([f"on {socket.gethostname()}: {error}"] * n, pa.string())})
+
+
+def _one_line(e: BaseException) -> str:
+    if isinstance(e, EatlasError):
+        return e.render()
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(e)).strip()
+    return f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
 
 
 def _assigned_cpus() -> int | None:
@@ -171,21 +197,20 @@ def _ray_vectors(table: pa.Table, spec: EncoderSpec, address: str | None, finger
             num_cpus=0 if gpus else 1, udf_modifying_row_count=False)
         try:
             parts = list(ds.iter_batches(batch_size=None, batch_format="pyarrow"))
-        except Exception as e:          # a model that fails to load on a worker, an actor that died, ...
-            cause = getattr(e, "cause", None) or e
-            msg = cause.render() if isinstance(cause, EatlasError) else \
-                f"{type(cause).__name__}: {str(cause).strip().splitlines()[0] if str(cause).strip() else ''}"
-            raise EatlasError(f"encoding the contexts on Ray failed: {msg}", field="--model",
-                              hint=f"every Ray worker must be able to load {spec.model!r}; nothing was written"
-                              ) from None
-    out = pa.concat_tables(parts) if parts else pa.table({"i": pa.array([], pa.int64()),
-                                                          "vector": pa.array([], pa.list_(pa.float32())),
-                                                          "fingerprint": pa.array([], pa.string())})
+        except Exception as e:          # an actor that died (killed, out of memory), a lost node, ...
+            raise EatlasError(f"encoding the contexts on Ray failed: {_one_line(e)}", field="--engine",
+                              hint="nothing was written") from None
+    hint = f"every Ray worker must be able to load {spec.model!r}; nothing was written"
+    if not parts:
+        raise EatlasError(f"Ray returned no vectors for {n} contexts", hint="nothing was written")
+    out = pa.concat_tables(parts)
+    errors = [x for x in out.column("error").to_pylist() if x is not None]
+    if errors:
+        raise EatlasError(f"encoding the contexts on Ray failed {errors[0]}", field="--model", hint=hint)
     prints = set(out.column("fingerprint").to_pylist())
     if prints - {fingerprint}:
         raise EatlasError(f"a Ray worker loaded other weights for {spec.model!r} ({', '.join(sorted(prints))}; "
-                          f"here {fingerprint})", field="--model",
-                          hint="install the same model on every worker; nothing was written")
+                          f"here {fingerprint})", field="--model", hint=hint)
     out = out.sort_by("i")
     if out.num_rows != n or out.column("i").to_pylist() != list(range(n)):
         raise EatlasError(f"Ray returned {out.num_rows} vectors for {n} contexts", hint="nothing was written")

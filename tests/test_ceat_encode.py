@@ -6,6 +6,7 @@ import json
 import duckdb
 import numpy as np
 import pyarrow.parquet as pq
+import pytest
 
 from eatlas.cli import main
 
@@ -118,3 +119,17 @@ def test_a_run_that_cannot_be_stored_leaves_no_contexts_behind(tiny_bert, tmp_pa
     assert "database is in use" in capsys.readouterr().err
     assert not (out / "contexts.parquet").exists()
     assert json.loads((out / ".eatlas-manifest.json").read_text())["files"] == {}
+
+
+def test_a_model_the_ray_workers_cannot_load_is_one_clear_error(tmp_path, ray_local):
+    from eatlas.ceat_encode import EncoderSpec, encode_contexts
+    from eatlas.errors import EatlasError
+
+    class Here:                     # the driver's encoder: only its fingerprint is read
+        fingerprint = "sha256:0"
+    gone = tmp_path / "model-not-on-the-workers"
+    with pytest.raises(EatlasError) as e:
+        encode_contexts({("rose", True): [(1, "a rose here", 2, 6)]}, Here(), engine="ray", spec=EncoderSpec(str(gone)))
+    msg = e.value.render()
+    assert "encoding the contexts on Ray failed on " in msg and f"unknown model '{gone}'" in msg
+    assert "\n" not in msg and "\x1b" not in msg and "every Ray worker must be able to load" in msg
