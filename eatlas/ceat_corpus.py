@@ -171,17 +171,9 @@ def corpus_contexts(paths: list[str], keys: list[Key], k: int | None, seed: int,
 
 
 def _ray_contexts(paths, keys, k, seed, column, address):
-    from .sweep import _ray, check_address
+    from .ceat_encode import ray_session
 
-    ray = _ray()
-    check_address(address)
-    started_here = False
-    if not ray.is_initialized():
-        ray.init(include_dashboard=False, log_to_driver=False,
-                 **({"address": address} if address and address != "local" else {}))
-        started_here = True
-    try:
-        import ray.data
+    with ray_session(address) as ray:
 
         def scan(row: dict) -> list[dict]:
             try:
@@ -199,9 +191,6 @@ def _ray_contexts(paths, keys, k, seed, column, address):
 
         ds = ray.data.from_items([{"shard": p} for p in paths], override_num_blocks=len(paths))
         rows = ds.flat_map(scan, num_cpus=1).take_all()
-    finally:
-        if started_here:
-            ray.shutdown()
     errors = [r for r in rows if r["error"]]
     if errors:
         raise EatlasError(errors[0]["error"].split(": ", 1)[-1], file=errors[0]["shard"],

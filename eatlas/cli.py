@@ -208,8 +208,14 @@ def cmd_run(args) -> int:
         before(cfg, db=db, registry=args.registry)
     with _progress(err, args.quiet) as prog:
         outcome = evaluate(cfg, registry=args.registry, progress=_phases(prog, cfg.model))
-    write_run(db, outcome.run, outcome.results, load_registry(args.registry), wait_s=args.wait,
-              extra_tables=outcome.tables)
+    undo = method.stage(outcome, cfg, db=db, registry=args.registry)
+    try:
+        write_run(db, outcome.run, outcome.results, load_registry(args.registry), wait_s=args.wait,
+                  extra_tables=outcome.tables)
+    except BaseException:
+        if undo:
+            undo()              # the run is not stored: neither are the files that belong with it
+        raise
     after = method.after_run(outcome, cfg, db=db, registry=args.registry)
     if not args.quiet:
         out.print(method.summary(outcome) or _results_table(outcome, cfg, method))

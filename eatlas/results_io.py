@@ -2,15 +2,17 @@
 
 An export is plain hive-partitioned parquet, written by DuckDB's own ``COPY ... (FORMAT parquet,
 PARTITION_BY ...)``: ``runs/model=.../``, ``results/model=.../test_id=.../`` and each method table
-(``mleat_results``, ``ceat_results``, ...) partitioned the same way, beside a ``manifest.json`` that
+(``mleat_results``, ``ceat_results``, ...) partitioned the same way, and ``sweep_failures/model=.../`` (a
+sweep's failed models), beside a ``manifest.json`` that
 names the EATlas version, the schema version, the registry state of the runs, every table's column
 types and every file with its sha256. Anyone reads it with DuckDB, pandas or Spark, locally or from
 the Hugging Face Hub (``read_parquet('hf://datasets/ORG/NAME/results/**/*.parquet', hive_partitioning=true)``).
 
 An import checks everything before it writes anything: the manifest's format and schema version,
 every file's checksum, that every file reads and every column is one this version knows. It then
-merges the runs not yet in the local store (by run id: importing twice adds nothing) in one
-transaction, so a failed import leaves the store as it was.
+merges the runs not yet in the local store (by run id: importing twice adds nothing) and the sweep
+failures it lacks (by sweep_id, model and config_key) in one transaction, so a failed import leaves the
+store as it was.
 """
 from __future__ import annotations
 
@@ -35,6 +37,10 @@ CORE = ("runs", "results")
 # Tables of the store that are not results of runs (rebuilt from the registry by every run).
 NOT_EXPORTED = ("published_results",)
 HIVE = ("model", "test_id")
+# Tables exported beside the run tables though they name no run: a sweep's failed models, merged on import by
+# (sweep_id, model, config_key), their identity.
+FAILURES = "sweep_failures"
+FAILURE_KEY = ("sweep_id", "model", "config_key")
 
 
 def _q(name: str) -> str:
@@ -55,6 +61,9 @@ def _run_tables(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> l
     out = [t for t in CORE if t in names]
     for t in names:
         if t in CORE or t in NOT_EXPORTED:
+            continue
+        if t == FAILURES:
+            out.append(t)
             continue
         cols = {c[0] for c in con.execute(f"DESCRIBE {(_q(catalog) + '.') if catalog else ''}{_q(t)}").fetchall()}
         if "run_id" in cols:
@@ -185,13 +194,16 @@ def import_results(db: str | Path, src: str | Path, *, wait_s: float = 0.0, reg=
 
 
 def _known_columns() -> dict[str, dict[str, str]]:
+    from .sweep import FAILURES as FAILURES_DDL
+
     con = duckdb.connect(":memory:")
     try:
         init_schema(con)
+        con.execute(FAILURES_DDL)
         from .store import tables
         # every table of run results, each method's included; an open table (one column per pair of groups,
         # eatlas.methods.Table(open=True)) may hold columns no declaration names
-        names = dict.fromkeys([*CORE, *(t.name for t in tables() if not t.open)])
+        names = dict.fromkeys([*CORE, *(t.name for t in tables() if not t.open), FAILURES])
         return {t: dict((c[0], c[1]) for c in con.execute(f"DESCRIBE {t}").fetchall()) for t in names}
     finally:
         con.close()
@@ -204,7 +216,8 @@ def _check_columns(table: str, cols: list[str], where: str) -> None:
         if unknown:
             raise EatlasError(f"table {table} has column(s) this EATlas does not know: {', '.join(unknown)}",
                               file=where, hint="it was written by a newer EATlas: upgrade eatlas; nothing was written")
-        lacking = [c for c in known[table] if c not in cols and table in CORE and c in ("run_id", "model")]
+        lacking = [c for c in known[table] if c not in cols and ((table in CORE and c in ("run_id", "model"))
+                                                                   or (table == FAILURES and c in FAILURE_KEY))]
         if lacking:
             raise EatlasError(f"table {table} lacks column(s) {', '.join(lacking)}", file=where,
                               hint="not an EATlas results export; nothing was written")
@@ -302,8 +315,11 @@ def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> d
                                           ).fetchall()}
         con.unregister("_ids")
         skipped = len(have)
+        if FAILURES in relations:
+            added[FAILURES] = _merge_failures(con, mem)
         # runs first: results and the method tables reference them
-        for t in sorted(relations, key=lambda t: (CORE.index(t) if t in CORE else len(CORE), t)):
+        for t in sorted((r for r in relations if r != FAILURES),
+                        key=lambda t: (CORE.index(t) if t in CORE else len(CORE), t)):
             frame = _arrow(mem, f"SELECT * FROM {_q('_imp_' + t)}")
             con.register("_new", frame)
             if have:
@@ -335,6 +351,26 @@ def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> d
     finally:
         con.close()
     return {"added": added, "runs_skipped": skipped}
+
+
+def _merge_failures(con, mem) -> int:
+    """Add the sweep failures the store lacks (by sweep_id, model, config_key); returns how many."""
+    from .sweep import FAILURES as FAILURES_DDL
+
+    cols = {r[0] for r in mem.execute(f"DESCRIBE {_q('_imp_' + FAILURES)}").fetchall()}
+    if not set(FAILURE_KEY) <= cols:        # an export whose sweep_failures table was empty
+        return 0
+    con.execute(FAILURES_DDL)
+    con.register("_fail", _arrow(mem, f"SELECT DISTINCT ON ({', '.join(FAILURE_KEY)}) * FROM {_q('_imp_' + FAILURES)}"))
+    try:
+        new = ("SELECT * FROM _fail n WHERE NOT EXISTS (SELECT 1 FROM sweep_failures f WHERE "
+               + " AND ".join(f"f.{c} = n.{c}" for c in FAILURE_KEY) + ")")
+        n = con.execute(f"SELECT count(*) FROM ({new})").fetchall()[0][0]
+        if n:
+            con.execute(f"INSERT INTO sweep_failures BY NAME {new}")
+        return n
+    finally:
+        con.unregister("_fail")
 
 
 def _arrow(con, sql: str) -> pa.Table:

@@ -30,6 +30,9 @@ from .runner import DEFAULT_LEVELS, RunConfig, default_tests, evaluate
 from .store import connect, init_schema, rollback, write_run
 
 ENGINES = ("local", "ray")
+# A Ray task whose worker dies (killed, out of memory, node lost) is tried once more, then recorded as failed;
+# an exception raised by the model's own code is not retried (it would fail again).
+MAX_RETRIES = 1
 # The settings that make two runs of one model the same computation (runs.settings holds them all).
 CONFIG_FIELDS = ("method", "seed", "n_samples", "alpha", "parametric", "pooling", "layer", "subword",
                  "min_coverage", "options")        # options: the method's own (eatlas.methods), e.g. mleat_p
@@ -137,7 +140,7 @@ def _run_ray(models: list[str], cfg: dict, registry, address: str | None, on_don
                               field="--ray-address") from None
         started_here = True
     try:
-        task = ray.remote(num_cpus=1, max_retries=1)(_task)
+        task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_task)
         pending = {task.remote(m, cfg, registry): m for m in models}
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
@@ -145,12 +148,22 @@ def _run_ray(models: list[str], cfg: dict, registry, address: str | None, on_don
             try:
                 out = ray.get(done[0])
             except Exception as e:  # the worker died (OOM, killed), the task cannot be retried
-                out = {"model": model, "ok": False, "seconds": None,
-                       "error": f"Ray task failed: {type(e).__name__}: {str(e).strip().splitlines()[0]}"}
+                out = {"model": model, "ok": False, "seconds": None, "error": _ray_failure(ray, e)}
             on_done(out)
     finally:
         if started_here:
             ray.shutdown()
+
+
+def _ray_failure(ray, e: Exception) -> str:
+    """One line saying why a model's Ray task returned nothing."""
+    first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    died = tuple(getattr(ray.exceptions, n) for n in ("WorkerCrashedError", "OutOfMemoryError", "NodeDiedError",
+                                                       "ActorDiedError") if hasattr(ray.exceptions, n))
+    if isinstance(e, died):
+        return (f"the Ray worker running this model died mid-task (killed, out of memory or crashed), "
+                f"{MAX_RETRIES + 1} attempt(s): {type(e).__name__}: {first}")
+    return f"Ray task failed: {type(e).__name__}: {first}"
 
 
 def sweep(models: list[str], cfg: RunConfig, *, db: str | Path, engine: str = "local",

@@ -196,6 +196,11 @@ class Method:
         """A rich renderable the CLI prints after the run (None: the results table)."""
         return None
 
+    def stage(self, outcome, cfg, *, db, registry):
+        """Files that belong with the run, written before it is stored (e.g. CEAT's contexts.parquet);
+        returns a callable that removes them again if storing fails (None: nothing written)."""
+        return None
+
     def after_run(self, outcome, cfg, *, db, registry) -> str | None:
         """Work after the run is stored (e.g. drawing figures); returns a line for the user."""
         return None

@@ -79,9 +79,12 @@ class Ceat(Method):
                                 "dataset folder saved with datasets' save_to_disk; or several shards (text, .jsonl, "
                                 "parquet; paths or fsspec URLs)")),
         Option("--engine", dict(choices=("local", "ray"), default="local",
-                                help="ray: one Ray Data task per corpus shard finds and samples the contexts")),
+                                help="ray: one Ray Data task per corpus shard finds and samples the contexts, and an "
+                                     "actor pool (a GPU each where the cluster has them) encodes them")),
         Option("--ray-address", dict(help="a Ray cluster (HOST:PORT, ray://HOST:PORT); default: a local Ray instance")),
         Option("--corpus-column", dict(help="text column of a parquet file or dataset (default: text)")),
+        Option("--contexts-out", dict(help="folder for contexts.parquet, the contexts and their vectors (default: "
+                                           "ceat-contexts/<run id> beside the database)")),
         Option("--n-draws", dict(type=at_least(2), default=10_000)),
         Option("--sampling", dict(choices=("paper", "authors_code"), default="paper",
                                   help="paper: without replacement where a stimulus has enough contexts; "
@@ -103,20 +106,43 @@ class Ceat(Method):
                               hint="a text file (one sentence or comment per line), a parquet file or a "
                                    "save_to_disk dataset folder, with --corpus-column for the text column")
 
+    def before_run(self, cfg, *, db, registry) -> None:
+        from ..ceat_encode import check_output
+        check_output(self.option(cfg, "contexts_out"), db)
+
     def run(self, ctx) -> MethodRun:
+        from ..ceat_encode import EncoderSpec, sample_and_encode
+
         o = lambda d: self.option(ctx.cfg, d)     # noqa: E731
-        case_sensitive = False if o("case_insensitive") else None
-        corpus, contexts = corpus_contexts(ctx.registry, ctx.test_ids, o("corpus"), o("corpus_column"),
-                                           o("engine"), o("ray_address"), o("max_contexts"), ctx.cfg.seed,
-                                           case_sensitive)
-        rows = run_ceat(ctx.encoder, ctx.registry, ctx.test_ids, corpus, n_draws=o("n_draws"), seed=ctx.cfg.seed,
+        cfg, case_sensitive = ctx.cfg, (False if o("case_insensitive") else None)
+        corpus, found = corpus_contexts(ctx.registry, ctx.test_ids, o("corpus"), o("corpus_column"), o("engine"),
+                                        o("ray_address"), o("max_contexts"), cfg.seed, case_sensitive)
+        spec = EncoderSpec(cfg.model, pooling=cfg.pooling, layer=cfg.layer, subword=cfg.subword,
+                           batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code, family=cfg.family)
+        contexts, encoded, table, n_lines = sample_and_encode(
+            ctx.encoder, ctx.registry, ctx.test_ids, corpus, engine=o("engine"), spec=spec,
+            ray_address=o("ray_address"), max_contexts=o("max_contexts"), seed=cfg.seed,
+            case_sensitive=case_sensitive, **found)
+        rows = run_ceat(ctx.encoder, ctx.registry, ctx.test_ids, None, n_draws=o("n_draws"), seed=cfg.seed,
                         sampling=o("sampling"), max_contexts=o("max_contexts"), case_sensitive=case_sensitive,
-                        progress=ctx.tick, **contexts)
-        n_lines = contexts.get("corpus_lines", len(corpus))
-        return MethodRun(rows=rows, test_ids=ctx.test_ids, levels=["c-word"], n_samples=o("n_draws"),
+                        progress=ctx.tick, contexts=contexts, encoded=encoded)
+        return MethodRun(rows=rows, test_ids=ctx.test_ids, levels=["c-word"], n_samples=o("n_draws"), detail=table,
                          settings={"n_draws": o("n_draws"), "sampling": o("sampling"),
                                    "max_contexts": o("max_contexts"), "case_sensitive": case_sensitive,
-                                   "corpus_lines": n_lines, "sampler": "bottom-k blake2b (eatlas.ceat_corpus)"})
+                                   "corpus_lines": n_lines, "sampler": "bottom-k blake2b (eatlas.ceat_corpus)",
+                                   "contexts_encoded_on": o("engine")})
+
+    def stage(self, outcome, cfg, *, db, registry):
+        """contexts.parquet, before the run is stored; removed again when storing fails."""
+        from ..ceat_encode import write_contexts
+
+        written = write_contexts(outcome.details[""], outcome.run, out=self.option(cfg, "contexts_out"), db=db,
+                                 engine=self.option(cfg, "engine"))
+        return written.discard
+
+    def after_run(self, outcome, cfg, *, db, registry) -> str | None:
+        path = outcome.run["settings"].get("contexts_parquet")
+        return f"contexts and their vectors in {path}" if path else None
 
     def summary(self, outcome):
         from rich.table import Table as RichTable
@@ -262,10 +288,12 @@ def corpus_contexts(reg, test_ids, paths, column, engine, ray_address, max_conte
 
 def run_ceat(encoder, reg, test_ids: list[str], corpus: list[str] | None, *, n_draws: int = 10_000,
              seed: int = 0, sampling: str = "paper", max_contexts: int = 1000, case_sensitive: bool | None = None,
-             progress=None, contexts: dict | None = None, corpus_lines: int | None = None) -> dict:
+             progress=None, contexts: dict | None = None, corpus_lines: int | None = None,
+             encoded: dict | None = None) -> dict:
     """CEAT on each test: rows of ceat_results, ceat_contexts and ceat_draws (without run_id).
     ``contexts``: the sample already taken (eatlas.ceat_corpus.corpus_contexts, e.g. on Ray) instead of
-    ``corpus``."""
+    ``corpus``; ``encoded``: their vectors already computed (eatlas.ceat_encode: (stimulus, case_sensitive)
+    -> (n, d) matrix in sample order, NaN rows not encodable), used instead of encoding here."""
     from ..ceat import ceat
     from ..ceat_corpus import scan_lines
     from ..stimuli import build_test
@@ -287,8 +315,11 @@ def run_ceat(encoder, reg, test_ids: list[str], corpus: list[str] | None, *, n_d
                 if not hits:
                     mats[stim] = np.zeros((0, 1))
                     continue
-                r = encoder.encode_spans([text for text, _ in hits], [span for _, span in hits])
-                v = r.vectors[~r.missing]
+                if encoded is not None:
+                    v = np.asarray(encoded[(stim, cs_)], dtype=np.float32)
+                else:
+                    r = encoder.encode_spans([text for text, _ in hits], [span for _, span in hits])
+                    v = r.vectors[~r.missing]
                 # a zero or NaN/inf context vector has no cosine: that context is left out, like one not encoded
                 mats[stim] = v[np.isfinite(v).all(axis=1) & (v != 0).any(axis=1)]
             per_role[role] = mats
