@@ -111,9 +111,18 @@ class Ceat(Method):
         check_output(self.option(cfg, "contexts_out"), db)
 
     def run(self, ctx) -> MethodRun:
-        from ..ceat_encode import EncoderSpec, sample_and_encode
+        import contextlib
+
+        from ..ceat_encode import ray_session
 
         o = lambda d: self.option(ctx.cfg, d)     # noqa: E731
+        # one Ray session for finding and for encoding the contexts (each would otherwise start its own)
+        with ray_session(o("ray_address")) if o("engine") == "ray" else contextlib.nullcontext():
+            return self._run(ctx, o)
+
+    def _run(self, ctx, o) -> MethodRun:
+        from ..ceat_encode import EncoderSpec, sample_and_encode
+
         cfg, case_sensitive = ctx.cfg, (False if o("case_insensitive") else None)
         corpus, found = corpus_contexts(ctx.registry, ctx.test_ids, o("corpus"), o("corpus_column"), o("engine"),
                                         o("ray_address"), o("max_contexts"), cfg.seed, case_sensitive)
