@@ -1,4 +1,4 @@
-"""One BLAS thread for the statistics' matrix products.
+"""One BLAS thread for the statistics' matrix products, and worker threads for their long loops.
 
 The products of a WEAT (cosine blocks of a few hundred rows, the bootstrap's count matrices times
 them) are small for a multi-threaded BLAS: OpenBLAS splits them across every core and its threads then
@@ -39,3 +39,25 @@ def single_threaded(fn):
         with single_thread():
             return fn(*args, **kwargs)
     return wrapped
+
+
+_POOL = (None, 1, None)             # (executor or None, workers, pid that made it)
+
+
+def workers():
+    """(executor, number of workers): threads for the chunks of a long computation (a sampled permutation
+    test, a bootstrap), one per core up to 4; (None, 1) on a single core. numpy releases the GIL in the
+    work of a chunk (drawing, counting, products, sums), so chunks run side by side. Made again in a
+    forked child process, whose copy of the parent's threads would not run. ``EATLAS_THREADS=N`` sets
+    the number (1: none), e.g. for many runs side by side. Results do not depend on it."""
+    global _POOL
+    import os
+    if _POOL[2] != os.getpid():
+        from concurrent.futures import ThreadPoolExecutor
+        cores = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 4)
+        env = os.environ.get("EATLAS_THREADS", "").strip()
+        if env.isdigit() and int(env) > 0:
+            cores = int(env)
+        _POOL = (ThreadPoolExecutor(cores, thread_name_prefix="eatlas-stats") if cores > 1 else None, cores,
+                 os.getpid())
+    return (_POOL[0], _POOL[1]) if _POOL[0] is not None else (None, 1)

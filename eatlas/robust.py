@@ -125,15 +125,30 @@ def _percentile_interval(statistic, sizes, *, ci: float, n_boot: int, seed: int)
     per-call overhead, which at word size is several times the statistic's own cost. The resamples are
     scipy's: per batch of ``step`` resamples, ``rng.integers(0, n, (step, n))`` for X, Y, A and B in turn
     (drawn as int32, which gives the same numbers as scipy's int64 for any n below 2**31)."""
+    from .blas import workers
+
     rng = np.random.default_rng(seed)
     step = max(1, (1 << 21) // max(sizes[0] + sizes[1], sizes[2], sizes[3]))
     dist = np.empty(n_boot)
-    for r0 in range(0, n_boot, step):
+    pool, _ = workers() if n_boot > step else (None, 1)
+
+    def one(r0, m, idx):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dist[r0:r0 + m] = statistic(*idx)
+
+    pending = []
+    for r0 in range(0, n_boot, step):       # drawn in order on this thread; computed on the workers
         m = min(step, n_boot - r0)
         idx = [rng.integers(0, n, size=(m, n), dtype=np.int32) if n > 1 else np.zeros(1, dtype=np.int32)
                for n in sizes]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            dist[r0:r0 + m] = statistic(*idx)
+        if pool is None:
+            one(r0, m, idx)
+            continue
+        pending.append(pool.submit(one, r0, m, idx))
+        if len(pending) > 2:                # at most three chunks of resamples in memory
+            pending.pop(0).result()
+    for f in pending:
+        f.result()
     if np.isnan(dist).any():
         return float("nan"), float("nan")
     tail = (1 - ci) / 2 * 100

@@ -107,20 +107,13 @@ def _mask_chunks(n: int, k: int, count: int, seed: int, work=None):
 
 _MIN_PARALLEL_WORDS = 1 << 16      # below (some 7,000 masks at n = 50), one thread draws them all
 _AHEAD = 3          # chunks drawn ahead of the one being used: memory stays bounded (~3 x 8 MiB raw words)
-_POOL = (None, 1, None)             # (executor or None, workers, pid that made it)
 
 
 def _pool():
     """(worker threads, their number) for the chunks of a long draw (numpy releases the GIL while drawing,
-    counting bits and summing); (None, 1) on a single core. Made again in a forked child process."""
-    global _POOL
-    import os
-    if _POOL[2] != os.getpid():
-        from concurrent.futures import ThreadPoolExecutor
-        cores = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 4)
-        _POOL = (ThreadPoolExecutor(cores, thread_name_prefix="eatlas-subsets") if cores > 1 else None, cores,
-                 os.getpid())
-    return (_POOL[0], _POOL[1]) if _POOL[0] is not None else (None, 1)
+    counting bits and summing); (None, 1) on a single core."""
+    from .blas import workers
+    return workers()
 
 
 def random_masks(n: int, k: int, count: int, seed: int) -> np.ndarray:
