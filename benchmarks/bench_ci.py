@@ -48,10 +48,10 @@ def main(argv=None):
 
 def _time_statistics() -> dict:
     """Wrap the statistics the runner calls with timers; returns the dict they add their seconds to."""
-    import eatlas.robust
-    import eatlas.runner
-    import eatlas.weat
-    spent = {}
+    import importlib
+
+    robust, runner, weat = (importlib.import_module(f"eatlas.{m}") for m in ("robust", "runner", "weat"))
+    spent = {}       # (importlib: the package's attribute eatlas.weat is the function, not the module)
 
     def timer(name, fn):
         def wrapped(*a, **kw):
@@ -62,9 +62,9 @@ def _time_statistics() -> dict:
                 spent[name] = spent.get(name, 0.0) + time.perf_counter() - t
         return wrapped
 
-    eatlas.weat.permutation_p = timer("permutation", eatlas.weat.permutation_p)
-    eatlas.robust.bootstrap_ci = timer("bootstrap", eatlas.robust.bootstrap_ci)
-    eatlas.runner.leave_one_out = timer("leave-one-out", eatlas.robust.leave_one_out)
+    weat.permutation_p = timer("permutation", weat.permutation_p)
+    robust.bootstrap_ci = timer("bootstrap", robust.bootstrap_ci)
+    runner.leave_one_out = timer("leave-one-out", robust.leave_one_out)
     return spent
 
 

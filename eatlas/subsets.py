@@ -89,10 +89,11 @@ def _mask_chunks(n: int, k: int, count: int, seed: int, work=None):
             if len(keep):
                 yield work(keep) if work is not None else keep
         return
+    planned = math.ceil(expected / tries)     # beyond it, a chunk at a time (rarely needed)
     ahead = []
     try:
         while got < count:
-            while len(ahead) < _AHEAD:
+            while len(ahead) < _AHEAD and (c < planned or not ahead):
                 ahead.append(pool.submit(one, c))
                 c += 1
             out = ahead.pop(0).result()

@@ -76,10 +76,13 @@ def _plain_masks(n, k, count, seed):
 
 
 @pytest.mark.parametrize("n, k, count", [(50, 25, 30_000), (70, 35, 4000), (130, 64, 2000), (20, 10, 500)])
-@pytest.mark.parametrize("threads", [True, False])
+@pytest.mark.parametrize("threads", [True, False, "short"])
 def test_chunked_threaded_sampler_draws_the_stream_of_one_plain_draw(n, k, count, threads, monkeypatch):
     if not threads:
         monkeypatch.setattr(subsets, "_pool", lambda: (None, 1))
+    if threads == "short":      # the chunks planned from the acceptance fall short: more are drawn, in order
+        exact = subsets.acceptance
+        monkeypatch.setattr(subsets, "acceptance", lambda n, k: min(1.0, 3 * exact(n, k)))
     monkeypatch.setattr(subsets, "_WORDS_PER_CHUNK", 4096)        # many chunks, in flight at once
     monkeypatch.setattr(subsets, "_MIN_PARALLEL_WORDS", 256)
     want = _plain_masks(n, k, count, seed=9)
