@@ -3,11 +3,13 @@
 The products of a WEAT (cosine blocks of a few hundred rows, the bootstrap's count matrices times
 them) are small for a multi-threaded BLAS: OpenBLAS splits them across every core and its threads then
 wait on each other. On a machine whose cores are busy with other work, that made a 34 MFLOP product
-15x slower than on one thread (31 ms against 2 ms, 2 cores, load average 7), and the products of a
+16x slower than on one thread (31 ms against 2 ms, 2 cores, load average 7), and the products of a
 whole run several times slower in all. :func:`single_thread` limits the BLAS of numpy (through
 threadpoolctl, as scikit-learn does around its own parallel loops) for the duration of a computation
-and restores the previous setting afterwards. Thread counts change no result: each element of a
-product is summed in the same order whatever the number of threads.
+and restores the previous setting afterwards. How a BLAS splits a product across threads can move its
+last bit, so an effect size can differ by about 1e-16 from one computed with a multi-threaded BLAS (as
+between machines with different numbers of cores); p-values judge ties within a tolerance far above
+that (docs/methods.md). The worker threads of :func:`workers` change no result at all.
 """
 from __future__ import annotations
 
