@@ -32,23 +32,89 @@ def usable(n: int, k: int) -> bool:
     return 0 < k < n and acceptance(n, k) >= MIN_ACCEPT
 
 
-def _mask_chunks(n: int, k: int, count: int, seed: int):
-    """Accepted masks in chunks (each at most ~8 MiB), ``count`` rows in all, in stream order."""
+def _stream(seed: int) -> np.random.PCG64:
+    return np.random.default_rng([int(seed), 0x5B175]).bit_generator
+
+
+def _accepted(bits: np.ndarray, k: int, last: np.uint64) -> np.ndarray:
+    """The rows of raw words ``bits`` (tries, words) with exactly k bits set among the first n."""
+    bits[:, -1] &= last
+    counts = np.bitwise_count(bits)
+    if bits.shape[1] == 1:
+        ones = counts[:, 0]
+    else:       # column by column: a reduction along a short axis costs several times more
+        ones = counts[:, 0].astype(np.uint16)
+        for j in range(1, bits.shape[1]):
+            ones += counts[:, j]
+    return bits[ones == k]
+
+
+def _chunk_bits(state: dict, first_row: int, rows: int, words: int) -> np.ndarray:
+    """Rows ``first_row .. first_row + rows`` of the stream of raw words (rows of ``words`` words)
+    whose generator started in ``state``: PCG64 jumps ahead, so any chunk can be drawn on its own."""
+    bitgen = np.random.PCG64()
+    bitgen.state = state
+    bitgen.advance(first_row * words)
+    return bitgen.random_raw(rows * words).reshape(rows, words)
+
+
+def _mask_chunks(n: int, k: int, count: int, seed: int, work=None):
+    """Accepted masks in chunks (each at most ~8 MiB of raw words), ``count`` rows in all, in stream
+    order: the first ``count`` rows of the seeded stream of n-bit rows that hold exactly k ones.
+    ``work(chunk_masks)``, if given, is applied to each chunk (on the worker threads when the draw
+    takes more than one chunk) and its results are yielded instead, in the same order."""
     if not 0 < k < n:
         raise ValueError(f"need 0 < k < n, got k={k}, n={n}")
     words = (n + 63) // 64
     last = np.uint64((1 << (n - 64 * (words - 1))) - 1) if n % 64 else np.uint64(0xFFFFFFFFFFFFFFFF)
-    bitgen = np.random.default_rng([int(seed), 0x5B175]).bit_generator
     tries = max(1, _WORDS_PER_CHUNK // words)
-    got = 0
-    while got < count:
-        bits = bitgen.random_raw(tries * words).reshape(tries, words)     # uniform 64-bit words
-        bits[:, -1] &= last
-        ones = np.bitwise_count(bits).sum(axis=1, dtype=np.int64) if words > 1 else np.bitwise_count(bits[:, 0])
-        keep = bits[ones == k][:count - got]
-        got += len(keep)
-        if len(keep):
-            yield keep
+    # The rows needed, with a margin of many standard deviations; one chunk each for the worker threads
+    # when that is fewer, so that a word-size draw neither draws far more than it needs nor runs alone
+    expected = math.ceil(count / acceptance(n, k) * 1.02) + 64
+    pool, workers = _pool() if expected > _MIN_PARALLEL_WORDS // words else (None, 1)
+    if expected < tries * workers:
+        tries = math.ceil(expected / workers)
+    state = _stream(seed).state
+
+    def one(c):
+        keep = _accepted(_chunk_bits(state, c * tries, tries, words), k, last)
+        return work(keep) if work is not None else keep
+
+    got, c = 0, 0
+    if pool is None:
+        while got < count:
+            keep = _accepted(_chunk_bits(state, c * tries, tries, words), k, last)[:count - got]
+            c += 1
+            got += len(keep)
+            if len(keep):
+                yield work(keep) if work is not None else keep
+        return
+    planned = math.ceil(expected / tries)     # beyond it, a chunk at a time (rarely needed)
+    ahead = []
+    try:
+        while got < count:
+            while len(ahead) < _AHEAD and (c < planned or not ahead):
+                ahead.append(pool.submit(one, c))
+                c += 1
+            out = ahead.pop(0).result()
+            take = min(len(out), count - got)
+            got += take
+            if take:
+                yield out[:take]
+    finally:
+        for f in ahead:
+            f.cancel()
+
+
+_MIN_PARALLEL_WORDS = 1 << 16      # below (some 7,000 masks at n = 50), one thread draws them all
+_AHEAD = 3          # chunks drawn ahead of the one being used: memory stays bounded (~3 x 8 MiB raw words)
+
+
+def _pool():
+    """(worker threads, their number) for the chunks of a long draw (numpy releases the GIL while drawing,
+    counting bits and summing); (None, 1) on a single core."""
+    from .blas import workers
+    return workers()
 
 
 def random_masks(n: int, k: int, count: int, seed: int) -> np.ndarray:
@@ -90,7 +156,7 @@ def sampled_sums(s: np.ndarray, k: int, count: int, seed: int) -> np.ndarray:
     s = np.asarray(s, dtype=np.float64)
     out = np.empty(count)
     at = 0
-    for masks in _mask_chunks(len(s), k, count, seed):
-        out[at:at + len(masks)] = masked_sums(masks, s)
-        at += len(masks)
+    for sums in _mask_chunks(len(s), k, count, seed, work=lambda masks: masked_sums(masks, s)):
+        out[at:at + len(sums)] = sums
+        at += len(sums)
     return out

@@ -23,6 +23,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import subsets
+from .blas import single_threaded
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ def _unit_rows(m: np.ndarray, name: str) -> np.ndarray:
     return m / norms
 
 
+@single_threaded
 def association(W: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """s(w, A, B) = mean cos(w, a) - mean cos(w, b) for every row w of W."""
     W, A, B = _unit_rows(W, "W"), _unit_rows(A, "A"), _unit_rows(B, "B")
@@ -207,6 +209,7 @@ def authors_normal_p(dist: np.ndarray) -> float:
     return min(c, 1.0 - c)
 
 
+@single_threaded
 def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternative: str = "greater",
          n_samples: int = 100_000, seed: int = 0, parametric: bool = False,
          ci_method: str = "percentile") -> WeatResult:
