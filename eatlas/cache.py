@@ -145,4 +145,5 @@ class EmbeddingCache:
             if (d / "key.json").is_file() or any(d.glob("*.npz")):
                 shutil.rmtree(d, ignore_errors=True)
                 n += 1
+        shutil.rmtree(self.root / "registry", ignore_errors=True)     # the parsed registry (eatlas.registry_cache)
         return n

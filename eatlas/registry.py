@@ -768,5 +768,6 @@ _DEFAULT: dict[str, Registry] = {}
 def load_registry(root: str | Path | None = None) -> Registry:
     key = str(Path(root).resolve()) if root is not None else str(default_root().resolve())
     if key not in _DEFAULT:
-        _DEFAULT[key] = Registry(key)
+        from . import registry_cache
+        _DEFAULT[key] = registry_cache.load(Path(key), lambda: Registry(key))
     return _DEFAULT[key]

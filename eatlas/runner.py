@@ -173,6 +173,9 @@ def refuse_invalid(reg: Registry, test_ids: list[str]) -> None:
     """Refuse to run tests that ``validate`` refuses (their sets, templates, content hashes), before
     any model is loaded: a set edited without a version bump must not store results under the old
     version."""
+    from . import registry_cache
+    if registry_cache.known_valid(reg, test_ids):       # these files, these tests: checked before
+        return
     from .checks import split_warnings
     from .errors import ValidationFailed
     from .schemas import check_tests
@@ -180,6 +183,7 @@ def refuse_invalid(reg: Registry, test_ids: list[str]) -> None:
     problems, _ = split_warnings(check_tests(reg, test_ids))
     if problems:
         raise ValidationFailed(problems)
+    registry_cache.mark_valid(reg, test_ids)
 
 
 def _key(t: Test, s) -> tuple:
