@@ -128,6 +128,8 @@ class EmbeddingCache:
         """One row per settings key: the key, entries, shards and bytes on disk."""
         out = []
         for d in sorted(self.root.glob("*/")) if self.root.is_dir() else []:
+            if d.name == "registry":        # the parsed registry (eatlas.registry_cache), not vectors
+                continue
             try:
                 key = json.loads((d / "key.json").read_text())
             except (OSError, ValueError):
