@@ -25,7 +25,7 @@ from eatlas.cli import main
 from tests.conftest import ROOT
 
 TESTS = ["weat1", "weat2"]
-N_KILLS = 10        # kill points stratified over one run's duration (each kill also re-runs in process)
+N_KILLS = 6         # kill points stratified over one run's duration (each kill also re-runs in process)
 
 
 def run_args(db: Path, model: Path, *extra: str) -> list[str]:
@@ -126,6 +126,9 @@ while True:
 '''
 
 
+KILLS_IN_WRITES = 6
+
+
 def test_kill_inside_database_writes(tmp_path):
     """SIGKILL a process that only writes runs (5,000 results each): every committed run is there,
     complete, and no run is partial."""
@@ -135,7 +138,7 @@ def test_kill_inside_database_writes(tmp_path):
     rng = random.Random(3)
     there: set[str] = set()
     unreported = 0
-    for _ in range(10):
+    for _ in range(KILLS_IN_WRITES):
         p = subprocess.Popen([sys.executable, str(script), str(db), "5000"], cwd=ROOT, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
         # its first two commits (so every process commits and then is killed while writing more,
@@ -151,8 +154,9 @@ def test_kill_inside_database_writes(tmp_path):
         assert len(extra) <= 1       # at most the run whose commit the kill beat the report of
         unreported += len(extra)
         there = set(snap["runs"])
-    assert len(there) >= 20
-    print(f"\n{len(there)} runs after 10 kills, {unreported} of them committed but killed before reporting it")
+    assert len(there) >= 2 * KILLS_IN_WRITES
+    print(f"\n{len(there)} runs after {KILLS_IN_WRITES} kills, {unreported} of them committed but killed before "
+          "reporting it")
 
 
 LOCKER = r'''
