@@ -146,7 +146,8 @@ WITH p AS (
             AND (p.p_dimension IS NULL OR p.p_dimension = ru.model_dimension)) AS same_model,
            p.model_family = ru.model_family AS same_family
     FROM (SELECT * FROM results
-          WHERE status = 'ok' AND (test_id, level) IN (SELECT test_id, level FROM p)) r
+          WHERE status = 'ok' AND effect_size IS NOT NULL     -- a method without a WEAT d (SAME, SC-EAT): none
+            AND (test_id, level) IN (SELECT test_id, level FROM p)) r
     JOIN runs ru USING (run_id)
     JOIN p ON p.test_id = r.test_id AND p.level = r.level
           AND (p.model_family = ru.model_family OR lower(p.p_name) = lower(ru.model_name))

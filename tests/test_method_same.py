@@ -183,3 +183,19 @@ def test_cli_summary_columns_show_same_and_the_skews():
     assert heads == ["SAME (X u Y)", "skew (X, Y)"]
     assert cells({"test_id": "t1", "level": "word"}) == [f"{1 / NORM_C:.3f}", f"{1 / NORM_C:+.3f}, {-1 / NORM_C:+.3f}"]
     assert cells({"test_id": "t1", "level": "sent"}) == ["-", "-"]
+
+
+def test_same_results_never_enter_the_reproduction_views(tmp_path):
+    """SAME gives no WEAT d: its results rows (NULL effect size) are not set beside the papers' d."""
+    import duckdb
+
+    from eatlas.cli import main
+
+    db = tmp_path / "r.duckdb"
+    args = ["--db", str(db), "run", "--model", "glove-6b-50d", "--tests", "weat6", "--levels", "word", "--quiet"]
+    assert main([*args, "--method", "same"]) == 0
+    assert main([*args, "--no-ci", "--n-samples", "1000"]) == 0
+    con = duckdb.connect(str(db), read_only=True)
+    methods = {r[0] for r in con.execute("SELECT ru.method FROM reproduction_loose v JOIN runs ru USING (run_id)"
+                                         ).fetchall()}
+    assert methods == {"weat"}      # the WEAT run of the same model is there (Caliskan et al. printed weat6)
