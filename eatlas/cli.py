@@ -480,7 +480,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="level of the stimulus-bootstrap confidence interval of each effect size (default 0.95)")
     r.add_argument("--n-boot", type=_at_least(100), default=10_000, help="bootstrap resamples (default 10,000)")
     r.add_argument("--no-ci", action="store_true", help="compute no confidence interval")
-    r.add_argument("--ci-method", choices=("percentile", "BCa"), default="percentile",
+    from .robust import CI_METHODS
+    r.add_argument("--ci-method", choices=CI_METHODS, default="percentile",
                    help="bootstrap interval: percentile (default, as WEATHub) or BCa (bias-corrected and accelerated, "
                         "scipy.stats.bootstrap; one more leave-one-out pass per result)")
     r.add_argument("--pooling", help="mean, mean_nospecial, cls, last, max (default: the model's)")
