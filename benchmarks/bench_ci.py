@@ -2,7 +2,8 @@
 
 Encodes once (the encoder and the embedding cache are shared), then times evaluate() with ci=0.95,
 n_boot=10,000 and with ci=None on the same tests and levels, and the statistics inside it (permutation
-tests, bootstrap, leave-one-out). Target: at most 1.5x for the whole default run.
+tests, bootstrap, leave-one-out; the bootstrap runs beside the permutation test, so their times overlap
+and can add up to more than the run's). Target: at most 1.5x for the whole default run.
 Run: python benchmarks/bench_ci.py [TEST ...]   (default: the default run's tests, word and sent;
 ``--repeat N`` pairs, interleaved, best of each)
 """

@@ -20,7 +20,9 @@ _controller = None
 
 
 def single_thread():
-    """A context manager in which numpy's BLAS uses one thread (a no-op without threadpoolctl)."""
+    """A context manager in which numpy's BLAS uses one thread (a no-op without threadpoolctl). It limits
+    the BLAS libraries loaded when it was first used (numpy's, by then): one loaded later, e.g. scipy's
+    own OpenBLAS, keeps its threads, and no statistic's product goes through it."""
     global _controller
     if _controller is None:
         try:
@@ -63,3 +65,34 @@ def workers():
         _POOL = (ThreadPoolExecutor(cores, thread_name_prefix="eatlas-stats") if cores > 1 else None, cores,
                  os.getpid())
     return (_POOL[0], _POOL[1]) if _POOL[0] is not None else (None, 1)
+
+
+class _Now:
+    """A call made when its ``result()`` is asked for, in the caller's thread (where no side thread is used)."""
+
+    def __init__(self, fn, args, kwargs):
+        self._fn, self._args, self._kwargs = fn, args, kwargs
+
+    def result(self):
+        return self._fn(*self._args, **self._kwargs)
+
+
+_SIDE = (None, None)                # (executor, pid that made it)
+
+
+def beside(fn, *args, **kwargs):
+    """Start ``fn(*args, **kwargs)`` on a side thread and return its Future, so the caller's own work runs
+    meanwhile (e.g. a test's bootstrap beside its permutation test: both hand their chunks to the
+    :func:`workers`, which the two then keep busy). Without worker threads (one core, ``EATLAS_THREADS=1``)
+    ``fn`` runs when ``result()`` is asked for. The side thread only waits on its chunks, never on the
+    caller, so nothing can deadlock; results do not depend on it. Start it inside the caller's
+    :func:`single_thread` and take the result before leaving it: the limit is process-wide, and OpenBLAS
+    may ignore one set from another thread than the main one."""
+    global _SIDE
+    import os
+    if workers()[0] is None:
+        return _Now(fn, args, kwargs)
+    if _SIDE[1] != os.getpid():
+        from concurrent.futures import ThreadPoolExecutor
+        _SIDE = (ThreadPoolExecutor(1, thread_name_prefix="eatlas-side"), os.getpid())
+    return _SIDE[0].submit(fn, *args, **kwargs)

@@ -119,36 +119,53 @@ def bootstrap_ci(X, Y, A, B, *, ci: float = 0.95, n_boot: int = 10_000, seed: in
     return BootstrapCI(low=low, high=high, level=float(ci), n_boot=int(n_boot), method=method)
 
 
+def resample_chunks(sizes, n_boot: int, seed: int) -> list[tuple[int, int, np.random.SeedSequence]]:
+    """How :func:`bootstrap_ci`'s percentile interval splits its ``n_boot`` resamples: ``(first, count,
+    stream)`` per chunk, each chunk with its own random stream spawned from ``seed`` (numpy's
+    ``SeedSequence.spawn``), so chunks are drawn side by side and the resamples do not depend on the
+    number of threads. The split depends only on the set sizes and ``n_boot``: chunks of at most 2**21
+    indices of the largest block, and at least four chunks of 1,000 or more resamples each where
+    ``n_boot`` allows it (so two to four cores share the work evenly)."""
+    step = max(1, (1 << 21) // max(sizes[0] + sizes[1], sizes[2], sizes[3]))
+    n_chunks = max(-(-n_boot // step), min(4, n_boot // 1000), 1)
+    bounds = np.linspace(0, n_boot, n_chunks + 1).round().astype(int)
+    streams = np.random.SeedSequence(seed).spawn(n_chunks)
+    return [(int(a), int(b - a), ss) for a, b, ss in zip(bounds[:-1], bounds[1:], streams)]
+
+
+def draw_resamples(sizes, count: int, stream: np.random.SeedSequence) -> list[np.ndarray]:
+    """One chunk's resamples: for X, Y, A and B in turn, ``count`` rows of indices drawn uniformly with
+    replacement, ``Generator(PCG64(stream)).integers(0, n, (count, n))``, as 16-bit integers where
+    n < 65,536 (numpy draws those exactly uniformly, as it does 64-bit ones, at half the cost); a set
+    of one stimulus is the same in every resample (a (1,) array of zeros)."""
+    rng = np.random.Generator(np.random.PCG64(stream))
+    return [rng.integers(0, n, size=(count, n), dtype=np.uint16 if n < 1 << 16 else np.int64) if n > 1
+            else np.zeros(1, dtype=np.intp) for n in sizes]
+
+
 def _percentile_interval(statistic, sizes, *, ci: float, n_boot: int, seed: int) -> tuple[float, float]:
-    """The percentile interval as scipy.stats.bootstrap computes it (resample every set of two or more
-    independently, np.percentile of the statistics; NaN if any resample's statistic is NaN), without its
-    per-call overhead, which at word size is several times the statistic's own cost. The resamples are
-    scipy's: per batch of ``step`` resamples, ``rng.integers(0, n, (step, n))`` for X, Y, A and B in turn
-    (drawn as int32, which gives the same numbers as scipy's int64 for any n below 2**31)."""
+    """The percentile interval as scipy.stats.bootstrap computes it (every set of two or more resampled
+    independently; np.percentile of the statistics; NaN if any resample's statistic is NaN), without its
+    per-call overhead (at word size several times the statistic's own cost), on the resamples of
+    :func:`resample_chunks` and :func:`draw_resamples`, drawn and computed chunk by chunk on the
+    worker threads (numpy releases the GIL in both)."""
     from .blas import workers
 
-    rng = np.random.default_rng(seed)
-    step = max(1, (1 << 21) // max(sizes[0] + sizes[1], sizes[2], sizes[3]))
     dist = np.empty(n_boot)
-    pool, _ = workers() if n_boot > step else (None, 1)
+    chunks = resample_chunks(sizes, n_boot, seed)
 
-    def one(r0, m, idx):
+    def one(r0, m, stream):
+        idx = draw_resamples(sizes, m, stream)
         with np.errstate(invalid="ignore", divide="ignore"):
             dist[r0:r0 + m] = statistic(*idx)
 
-    pending = []
-    for r0 in range(0, n_boot, step):       # drawn in order on this thread; computed on the workers
-        m = min(step, n_boot - r0)
-        idx = [rng.integers(0, n, size=(m, n), dtype=np.int32) if n > 1 else np.zeros(1, dtype=np.int32)
-               for n in sizes]
-        if pool is None:
-            one(r0, m, idx)
-            continue
-        pending.append(pool.submit(one, r0, m, idx))
-        if len(pending) > 2:                # at most three chunks of resamples in memory
-            pending.pop(0).result()
-    for f in pending:
-        f.result()
+    pool, _ = workers() if len(chunks) > 1 else (None, 1)
+    if pool is None:
+        for chunk in chunks:
+            one(*chunk)
+    else:
+        for f in [pool.submit(one, *chunk) for chunk in chunks]:
+            f.result()
     if np.isnan(dist).any():
         return float("nan"), float("nan")
     tail = (1 - ci) / 2 * 100

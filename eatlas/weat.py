@@ -232,12 +232,16 @@ def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternati
     if len(s_x) + len(s_y) < 3:
         raise ValueError("X and Y together need at least 3 stimuli for a sample standard deviation")
     es = effect_size_from_s(s_x, s_y)
+    boot = None
+    if ci is not None:          # the bootstrap runs beside the permutation test (eatlas.blas.beside)
+        from .blas import beside
+        from .robust import bootstrap_ci
+        boot = beside(bootstrap_ci, X, Y, A, B, ci=ci, n_boot=n_boot, seed=seed, method=ci_method)
     p, exact, n_part, stat = permutation_p(s_x, s_y, n_samples=n_samples, seed=seed, parametric=parametric,
                                            alternative=alternative)
     bounds = {}
-    if ci is not None:
-        from .robust import bootstrap_ci
-        b = bootstrap_ci(X, Y, A, B, ci=ci, n_boot=n_boot, seed=seed, method=ci_method)
+    if boot is not None:
+        b = boot.result()
         bounds = dict(ci_low=b.low, ci_high=b.high, ci_level=b.level, n_boot=b.n_boot)
     return WeatResult(effect_size=es, p_value=p, exact=exact, n_partitions=n_part, statistic=stat,
                       n_x=len(X), n_y=len(Y), n_a=len(A), n_b=len(B), parametric=parametric,
