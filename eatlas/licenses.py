@@ -1,7 +1,8 @@
 """DATA-LICENSES.md: each source of the registry and the licence its files record, from the catalog.
 
 The code is Apache-2.0 (LICENSE); every stimulus set, test and template keeps the licence of its
-source exactly as its file's ``license:`` field records it. Regenerate the file after adding a set
+source exactly as its file's ``license:`` field records it, and so does the validation data of each
+``registry/<source>/data/`` folder (its ``provenance.yaml``). Regenerate the file after adding a set
 with ``python -m eatlas.licenses > DATA-LICENSES.md``; tests/test_package_files.py checks it is current.
 """
 from __future__ import annotations
@@ -37,12 +38,35 @@ def data_licenses(reg: Registry) -> str:
     ]
     for paper, lic in rows:
         lines.append(f"| {paper} | {lic} | " + " | ".join(str(counts[(paper, lic, k)]) for k in KINDS) + " |")
+    data = _data_folders(reg)
+    if data:
+        lines += [
+            "",
+            "The validation data under `registry/<source>/data/` (lists with scores, e.g. occupations with their",
+            "gender scores) keep their source's licence too, as each folder's `provenance.yaml` records it:",
+            "",
+            "| folder | licence | files | authors' repository |",
+            "| --- | --- | ---: | --- |",
+        ]
+        lines += [f"| {folder} | {lic} | {n} | {repo} |" for folder, lic, n, repo in data]
     lines += [
         "",
         "The published-results tables (`registry/<paper>/published/*.csv`) transcribe the numbers the papers",
         "print, for comparison with new runs; the catalog records no licence for them.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _data_folders(reg: Registry) -> list[tuple[str, str, int, str]]:
+    """(folder, licence, number of files, authors' repository) of every ``registry/*/data/provenance.yaml``."""
+    import yaml
+
+    out = []
+    for prov in sorted((reg.root / "registry").glob("*/data/provenance.yaml")):
+        doc = yaml.safe_load(prov.read_text(encoding="utf-8")) or {}
+        out.append((prov.parent.relative_to(reg.root).as_posix(), str(doc.get("license", "unspecified")),
+                    len(doc.get("files") or []), doc.get("authors_repository", "")))
+    return out
 
 
 if __name__ == "__main__":

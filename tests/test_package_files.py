@@ -37,6 +37,17 @@ def test_data_licenses_names_every_licence_as_recorded():
         assert f"| {obj.source.get('paper')} | {obj.license} |" in text, obj.file
 
 
+def test_data_licenses_names_every_data_folder_with_its_recorded_licence():
+    import yaml
+
+    text = (ROOT / "DATA-LICENSES.md").read_text(encoding="utf-8")
+    folders = sorted((ROOT / "registry").glob("*/data/provenance.yaml"))
+    assert folders
+    for prov in folders:
+        doc = yaml.safe_load(prov.read_text(encoding="utf-8"))
+        assert f"| {prov.parent.relative_to(ROOT).as_posix()} | {doc['license']} | {len(doc['files'])} |" in text
+
+
 def test_both_licence_files_ship_in_the_package_metadata():
     assert set(PYPROJECT["project"]["license-files"]) == {"LICENSE", "DATA-LICENSES.md"}
 
