@@ -7,7 +7,15 @@ import pytest
 
 from eatlas import subsets
 from eatlas.blas import single_thread
-from eatlas.robust import _blocks, bootstrap_ci, count_statistic, draw_resamples, resample_chunks, resample_statistic
+from eatlas.robust import (
+    CHUNK_INDICES,
+    _blocks,
+    bootstrap_ci,
+    count_statistic,
+    draw_resamples,
+    resample_chunks,
+    resample_statistic,
+)
 
 
 def _mats(seed=0, n=(9, 7, 6, 8), dim=16):
@@ -59,7 +67,7 @@ def test_resample_chunks_cover_every_resample_once_and_depend_only_on_sizes_and_
         chunks = resample_chunks(sizes, n_boot, 0)
         assert [c[0] for c in chunks] == list(np.cumsum([0] + [c[1] for c in chunks[:-1]]))
         assert sum(c[1] for c in chunks) == n_boot and all(c[1] > 0 for c in chunks)
-        step = (1 << 21) // max(sizes[0] + sizes[1], sizes[2], sizes[3])
+        step = CHUNK_INDICES // max(sizes[0] + sizes[1], sizes[2], sizes[3])
         assert max(c[1] for c in chunks) <= max(step, 1)
         again = resample_chunks(sizes, n_boot, 0)
         assert [draw_resamples(sizes, 5, c[2])[0].tolist() for c in chunks] == \
