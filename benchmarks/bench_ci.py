@@ -14,6 +14,8 @@ import os
 import time
 from dataclasses import replace
 
+from _timing import timed
+
 from eatlas.encoders import load_encoder
 from eatlas.runner import RunConfig, evaluate
 
@@ -53,19 +55,9 @@ def _time_statistics() -> dict:
 
     robust, runner, weat = (importlib.import_module(f"eatlas.{m}") for m in ("robust", "runner", "weat"))
     spent = {}       # (importlib: the package's attribute eatlas.weat is the function, not the module)
-
-    def timer(name, fn):
-        def wrapped(*a, **kw):
-            t = time.perf_counter()
-            try:
-                return fn(*a, **kw)
-            finally:
-                spent[name] = spent.get(name, 0.0) + time.perf_counter() - t
-        return wrapped
-
-    weat.permutation_p = timer("permutation", weat.permutation_p)
-    robust.bootstrap_ci = timer("bootstrap", robust.bootstrap_ci)
-    runner.leave_one_out = timer("leave-one-out", robust.leave_one_out)
+    weat.permutation_p = timed(spent, "permutation", weat.permutation_p)
+    robust.bootstrap_ci = timed(spent, "bootstrap", robust.bootstrap_ci)
+    runner.leave_one_out = timed(spent, "leave-one-out", robust.leave_one_out)
     return spent
 
 

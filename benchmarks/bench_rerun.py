@@ -44,19 +44,12 @@ def child(argv: list[str], out_json: str, profile: int) -> None:
     import eatlas.weat
     marks = [("imports", t_start)]
     spent = {name: 0.0 for name, _, _ in TIMED}
-
-    def timer(name, fn):
-        def wrapped(*a, **kw):
-            t = time.perf_counter()
-            try:
-                return fn(*a, **kw)
-            finally:
-                spent[name] += time.perf_counter() - t
-        return wrapped
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from _timing import timed
 
     for name, mod, attr in TIMED:
         m = importlib.import_module(mod)
-        setattr(m, attr, timer(name, getattr(m, attr)))
+        setattr(m, attr, timed(spent, name, getattr(m, attr)))
     if hasattr(eatlas.runner, "leave_one_out"):      # imported by name into the runner
         eatlas.runner.leave_one_out = eatlas.robust.leave_one_out
     evaluate = eatlas.runner.evaluate
