@@ -2,7 +2,8 @@
 
 * :func:`bootstrap_ci`: a confidence interval for the effect size by resampling X, Y, A and B
   independently with replacement (the stimulus bootstrap of WEATHub, Mukherjee et al. 2023,
-  src/weat.py), computed with :func:`scipy.stats.bootstrap` (percentile by default, BCa on request).
+  src/weat.py): the percentile interval of :func:`scipy.stats.bootstrap`, computed here on seeded
+  chunks of resamples drawn in parallel (:func:`resample_chunks`), or BCa by scipy itself on request.
 * :func:`leave_one_out`: the effect size with each stimulus left out in turn, the "Bad Seeds"
   question of Antoniak & Mimno (2021): does one word carry the result?
 
@@ -129,8 +130,8 @@ def resample_chunks(sizes, n_boot: int, seed: int) -> list[tuple[int, int, np.ra
     stream)`` per chunk, each chunk with its own random stream spawned from ``seed`` (numpy's
     ``SeedSequence.spawn``), so chunks are drawn side by side and the resamples do not depend on the
     number of threads. The split depends only on the set sizes and ``n_boot``: chunks of at most
-    :data:`CHUNK_INDICES` indices of the largest block, and at least four chunks of 1,000 or more resamples each where
-    ``n_boot`` allows it (so two to four cores share the work evenly)."""
+    :data:`CHUNK_INDICES` indices of the largest block, and at least four chunks of 1,000 or more
+    resamples each where ``n_boot`` allows it (so two to four cores share the work evenly)."""
     step = max(1, CHUNK_INDICES // max(sizes[0] + sizes[1], sizes[2], sizes[3]))
     n_chunks = max(-(-n_boot // step), min(4, n_boot // 1000), 1)
     bounds = np.linspace(0, n_boot, n_chunks + 1).round().astype(int)
