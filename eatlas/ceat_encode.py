@@ -142,41 +142,29 @@ def _assigned_cpus() -> int | None:
 
 @contextlib.contextmanager
 def ray_session(address: str | None):
-    """Ray as it is if this process already joined it, else a local instance (or ``address``) for the block;
-    Ray Data's progress bars and execution logs silenced meanwhile (the command prints its own progress)."""
-    from .sweep import _ray, check_address
-
-    ray = _ray()
-    started = False
-    if not ray.is_initialized():
-        check_address(address)
-        try:
-            ray.init(include_dashboard=False, log_to_driver=False,
-                     **({"address": address} if address and address != "local" else {}))
-        except Exception as e:          # ConnectionError, a version mismatch, ...
-            raise EatlasError(f"cannot start or join Ray: {str(e).strip().splitlines()[0]}",
-                              field="--ray-address") from None
-        started = True
+    """Ray for the block (:func:`eatlas.sweep.joined`), with Ray Data's progress bars and execution logs
+    silenced meanwhile (the command prints its own progress)."""
     import logging
 
-    import ray.data
+    from .sweep import joined
 
-    ctx = ray.data.DataContext.get_current()
-    quiet = {"enable_progress_bars": False, "print_on_execution_start": False, "enable_auto_log_stats": False}
-    before = {k: getattr(ctx, k) for k in quiet if hasattr(ctx, k)}
-    log = logging.getLogger("ray.data")
-    level = log.level
-    try:
-        for k in before:
-            setattr(ctx, k, quiet[k])
-        log.setLevel(max(level, logging.WARNING))
-        yield ray
-    finally:
-        for k, v in before.items():
-            setattr(ctx, k, v)
-        log.setLevel(level)
-        if started:
-            ray.shutdown()
+    with joined(address) as ray:
+        import ray.data
+
+        ctx = ray.data.DataContext.get_current()
+        quiet = {"enable_progress_bars": False, "print_on_execution_start": False, "enable_auto_log_stats": False}
+        before = {k: getattr(ctx, k) for k in quiet if hasattr(ctx, k)}
+        log = logging.getLogger("ray.data")
+        level = log.level
+        try:
+            for k in before:
+                setattr(ctx, k, quiet[k])
+            log.setLevel(max(level, logging.WARNING))
+            yield ray
+        finally:
+            for k, v in before.items():
+                setattr(ctx, k, v)
+            log.setLevel(level)
 
 
 def _ray_vectors(table: pa.Table, spec: EncoderSpec, address: str | None, fingerprint: str) -> pa.Array:

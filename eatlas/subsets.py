@@ -83,11 +83,11 @@ def _mask_chunks(n: int, k: int, count: int, seed: int, work=None):
     got, c = 0, 0
     if pool is None:
         while got < count:
-            keep = _accepted(_chunk_bits(state, c * tries, tries, words), k, last)[:count - got]
+            out = one(c)[:count - got]
             c += 1
-            got += len(keep)
-            if len(keep):
-                yield work(keep) if work is not None else keep
+            got += len(out)
+            if len(out):
+                yield out
         return
     planned = math.ceil(expected / tries)     # beyond it, a chunk at a time (rarely needed)
     ahead = []

@@ -13,6 +13,7 @@ plain run.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
 import json
@@ -127,10 +128,13 @@ def _ray():
     return ray
 
 
-def _run_ray(models: list[str], cfg: dict, registry, address: str | None, on_done: Callable[[dict], None]) -> None:
+@contextlib.contextmanager
+def joined(address: str | None):
+    """Ray for the block: as it is if this process already joined it, else a local instance (or the
+    cluster at ``address``, checked first), shut down again at the end."""
     ray = _ray()
-    started_here = False
     check_address(address)
+    started = False
     if not ray.is_initialized():
         kw = {"address": address} if address and address != "local" else {}
         try:
@@ -138,8 +142,16 @@ def _run_ray(models: list[str], cfg: dict, registry, address: str | None, on_don
         except Exception as e:      # ConnectionError, a version mismatch, ...
             raise EatlasError(f"cannot start or join Ray: {str(e).strip().splitlines()[0]}",
                               field="--ray-address") from None
-        started_here = True
+        started = True
     try:
+        yield ray
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _run_ray(models: list[str], cfg: dict, registry, address: str | None, on_done: Callable[[dict], None]) -> None:
+    with joined(address) as ray:
         task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_task)
         pending = {task.remote(m, cfg, registry): m for m in models}
         while pending:
@@ -150,9 +162,6 @@ def _run_ray(models: list[str], cfg: dict, registry, address: str | None, on_don
             except Exception as e:  # the worker died (OOM, killed), the task cannot be retried
                 out = {"model": model, "ok": False, "seconds": None, "error": _ray_failure(ray, e)}
             on_done(out)
-    finally:
-        if started_here:
-            ray.shutdown()
 
 
 def _ray_failure(ray, e: Exception) -> str:
