@@ -10,16 +10,9 @@ import pytest
 
 from eatlas.cli import main
 from tests.static_models import write_static_model
+from tests.test_results_io import rows
 
 FAILS = "SELECT sweep_id, model, config_key, error, engine, failed_at, settings FROM sweep_failures ORDER BY ALL"
-
-
-def rows(db, sql):
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 @pytest.fixture(scope="module")
