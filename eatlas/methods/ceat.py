@@ -169,7 +169,6 @@ class Ceat(Method):
                       f"{r['p_one_tailed']:.2g}", f"{r['tau2']:.3g}", str(r["n_draws"]), esc(r["missing"] or ""))
         return t
 
-
     def report(self, ctx) -> list[dict]:
         """The report's CEAT section: each shown test's draws as a histogram with its CES."""
         res = ctx.rows("ceat_results", ("test_id",))
@@ -201,8 +200,6 @@ def ceat_histograms(ctx, res, draws) -> dict | None:
         ax.legend(fontsize=7, frameon=False)
     fig.tight_layout()
     return {"svg": ctx.svg(fig), "n": n}
-
-
 
 
 CEAT_HTML = """\
@@ -297,8 +294,7 @@ def corpus_contexts(reg, test_ids, paths, column, engine, ray_address, max_conte
 
 def run_ceat(encoder, reg, test_ids: list[str], corpus: list[str] | None, *, n_draws: int = 10_000,
              seed: int = 0, sampling: str = "paper", max_contexts: int = 1000, case_sensitive: bool | None = None,
-             progress=None, contexts: dict | None = None, corpus_lines: int | None = None,
-             encoded: dict | None = None) -> dict:
+             progress=None, contexts: dict | None = None, encoded: dict | None = None) -> dict:
     """CEAT on each test: rows of ceat_results, ceat_contexts and ceat_draws (without run_id).
     ``contexts``: the sample already taken (eatlas.ceat_corpus.corpus_contexts, e.g. on Ray) instead of
     ``corpus``; ``encoded``: their vectors already computed (eatlas.ceat_encode: (stimulus, case_sensitive)
