@@ -29,7 +29,6 @@ SECTIONS = ("runs", "matrix", "forest", "influence", "eat-map", "ceat", "reprodu
 MAX_ES = 2.0   # effect sizes lie in [-2, 2]
 
 
-
 # ------------------------------------------------------------------ reading the database
 
 def _tables(con) -> set[str]:
