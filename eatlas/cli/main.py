@@ -5,11 +5,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from .argtypes import INT64_MAX, POSITIVE, PROBABILITY, SEED, at_least, between  # noqa: F401
-from .console import esc, plain_line
-from .errors import EatlasError, ValidationFailed
-from .levels import NAMES as LEVEL_NAMES
-from .levels import TEXT_LEVELS as EXPORT_LEVELS
+from ..argtypes import INT64_MAX, POSITIVE, PROBABILITY, SEED, at_least, between  # noqa: F401
+from ..console import esc, plain_line
+from ..errors import EatlasError, ValidationFailed
+from ..levels import NAMES as LEVEL_NAMES
+from ..levels import TEXT_LEVELS as EXPORT_LEVELS
 
 
 def _console():
@@ -20,13 +20,13 @@ def _console():
 
 
 def cmd_validate(args) -> int:
-    from .catalog import unindexed
-    from .registry import Registry
-    from .schemas import check_registry
+    from ..registry.base import Registry
+    from ..registry.catalog import unindexed
+    from ..registry.schemas import check_registry
 
     out, err = _console()
     reg = Registry(args.registry) if args.registry else Registry()
-    from .checks import split_warnings
+    from ..registry.checks import split_warnings
 
     problems, warnings = split_warnings(check_registry(reg) + unindexed(reg.root, reg.catalog))
     for w in warnings:
@@ -44,15 +44,15 @@ def cmd_validate(args) -> int:
 def cmd_list(args) -> int:
     from rich.table import Table
 
-    from .levels import levels_of
-    from .registry import load_registry
+    from ..levels import levels_of
+    from ..registry.base import load_registry
 
     out, _ = _console()
     reg = load_registry(args.registry)
     table = Table("id", "version", "source", "language", "bias type", "levels", "title")
     n = 0
     if args.source_kind:
-        from .schemas import stimulus_schema
+        from ..registry.schemas import stimulus_schema
         known = stimulus_schema().columns["source_kind"].checks[0].statistics.get("allowed_values") or []
         if args.source_kind not in known:
             raise EatlasError(f"unknown source kind {args.source_kind!r}", field="--source-kind",
@@ -77,8 +77,8 @@ def cmd_list(args) -> int:
 
 
 def cmd_show(args) -> int:
-    from .registry import load_registry
-    from .stimuli import build_test
+    from ..registry.base import load_registry
+    from ..registry.stimuli import build_test
 
     out, _ = _console()
     reg = load_registry(args.registry)
@@ -114,8 +114,8 @@ def cmd_show(args) -> int:
 def cmd_models(args) -> int:
     from rich.table import Table
 
-    from .encoders import entry_installed, model_entries
-    from .identity import entry_identity
+    from ..encoders import entry_installed, model_entries
+    from ..encoders.identity import entry_identity
 
     out, _ = _console()
     table = Table("id", "installed", "backend", "family", "identity (name, size, corpus)", "dim", "pooling", "layer",
@@ -179,10 +179,10 @@ def _trusted(args) -> bool:
 
 
 def cmd_run(args) -> int:
-    from . import methods
-    from .registry import load_registry
-    from .runner import RunConfig, evaluate
-    from .store import check_writable, default_db, write_run
+    from .. import methods
+    from ..registry.base import load_registry
+    from ..run.runner import RunConfig, evaluate
+    from ..store.db import check_writable, default_db, write_run
 
     method = methods.get(args.method)
     options = {o.dest: getattr(args, o.dest) for m in methods.all_methods().values() for o in m.options
@@ -199,7 +199,7 @@ def cmd_run(args) -> int:
         raise EatlasError(f"--no-ci applies to {users} runs, not {method.name}", field="--no-ci",
                           hint="leave the option out")
     out, err = _console()
-    from .runner import check_config
+    from ..run.runner import check_config
     check_config(cfg, method)           # bad options: one line, before anything is loaded or written
     db = Path(args.db) if args.db else default_db()
     check_writable(db)                  # before any work: a finished run is never lost at write time
@@ -234,7 +234,7 @@ def cmd_run(args) -> int:
 def _results_table(outcome, cfg, method):
     from rich.table import Table
 
-    from .legend import legend, mark
+    from ..legend import legend, mark
 
     heads, cells = method.summary_columns(outcome) if hasattr(method, "summary_columns") else ([], None)
     cols = ["test", "version", "level", "n (X,Y,A,B)", "effect size", "p", f"Holm α={cfg.alpha:g}"]
@@ -263,19 +263,19 @@ def _results_table(outcome, cfg, method):
 
 
 def cmd_sql(args) -> int:
-    from .store import default_db, query
+    from ..store.db import default_db, query
 
     out, err = _console()
     db = Path(args.db) if args.db else default_db()
     reg = None
     if not db.exists() and not args.write:
-        from .registry import load_registry
+        from ..registry.base import load_registry
         reg = load_registry(args.registry)
         err.print(f"note: no results file {db} (yet): runs and results are empty; published_results and the "
                   "views read the registry's published tables", highlight=False)
     df = query(db, args.query, write=args.write, reg=reg)
     if args.format == "csv":
-        from .outputs import neutralise_csv
+        from ..guard import neutralise_csv
         sys.stdout.write(neutralise_csv(df).to_csv(index=False))
     elif args.format == "json":
         sys.stdout.write(df.to_json(orient="records", indent=1) + "\n")
@@ -291,8 +291,8 @@ def cmd_sql(args) -> int:
 
 
 def cmd_catalog(args) -> int:
-    from .catalog import catalog_diff, sync, write_catalog
-    from .registry import default_root
+    from ..registry.base import default_root
+    from ..registry.catalog import catalog_diff, sync, write_catalog
 
     out, err = _console()
     root = Path(args.registry) if args.registry else default_root()
@@ -302,7 +302,7 @@ def cmd_catalog(args) -> int:
               f"{len(cat['published'])} published tables")
     if args.sync:
         if diff:
-            from .paths import refuse_bundled
+            from ..paths import refuse_bundled
             refuse_bundled(root)
             write_catalog(root / "catalog.yaml", cat)
         out.print(f"catalog.yaml {'rewritten' if diff else 'already up to date'}: {counts}", highlight=False)
@@ -319,8 +319,8 @@ def cmd_catalog(args) -> int:
 
 
 def cmd_add(args) -> int:
-    from .catalog import add
-    from .registry import default_root
+    from ..registry.base import default_root
+    from ..registry.catalog import add
 
     out, _ = _console()
     root = Path(args.registry) if args.registry else default_root()
@@ -330,7 +330,7 @@ def cmd_add(args) -> int:
 
 
 def cmd_cache(args) -> int:
-    from .cache import EmbeddingCache
+    from ..encoders.cache import EmbeddingCache
 
     out, _ = _console()
     cache = EmbeddingCache()
@@ -351,9 +351,9 @@ def cmd_cache(args) -> int:
 
 
 def cmd_publish(args) -> int:
-    from .publish import hub_token, publish, push
-    from .registry import load_registry
-    from .store import default_db
+    from ..outputs.publish import hub_token, publish, push
+    from ..registry.base import load_registry
+    from ..store.db import default_db
 
     out, _ = _console()
     token = hub_token() if args.push else None      # fail before writing anything
@@ -369,9 +369,9 @@ def cmd_publish(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from .export import export
-    from .registry import load_registry
-    from .store import default_db
+    from ..outputs.export import export
+    from ..registry.base import load_registry
+    from ..store.db import default_db
 
     out, err = _console()
     written, skipped = export(load_registry(args.registry), args.format, args.out_dir, test_ids=args.tests,
@@ -383,8 +383,8 @@ def cmd_export(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .report import write_report
-    from .store import default_db
+    from ..outputs.report import write_report
+    from ..store.db import default_db
 
     out, _ = _console()
     db = Path(args.db) if args.db else default_db()
@@ -396,16 +396,16 @@ def cmd_report(args) -> int:
 
 
 def cmd_cite(args) -> int:
-    from .cite import citations
-    from .registry import load_registry
+    from ..registry.base import load_registry
+    from ..registry.cite import citations
 
     print("\n\n".join(b for _, b in citations(load_registry(args.registry), args.test_id, args.level)))
     return 0
 
 
 def cmd_show_influence(args) -> int:
-    from .influence_view import show_influence
-    from .store import default_db
+    from ..store.db import default_db
+    from ..store.influence import show_influence
 
     out, _ = _console()
     for table in show_influence(Path(args.db) if args.db else default_db(), args.run, args.test,
@@ -439,7 +439,7 @@ def _global_options(parser: argparse.ArgumentParser, *, sub_level: bool) -> None
 
 def _method_options(r: argparse.ArgumentParser) -> None:
     """--method and every method's own options, from the plug-ins' declarations (eatlas.methods)."""
-    from . import methods
+    from .. import methods
 
     found = methods.all_methods()
     r.add_argument("--method", choices=list(found), default="weat",
@@ -480,7 +480,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="level of the stimulus-bootstrap confidence interval of each effect size (default 0.95)")
     r.add_argument("--n-boot", type=_at_least(100), default=10_000, help="bootstrap resamples (default 10,000)")
     r.add_argument("--no-ci", action="store_true", help="compute no confidence interval")
-    from .robust import CI_METHODS
+    from ..stats.robust import CI_METHODS
     r.add_argument("--ci-method", choices=CI_METHODS, default="percentile",
                    help="bootstrap interval: percentile (default, as WEATHub) or BCa (bias-corrected and accelerated, "
                         "scipy.stats.bootstrap; one more leave-one-out pass per result)")
@@ -590,7 +590,7 @@ def build_parser() -> argparse.ArgumentParser:
     ci.add_argument("--level", choices=LEVEL_NAMES,
                     help="default: the test's own level")
     ci.set_defaults(fn=cmd_cite)
-    from .cli_dist import add_parsers  # results export/import, sweep (issue 14)
+    from .run_cmds import add_parsers  # results export/import, sweep (issue 14)
     add_parsers(sub)
     for subparser in sub.choices.values():
         _global_options(subparser, sub_level=True)

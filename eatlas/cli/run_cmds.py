@@ -4,24 +4,24 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .levels import DEFAULT as DEFAULT_LEVELS
+from ..levels import DEFAULT as DEFAULT_LEVELS
 
 
 def cmd_results(args) -> int:
-    from .cli import _console
-    from .store import default_db
+    from ..store.db import default_db
+    from .main import _console
 
     out, err = _console()
     db = Path(args.db) if getattr(args, "db", None) else default_db()
     if args.action == "export":
-        from .results_io import export_results
+        from ..store.results_io import export_results
         m = export_results(db, args.path)
         rows = ", ".join(f"{t} {e['rows']}" for t, e in m["tables"].items())
         out.print(f"exported {db} to {args.path}: {rows} row(s); manifest {Path(args.path) / 'manifest.json'}",
                   highlight=False)
     else:
-        from .registry import load_registry
-        from .results_io import import_results
+        from ..registry.base import load_registry
+        from ..store.results_io import import_results
         r = import_results(db, args.path, wait_s=args.wait, reg=load_registry(getattr(args, "registry", None)))
         added = ", ".join(f"{t} {n}" for t, n in r["added"].items())
         out.print(f"imported {args.path} into {db}: {added} row(s) added; {r['runs_skipped']} run(s) already "
@@ -30,10 +30,10 @@ def cmd_results(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from .cli import _console
-    from .runner import RunConfig
-    from .store import default_db
-    from .sweep import read_models_file, sweep
+    from ..run.runner import RunConfig
+    from ..run.sweep import read_models_file, sweep
+    from ..store.db import default_db
+    from .main import _console
 
     out, err = _console()
     db = Path(args.db) if getattr(args, "db", None) else default_db()
@@ -51,7 +51,7 @@ def cmd_sweep(args) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    from .cli import PROBABILITY, SEED, _at_least, _ListOption
+    from .main import PROBABILITY, SEED, _at_least, _ListOption
 
     sw = sub.add_parser("sweep", help="run the tests over many models, one task per model (locally or on Ray)")
     sw.add_argument("--models", nargs="+", action=_ListOption, help="model ids, folders or vector files")
@@ -60,7 +60,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                     "of --language)")
     sw.add_argument("--language", default="en")
     sw.add_argument("--levels", nargs="+", action=_ListOption, default=list(DEFAULT_LEVELS))
-    from . import methods
+    from .. import methods
     sw.add_argument("--method", choices=[n for n, m in methods.all_methods().items() if m.inputs == "matrices"],
                     default="weat", help="a method over the tests' four matrices (its own options keep their "
                                          "defaults)")

@@ -21,8 +21,8 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from .ceat import _pattern
-from .errors import EatlasError
+from ..errors import EatlasError
+from ..stats.ceat import _pattern
 
 Key = tuple[str, bool]          # (stimulus, case_sensitive)
 Hit = tuple[int, str, int, int]  # (priority, context text, start, end)

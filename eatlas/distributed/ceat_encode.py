@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from .errors import EatlasError
+from ..errors import EatlasError
 
 FILE = "contexts.parquet"
 ROWS_PER_BATCH = 512        # contexts per Ray Data batch (the encoder batches again by --batch-size inside)
@@ -49,7 +49,7 @@ class EncoderSpec:
     family: str | None = None
 
     def load(self):
-        from .encoders import load_encoder
+        from ..encoders import load_encoder
         return load_encoder(self.model, pooling=self.pooling, layer=self.layer, subword=self.subword,
                             batch_size=self.batch_size, trust_remote_code=self.trust_remote_code, family=self.family)
 
@@ -146,7 +146,7 @@ def ray_session(address: str | None):
     silenced meanwhile (the command prints its own progress)."""
     import logging
 
-    from .sweep import joined
+    from ..run.sweep import joined
 
     with joined(address) as ray:
         import ray.data
@@ -259,7 +259,7 @@ def contexts_folder(out: str | Path | None, db: str | Path, run_id: str) -> Path
 def check_output(out: str | Path | None, db: str | Path) -> None:
     """Refuse at once (before any work) a --contexts-out whose contexts.parquet eatlas may not write."""
     if out:
-        from .outputs import Outputs
+        from ..guard import Outputs
         Outputs(out, db=db, what="CEAT contexts").check(FILE)
 
 
@@ -270,8 +270,8 @@ def sample_and_encode(encoder, reg, test_ids: list[str], corpus: list[str] | Non
     """The contexts (``contexts``, the sample already taken by ``ceat_corpus.corpus_contexts``, or else
     ``corpus``'s lines sampled here with the same sampler) and their vectors, encoded here or on Ray:
     (contexts, encoded, the context table with its vector column, lines read)."""
+    from ..methods.ceat import ceat_keys
     from .ceat_corpus import scan_lines
-    from .methods.ceat import ceat_keys
 
     if contexts is None:
         keys = ceat_keys(reg, test_ids, case_sensitive, seed=seed)
@@ -286,7 +286,7 @@ def write_contexts(table: pa.Table, run: dict, *, out: str | Path | None, db: st
     the database, through eatlas.outputs; ``run['settings']`` records where."""
     import pyarrow.parquet as pq
 
-    from .outputs import Outputs
+    from ..guard import Outputs
 
     folder = contexts_folder(out, db, run["run_id"])
     table = table.add_column(0, "run_id", pa.array([run["run_id"]] * table.num_rows, pa.string()))

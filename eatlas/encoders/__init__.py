@@ -47,7 +47,7 @@ LOADERS_DIR = loaders_dir()
 # ---------------------------------------------------------------------------- model registry
 def model_entries(loaders_dir: Path | None = None) -> dict[str, dict]:
     """id -> loader entry, each validated like a registry file (eatlas.loaders)."""
-    from ..loaders import read_loaders
+    from .loaders import read_loaders
 
     return read_loaders(loaders_dir or LOADERS_DIR)
 
@@ -69,7 +69,7 @@ def load_encoder(model: str | None = None, *, pooling: str | None = None, layer:
     family ``unknown`` unless ``family`` (--family) names one."""
     enc = _load_encoder(model, pooling=pooling, layer=layer, subword=subword, batch_size=batch_size,
                         trust_remote_code=trust_remote_code)
-    from ..identity import entry_identity, recognise_folder
+    from .identity import entry_identity, recognise_folder
 
     entries = model_entries()
     entry_id = enc.model_id if enc.model_id in entries else None

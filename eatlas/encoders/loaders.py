@@ -7,18 +7,18 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .errors import EatlasError
-from .registry import ID_RE, _check_keys, _typename, read_yaml
+from ..errors import EatlasError
+from ..registry.base import ID_RE, _check_keys, _typename, read_yaml
 
 
 def _backends() -> dict:
     """The registered encoder backends (eatlas.encoders): a loader names one; each says the weights it needs."""
-    from .encoders import backends
+    from . import backends
     return backends()
 
 
 def _poolings() -> tuple[str, ...]:
-    from .encoders import POOLINGS
+    from . import POOLINGS
     return POOLINGS
 WEIGHT_KEYS = {"pypi": str, "module": str, "path": str, "vectors": str, "vocab": str, "keyed_vectors": str}
 FIELDS: dict[str, tuple[type, ...]] = {

@@ -107,13 +107,13 @@ class Ceat(Method):
                                    "save_to_disk dataset folder, with --corpus-column for the text column")
 
     def before_run(self, cfg, *, db, registry) -> None:
-        from ..ceat_encode import check_output
+        from ..distributed.ceat_encode import check_output
         check_output(self.option(cfg, "contexts_out"), db)
 
     def run(self, ctx) -> MethodRun:
         import contextlib
 
-        from ..ceat_encode import ray_session
+        from ..distributed.ceat_encode import ray_session
 
         o = lambda d: self.option(ctx.cfg, d)     # noqa: E731
         # one Ray session for finding and for encoding the contexts (each would otherwise start its own)
@@ -121,7 +121,7 @@ class Ceat(Method):
             return self._run(ctx, o)
 
     def _run(self, ctx, o) -> MethodRun:
-        from ..ceat_encode import EncoderSpec, sample_and_encode
+        from ..distributed.ceat_encode import EncoderSpec, sample_and_encode
 
         cfg, case_sensitive = ctx.cfg, (False if o("case_insensitive") else None)
         corpus, found = corpus_contexts(ctx.registry, ctx.test_ids, o("corpus"), o("corpus_column"), o("engine"),
@@ -143,7 +143,7 @@ class Ceat(Method):
 
     def stage(self, outcome, cfg, *, db, registry):
         """contexts.parquet, before the run is stored; removed again when storing fails."""
-        from ..ceat_encode import write_contexts
+        from ..distributed.ceat_encode import write_contexts
 
         written = write_contexts(outcome.details[""], outcome.run, out=self.option(cfg, "contexts_out"), db=db,
                                  engine=self.option(cfg, "engine"))
@@ -270,7 +270,7 @@ def _case_sensitive(reg, concept, case_sensitive: bool | None) -> bool:
 def ceat_keys(reg, test_ids: list[str], case_sensitive: bool | None = None, seed: int = 0
               ) -> list[tuple[str, bool]]:
     """The (stimulus, case_sensitive) pairs whose contexts a CEAT run of ``test_ids`` looks for."""
-    from ..stimuli import build_test
+    from ..registry.stimuli import build_test
 
     keys = []
     for tid in test_ids:
@@ -286,7 +286,7 @@ def corpus_contexts(reg, test_ids, paths, column, engine, ray_address, max_conte
     ray: the sample taken shard by shard (eatlas.ceat_corpus), on Ray with engine 'ray'."""
     if engine == "local" and len(paths) == 1 and "://" not in paths[0]:
         return read_corpus(Path(paths[0]), column), {}
-    from ..ceat_corpus import corpus_contexts as scan
+    from ..distributed.ceat_corpus import corpus_contexts as scan
     keys = ceat_keys(reg, test_ids, case_sensitive, seed=seed)
     ctx, n = scan(paths, keys, max_contexts, seed, column=column, engine=engine, ray_address=ray_address)
     return [], {"contexts": ctx, "corpus_lines": n}
@@ -299,9 +299,9 @@ def run_ceat(encoder, reg, test_ids: list[str], corpus: list[str] | None, *, n_d
     ``contexts``: the sample already taken (eatlas.ceat_corpus.corpus_contexts, e.g. on Ray) instead of
     ``corpus``; ``encoded``: their vectors already computed (eatlas.ceat_encode: (stimulus, case_sensitive)
     -> (n, d) matrix in sample order, NaN rows not encodable), used instead of encoding here."""
-    from ..ceat import ceat
-    from ..ceat_corpus import scan_lines
-    from ..stimuli import build_test
+    from ..distributed.ceat_corpus import scan_lines
+    from ..registry.stimuli import build_test
+    from ..stats.ceat import ceat
 
     results, draws, contexts_rows = [], [], []
     for tid in test_ids:

@@ -100,7 +100,7 @@ class Ibd(Method):
 
 def _validation_sets(reg) -> dict:
     """The Ghavami & Peplau validation lists (sets tagged ibd_validation), keyed without 'guo2021_val_'."""
-    from ..checks import has_tag
+    from ..registry.checks import has_tag
 
     return {s.id.removeprefix("guo2021_val_"): s for s in reg.sets.values() if has_tag(s, "ibd_validation")}
 
@@ -127,7 +127,7 @@ def ibd_inputs(reg):
 def run_ibd(encoder, reg, *, targets: list[str] | None = None, eibd_rule: str = "any"):
     """IBD and EIBD for each intersectional group: (ibd_results rows, ibd_words rows, settings).
     ``eibd_rule``: EIBD drops a word when "any" constituent score exceeds t (the paper) or "all" do."""
-    from ..ibd import eibd, ibd, labels_from_lists
+    from ..stats.ibd import eibd, ibd, labels_from_lists
 
     groups, lists = ibd_inputs(reg)
     words = sorted({w for ws in lists.values() for w in ws})
@@ -178,7 +178,7 @@ def _group_words(code: str) -> str:
 def _printed_rates(reg) -> dict:
     """The paper's printed chance rates (by list, as printed) and detection accuracies (by 'IBD | group'),
     as fractions, from the registry's published results of Guo & Caliskan."""
-    from ..store import read_published
+    from ..store.db import read_published
 
     pub = read_published(reg)
     pub = pub[(pub["paper"] == "guo2021") & ~pub["missing"]]

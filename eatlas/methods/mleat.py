@@ -11,7 +11,7 @@ import numpy as np
 
 from ..argtypes import PROBABILITY, between
 from ..errors import EatlasError
-from ..mleat import mleat
+from ..stats.mleat import mleat
 from .base import STATS_OPTIONS, Matrices, Method, Option, Outcome, Table, register
 
 
@@ -212,15 +212,15 @@ EAT_MAP_HTML = """\
 def _maps_target(folder: Path, db: Path, registry):
     """Where the EAT-Maps go: eatlas.outputs decides (never the database, a registry file or a file
     eatlas did not write)."""
-    from ..outputs import Outputs
-    from ..registry import default_root
+    from ..guard import Outputs
+    from ..registry.base import default_root
 
     return Outputs(folder, db=db, registry_root=registry or default_root(), what="EAT-Map")
 
 
 def _draw_maps(outcome, folder: Path, db: Path, registry=None) -> Path:
     """One EAT-Map per ML-EAT result (<test>_<level>.png/.svg) and the grid of the run (grid.png/.svg)."""
-    from ..mleat import draw_eat_map, draw_eat_map_grid
+    from ..stats.mleat import draw_eat_map, draw_eat_map_grid
 
     target = _maps_target(folder, db, registry)
     done = [(tid, lv, ml) for (tid, lv), ml in outcome.details.items()]

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..argtypes import PROBABILITY, between
 from ..errors import EatlasError
-from ..sceat import sc_eat
+from ..stats.sceat import sc_eat
 from .base import Matrices, Method, Option, Outcome, Table, register
 
 __all__ = ["SceatMethod", "SceatRow"]

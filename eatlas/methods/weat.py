@@ -2,7 +2,7 @@
 permutation test (exact or sampled, ``--alternative``) and its stimulus-bootstrap CI (eatlas.weat)."""
 from __future__ import annotations
 
-from ..weat import weat
+from ..stats.weat import weat
 from .base import STATS_OPTIONS, Matrices, Method, Outcome, register
 
 

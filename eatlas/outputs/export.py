@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import EatlasError
-from .levels import TEXT_LEVELS
-from .registry import Registry, TestSpec
-from .stimuli import Test, build_test
+from ..errors import EatlasError
+from ..levels import TEXT_LEVELS
+from ..registry.base import Registry, TestSpec
+from ..registry.stimuli import Test, build_test
 
 FORMATS = ("sent-bias", "csv", "jsonl", "parquet")
 EXPORT_LEVELS = TEXT_LEVELS      # the levels with texts of their own (c-word reads spans of sent's sentences)
@@ -100,7 +100,7 @@ def export(reg: Registry, fmt: str, out_dir: str | Path, *, test_ids: list[str] 
     written only where eatlas.outputs allows (never over ``db``, a registry file or a file eatlas did not
     write), every path checked before the first is written; CSV cells are neutralised against formulas.
     """
-    from .outputs import Outputs, neutralise_csv
+    from ..guard import Outputs, neutralise_csv
 
     if fmt not in FORMATS:
         raise EatlasError(f"unknown export format {fmt!r}", field="format", hint=f"one of {', '.join(FORMATS)}")

@@ -23,12 +23,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from . import __version__
-from .errors import EatlasError
+from .. import __version__
+from ..errors import EatlasError
+from ..registry.base import Registry, TestSpec
+from ..registry.stimuli import build_test
+from ..store.db import read_published
 from .export import export_levels, rows_frame, stimulus_rows
-from .registry import Registry, TestSpec
-from .stimuli import build_test
-from .store import read_published
 
 SPLIT = "test"
 SETS_CONFIG = "sets"
@@ -123,7 +123,7 @@ def _prepare(out: Path, rels: list[str], *, db=None, registry_root=None):
     """The folder's record of what publish wrote there (eatlas.outputs.Outputs), once every file about to be
     written has been checked: publish replaces only files it wrote itself and the user left unchanged, and
     refuses a non-empty folder it never published into."""
-    from .outputs import MANIFEST, Outputs
+    from ..guard import MANIFEST, Outputs
 
     target = Outputs(out, db=db, registry_root=registry_root, what="dataset")
     if out.is_dir() and not target.manifest.exists() and any(out.iterdir()):
@@ -283,7 +283,7 @@ def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str 
 
 def _citation_section(reg: Registry, tests: list[dict]) -> list[str]:
     """Which works each test config draws on (eatlas.cite), and their BibTeX once each."""
-    from .cite import bibtex_for_tests, source_keys
+    from ..registry.cite import bibtex_for_tests, source_keys
 
     per_test = {c["config_name"]: list(dict.fromkeys(k for lv in reg.tests[c["test_id"]].levels
                                                      for k in source_keys(reg, c["test_id"], lv)))
@@ -363,7 +363,7 @@ def push(out_dir: str | Path, repo_id: str, version: str, *, token: str) -> str:
     api = HfApi(token=token)
     try:
         api.create_repo(repo_id, repo_type="dataset", exist_ok=True)
-        from .outputs import Outputs
+        from ..guard import Outputs
         info = api.upload_folder(repo_id=repo_id, repo_type="dataset", folder_path=str(out_dir),
                                  allow_patterns=sorted(Outputs(out_dir).entries) or None,   # only what publish wrote
                                  commit_message=f"EATlas registry {version}")

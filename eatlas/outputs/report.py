@@ -17,14 +17,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import __version__
-from .errors import EatlasError
-from .methods import all_methods
-from .paths import package_file
-from .registry import LEVELS, Registry
-from .store import connect
+from .. import __version__
+from ..errors import EatlasError
+from ..methods import all_methods
+from ..paths import package_file
+from ..registry.base import LEVELS, Registry
+from ..store.db import connect
 
-TEMPLATE = package_file("report_template.html.j2")
+TEMPLATE = package_file("outputs/report_template.html.j2")
 SECTIONS = ("runs", "matrix", "forest", "influence", "eat-map", "ceat", "reproduction", "provenance", "references")
 MAX_ES = 2.0   # effect sizes lie in [-2, 2]
 
@@ -110,7 +110,7 @@ def matrix(results: pd.DataFrame, runs: pd.DataFrame, reg: Registry | None, alph
            by_run: bool = False) -> dict | None:
     """Tests x models (x runs when ``by_run``): effect sizes, '*' where the result is Holm-significant at its
     run's alpha (eatlas.legend: the mark of the CLI table and the EAT-Maps too)."""
-    from .legend import legend, mark, wrap
+    from ..legend import legend, mark, wrap
 
     ok = results[results["status"] == "ok"].copy() if len(results) else results
     if not len(ok):
@@ -386,7 +386,7 @@ def influence_table(con, tables: set[str], results: pd.DataFrame, reg: Registry 
     |delta| in table ``influence``, eatlas.influence_view.top_influence) with the result's leave-one-out range
     and sign stability; a stimulus whose leaving out flips the sign of d is flagged. ``available`` is False for
     a database written before the influence table existed."""
-    from .influence_view import ROLE_NAMES, top_influence
+    from ..store.influence import ROLE_NAMES, top_influence
 
     ok = results[results["status"] == "ok"].copy() if len(results) else results
     if "influence" not in tables or not len(ok):
@@ -437,7 +437,7 @@ def provenance(reg: Registry | None) -> list[dict]:
 def references(reg: Registry | None, *frames: pd.DataFrame) -> list[dict]:
     """The works to cite for the tests (at their levels) in the result tables, via eatlas.cite: each with
     its one-line citation, its BibTeX and the tests that draw on it; EATlas last."""
-    from .cite import EATLAS_AUTHORS, EATLAS_TITLE, citations
+    from ..registry.cite import EATLAS_AUTHORS, EATLAS_TITLE, citations
 
     if reg is None:
         return []
@@ -489,7 +489,7 @@ class ReportContext:
         from jinja2 import Environment, StrictUndefined
         from markupsafe import Markup
 
-        from .legend import legend
+        from ..legend import legend
 
         env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
         return Markup(env.from_string(template).render(legend=legend(), svg_safe=_safe, run_id=self.run_id, **kw))
@@ -509,8 +509,8 @@ def build_report(db: str | Path, *, run_id: str | None = None, registry: str | P
     it Holm-significant at that run's alpha. ``influence_top``: stimuli per result in the influence table."""
     from jinja2 import Environment, StrictUndefined
 
-    from .legend import legend
-    from .registry import load_registry
+    from ..legend import legend
+    from ..registry.base import load_registry
 
     reg = load_registry(registry)
     con = connect(db, read_only=True)
@@ -591,8 +591,8 @@ def _safe(svg: str):
 def write_report(db: str | Path, out: str | Path, **kw) -> Path:
     """Write the report to ``out``: never over the database, a registry file or a file eatlas did not
     write (eatlas.outputs), checked before the report is built."""
-    from .outputs import Outputs
-    from .registry import default_root
+    from ..guard import Outputs
+    from ..registry.base import default_root
 
     out = Path(out)
     root = kw.get("registry") or default_root()

@@ -18,9 +18,9 @@ from typing import Any
 
 import yaml
 
-from .errors import EatlasError
-from .levels import EXPANSIONS
-from .levels import NAMES as LEVELS  # noqa: F401 - kept for importers
+from ..errors import EatlasError
+from ..levels import EXPANSIONS
+from ..levels import NAMES as LEVELS  # noqa: F401 - kept for importers
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_+\-]*$")
 SEMVER_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
@@ -57,7 +57,7 @@ def default_root() -> Path:
     env = os.environ.get("EATLAS_REGISTRY")
     if env:
         return Path(env)
-    from .paths import data_root
+    from ..paths import data_root
     return data_root()
 
 
@@ -768,6 +768,6 @@ _DEFAULT: dict[str, Registry] = {}
 def load_registry(root: str | Path | None = None) -> Registry:
     key = str(Path(root).resolve()) if root is not None else str(default_root().resolve())
     if key not in _DEFAULT:
-        from . import registry_cache
+        from . import cache as registry_cache
         _DEFAULT[key] = registry_cache.load(Path(key), lambda: Registry(key))
     return _DEFAULT[key]

@@ -28,13 +28,13 @@ def enabled() -> bool:
 
 
 def folder() -> Path:
-    from .cache import default_dir
+    from ..encoders.cache import default_dir
     return default_dir() / "registry"
 
 
 def state(root: Path) -> str:
     """A digest of the registry folder's files as they are now (path and content)."""
-    from . import __version__
+    from .. import __version__
 
     h = hashlib.blake2b(f"{root}\0{__version__}\0{sys.version}".encode())
     paths = [root / "catalog.yaml"]

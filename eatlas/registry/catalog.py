@@ -10,8 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from .errors import EatlasError
-from .registry import Registry, check_id, parse_set, parse_template, parse_test, read_yaml, semver_key
+from ..errors import EatlasError
+from .base import Registry, check_id, parse_set, parse_template, parse_test, read_yaml, semver_key
 
 KINDS = {"sets": parse_set, "tests": parse_test, "templates": parse_template}
 
@@ -142,8 +142,8 @@ def _data_folders(root: Path) -> tuple[list[EatlasError], set[str]]:
     ``provenance.yaml`` lists every file with the sha256 of its bytes. Returns the problems (a file the
     provenance does not list, a listed file that is missing or whose bytes changed) and the files it
     accounts for."""
-    from .outputs import sha256_of
-    from .registry import read_yaml
+    from ..guard import sha256_of
+    from .base import read_yaml
 
     problems, described = [], set()
     for prov in sorted((root / "registry").glob("*/data/provenance.yaml")):
@@ -222,7 +222,7 @@ def dump_entry(doc: dict) -> str:
 
 def add(root: Path, file: Path) -> tuple[str, str, Path]:
     """Validate a new set or test file, refuse an existing id, write it into the registry and catalog."""
-    from .paths import refuse_bundled
+    from ..paths import refuse_bundled
     from .schemas import check_registry
 
     refuse_bundled(root)
@@ -255,7 +255,7 @@ def add(root: Path, file: Path) -> tuple[str, str, Path]:
         sync(root)
         problems = check_registry(Registry(root))
         if problems:
-            from .errors import ValidationFailed
+            from ..errors import ValidationFailed
             raise ValidationFailed(problems)
     except BaseException:       # an error or an interrupt (Ctrl-C)
         dest.unlink(missing_ok=True)   # leave the registry as it was

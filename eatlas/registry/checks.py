@@ -12,8 +12,8 @@ from collections import Counter
 from functools import lru_cache
 from itertools import combinations
 
-from .errors import EatlasError
-from .registry import ID_RE, ROLES, Registry, StimulusSet, Template, TestSpec
+from ..errors import EatlasError
+from .base import ID_RE, ROLES, Registry, StimulusSet, Template, TestSpec
 from .textcheck import bad_chars, char_name, differing, mixed_scripts, skeleton
 
 # Bounds on template expansion. The project's templates use parts one level deep, sentences of at
@@ -266,7 +266,7 @@ def expanded_test(reg: Registry, spec: TestSpec, level: str):
     the truncation, each role's expansion computed once per registry for every test that shares it."""
     from types import SimpleNamespace
 
-    from .levels import level as get_level
+    from ..levels import level as get_level
     from .templates import expand_item
 
     exp = spec.expansions[get_level(level).expansion]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .errors import EatlasError
+from ..errors import EatlasError
 
 SOURCES_FILE = "registry/sources.yaml"
 REQUIRED = {"type": str, "authors": list, "year": int, "title": str, "venue": str, "bibtex": str}
@@ -126,7 +126,7 @@ def check_sources(doc: Any) -> dict[str, dict]:
 
 
 def eatlas_bibtex(version: str | None = None) -> str:
-    from . import __version__
+    from .. import __version__
 
     return "\n".join([
         "@software{eatlas,",
@@ -162,7 +162,7 @@ def _source_keys(source: dict | None, known) -> list[str]:
 
 def source_keys(reg, test_id: str, level: str | None = None) -> list[str]:
     """The registry's source keys a test at a level draws on: its own, its sets', its template's."""
-    from .levels import LEVELS
+    from ..levels import LEVELS
 
     spec = reg.get_test_spec(test_id)
     level = level or spec.level

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
-from .registry import Registry, load_registry
+from .base import Registry, load_registry
 
 KINDS = ("sets", "tests", "templates")
 

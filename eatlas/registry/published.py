@@ -11,9 +11,9 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from .errors import EatlasError
-from .paths import data_root
-from .registry import LEVELS, Registry, read_yaml
+from ..errors import EatlasError
+from ..paths import data_root
+from .base import LEVELS, Registry, read_yaml
 
 SCHEMA_FILE = data_root() / "schemas" / "published.yaml"
 MAX_REPORTED = 5        # problems reported per table (a wrong column would otherwise repeat on every row)
@@ -38,14 +38,14 @@ def _number(v: str) -> float | None:
 
 
 def families(reg: Registry | None = None) -> set[str]:
-    from . import encoders
+    from .. import encoders
 
     return _families(str(encoders.LOADERS_DIR))
 
 
 @lru_cache(maxsize=8)
 def _families(loaders_dir: str) -> frozenset[str]:
-    from .encoders import model_entries
+    from ..encoders import model_entries
 
     fams = set(schema()["model_families"])
     try:

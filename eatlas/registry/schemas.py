@@ -15,9 +15,9 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera import extensions
 
-from .errors import EatlasError, ValidationFailed
-from .paths import schema_file
-from .registry import ROLES, Registry, StimulusSet, semver_key
+from ..errors import EatlasError, ValidationFailed
+from ..paths import schema_file
+from .base import ROLES, Registry, StimulusSet, semver_key
 from .templates import vet_template
 
 SCHEMA_FILE = schema_file()
@@ -252,8 +252,8 @@ def check_test(reg: Registry, tid: str) -> list[EatlasError]:
 
 
 def check_registry(reg: Registry) -> list[EatlasError]:
-    from .encoders import LOADERS_DIR
-    from .loaders import loader_problems
+    from ..encoders import LOADERS_DIR
+    from ..encoders.loaders import loader_problems
 
     problems = _check(reg, list(reg.sets.values()), list(reg.tests), list(reg.templates.values()))
     own = reg.root / "loaders"
@@ -357,8 +357,8 @@ def check_variants(reg: Registry) -> list[EatlasError]:
 def check_published(reg: Registry) -> list[EatlasError]:
     """Every published-results CSV in the catalog reads, with the columns the store needs, and
     follows schemas/published.yaml (eatlas.published)."""
+    from ..store.db import read_published
     from .published import check_table
-    from .store import read_published
 
     out = []
     for e in reg.catalog.get("published") or []:

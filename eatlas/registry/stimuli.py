@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import EatlasError
+from ..levels import level as get_level
+from .base import ROLES, Registry, StimulusSet, TestSpec, load_registry
 from .checks import template_ok
-from .errors import EatlasError
-from .levels import level as get_level
-from .registry import ROLES, Registry, StimulusSet, TestSpec, load_registry
 from .templates import Expanded, expand_item
 
 

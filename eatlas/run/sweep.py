@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import EatlasError
+from ..errors import EatlasError
+from ..store.db import connect, init_schema, rollback, write_run
 from .runner import DEFAULT_LEVELS, RunConfig, default_tests, evaluate
-from .store import connect, init_schema, rollback, write_run
 
 ENGINES = ("local", "ray")
 # A Ray task whose worker dies (killed, out of memory, node lost) is tried once more, then recorded as failed;
@@ -179,7 +179,7 @@ def sweep(models: list[str], cfg: RunConfig, *, db: str | Path, engine: str = "l
           ray_address: str | None = None, resume: bool = False, registry: str | Path | None = None,
           progress: Callable[[str], None] | None = None, wait_s: float = 0.0) -> dict:
     """Run ``cfg`` over ``models``; returns {"done": [...], "failed": [(model, error)], "skipped": [...]}."""
-    from .registry import load_registry
+    from ..registry.base import load_registry
 
     if engine not in ENGINES:
         raise EatlasError(f"unknown engine {engine!r}", field="--engine", hint=" or ".join(ENGINES))

@@ -53,7 +53,7 @@ from typing import Literal
 import numpy as np
 from scipy import stats as _stats
 
-from .errors import EatlasError
+from ..errors import EatlasError
 
 __all__ = ["CeatResult", "RandomEffects", "ceat", "draw_indices", "random_effects", "find_contexts", "SETS"]
 

@@ -208,7 +208,7 @@ def _draw_map(ax, result: MlEatResult, title: str | None = None, fontsize: float
               holm: bool | None = None) -> None:
     from matplotlib.patches import Rectangle
 
-    from .legend import mark, wrap
+    from ..legend import mark, wrap
 
     ax.set_xlim(0, 2)
     ax.set_ylim(0, 2)
@@ -268,7 +268,7 @@ _NOTE = ("Level 2: red, associated (p < {a:g} and |d| > {t:g}); gray, not; d and
 
 
 def _note(result, alpha, subtitle) -> str:
-    from .legend import legend
+    from ..legend import legend
     head = f"{subtitle}\n" if subtitle else ""
     return head + _NOTE.format(a=result.alpha, t=result.effect_threshold, legend=legend(alpha))
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from .errors import EatlasError
+from ..errors import EatlasError
 
 
 @dataclass
@@ -91,8 +91,8 @@ def _table_ddl(name: str, cols: list[tuple[str, str, bool]], key: tuple[str, ...
 
 def tables() -> list:
     """Every table of run results, as eatlas.methods.Table: runs, results, influence, each method's own."""
-    from .methods import Table, all_tables
-    from .runner import INFLUENCE_TABLE
+    from ..methods import Table, all_tables
+    from ..run.runner import INFLUENCE_TABLE
 
     runs = Table("runs", RunRow, per_test=False, doc="one row per run")
     results = Table("results", ResultRow, per_test=False, doc="one row per test and level of a run")
@@ -101,7 +101,7 @@ def tables() -> list:
 
 def schema_ddl() -> list[tuple[str, str, list]]:
     """(table name, CREATE TABLE statement, columns) of every table of run results, derived from the row types."""
-    from .methods.base import columns_of
+    from ..methods.base import columns_of
 
     out = []
     for t in tables():
@@ -375,7 +375,8 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
         paper VARCHAR, table_id VARCHAR, row_label VARCHAR, column_label VARCHAR, statistic VARCHAR,
         value VARCHAR, significance VARCHAR, missing BOOLEAN, test_id VARCHAR, level VARCHAR, model VARCHAR,
         model_family VARCHAR, note VARCHAR, source_file VARCHAR)""")
-    from . import identity, provenance
+    from ..encoders import identity
+    from ..registry import provenance
     identity.init(con)
     provenance.init(con)
     con.execute(VIEWS)
@@ -432,7 +433,7 @@ def _published_digest(reg) -> str | None:
     :func:`read_published` then says which)."""
     import hashlib
 
-    from . import __version__
+    from .. import __version__
     h = hashlib.blake2b(f"{__version__}\0{','.join(PUBLISHED_COLUMNS)}".encode(), digest_size=16)
     try:
         for e in reg.catalog.get("published") or []:
@@ -485,7 +486,8 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
         con.execute("BEGIN TRANSACTION")
         init_schema(con)
         refresh_published(con, reg)
-        from . import identity, provenance
+        from ..encoders import identity
+        from ..registry import provenance
         identity.refresh(con, reg)
         run = dict(run)
         for k in ("package_versions", "registry", "settings"):
@@ -557,7 +559,7 @@ def published_only(reg=None) -> duckdb.DuckDBPyConnection:
     """Before any run (no results file): an in-memory database with the registry's published results,
     the empty run tables and the views, sandboxed as a results file is. Nothing is written to disk."""
     if reg is None:
-        from .registry import load_registry
+        from ..registry.base import load_registry
         reg = load_registry()
     con = duckdb.connect(":memory:")
     try:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import EatlasError
+from ..errors import EatlasError
 
 ROLE_NAMES = {"x": "X", "y": "Y", "a": "A", "b": "B"}
 
 
 def influence_rows(db: str | Path, run: str, test: str, *, level: str | None = None, top: int = 10):
     """``(run_id, [(level, result row, influence rows sorted by |delta| descending, at most top)])``."""
-    from .report import _resolve_run
-    from .store import connect
+    from ..outputs.report import _resolve_run
+    from .db import connect
 
     con = connect(db, sandbox=True)
     try:

@@ -26,9 +26,9 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from .errors import EatlasError
-from .outputs import sha256_of
-from .store import connect, init_schema, rollback
+from ..errors import EatlasError
+from ..guard import sha256_of
+from .db import connect, init_schema, rollback
 
 FORMAT = "eatlas-results"
 SCHEMA_VERSION = 1
@@ -80,7 +80,7 @@ def export_results(db: str | Path, out: str | Path) -> dict:
     """Write the store's runs, results and method tables under ``out`` as hive-partitioned parquet with a
     manifest; returns the manifest. ``out`` must be absent, empty, or an earlier export (its manifest
     lists every file in it): a folder holding anything else is refused, never overwritten."""
-    from . import __version__
+    from .. import __version__
 
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -194,13 +194,13 @@ def import_results(db: str | Path, src: str | Path, *, wait_s: float = 0.0, reg=
 
 
 def _known_columns() -> dict[str, dict[str, str]]:
-    from .sweep import FAILURES as FAILURES_DDL
+    from ..run.sweep import FAILURES as FAILURES_DDL
 
     con = duckdb.connect(":memory:")
     try:
         init_schema(con)
         con.execute(FAILURES_DDL)
-        from .store import tables
+        from .db import tables
         # every table of run results, each method's included; an open table (one column per pair of groups,
         # eatlas.methods.Table(open=True)) may hold columns no declaration names
         names = dict.fromkeys([*CORE, *(t.name for t in tables() if not t.open), FAILURES])
@@ -299,8 +299,8 @@ def _stage_duckdb(mem, src: Path) -> list[str]:
 
 def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> dict:
     """Write the staged tables' new runs into the store, in one transaction."""
-    from .registry import load_registry
-    from .store import refresh_published
+    from ..registry.base import load_registry
+    from .db import refresh_published
 
     con = connect(db, wait_s=wait_s)
     added, skipped = {}, 0
@@ -355,7 +355,7 @@ def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> d
 
 def _merge_failures(con, mem) -> int:
     """Add the sweep failures the store lacks (by sweep_id, model, config_key); returns how many."""
-    from .sweep import FAILURES as FAILURES_DDL
+    from ..run.sweep import FAILURES as FAILURES_DDL
 
     cols = {r[0] for r in mem.execute(f"DESCRIBE {_q('_imp_' + FAILURES)}").fetchall()}
     if not set(FAILURE_KEY) <= cols:        # an export whose sweep_failures table was empty
