@@ -24,6 +24,7 @@ import numpy as np
 
 from . import subsets
 from .blas import single_threaded
+from .robust import _unit_rows
 
 
 @dataclass(frozen=True)
@@ -46,16 +47,6 @@ class WeatResult:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def _unit_rows(m: np.ndarray, name: str) -> np.ndarray:
-    m = np.asarray(m, dtype=np.float64)
-    if m.ndim != 2 or m.shape[0] == 0:
-        raise ValueError(f"{name} must be a non-empty 2-D matrix (one row per stimulus), got shape {m.shape}")
-    norms = np.linalg.norm(m, axis=1, keepdims=True)
-    if np.any(norms == 0) or not np.all(np.isfinite(norms)):
-        raise ValueError(f"{name} has a zero or non-finite row; cosine similarity is undefined")
-    return m / norms
 
 
 @single_threaded
