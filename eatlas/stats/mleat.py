@@ -32,9 +32,8 @@ two tails, at Level 1 and Level 2 alike (``weat.authors_normal_p``); see docs/me
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 
 import numpy as np
 
@@ -49,10 +48,7 @@ from .weat import (
     weat,
 )
 
-__all__ = [
-    "PATTERNS", "Level3Result", "MlEatResult", "classify_pattern", "level2", "level3", "mleat",
-    "draw_eat_map", "draw_eat_map_grid",
-]
+__all__ = ["PATTERNS", "Level3Result", "MlEatResult", "classify_pattern", "level2", "level3", "mleat"]
 
 PATTERNS = (
     "AB-Divergent", "BA-Divergent", "A-Uniform", "B-Uniform",
@@ -188,129 +184,3 @@ def mleat(X, Y, A, B, *, n_samples: int = 100_000, seed: int = 0, parametric: bo
         seed=int(seed), parametric=bool(parametric), names=tuple(str(n) for n in names), p_method=p_method,
     )
 
-
-# ---------------------------------------------------------------------------------------------
-# EAT-Map
-
-_GRAY = (0.86, 0.86, 0.86)
-_RED = (0.80, 0.12, 0.12)
-
-
-def _cell_colour(r: SingleCategoryResult, row: str):
-    """Red (opacity grows with |d| from the threshold up to 2) where r is associated with row."""
-    if r.association != row:
-        return _GRAY + (1.0,)
-    strength = min(1.0, max(0.0, (abs(r.effect_size) - r.effect_threshold) / (2.0 - r.effect_threshold)))
-    return _RED + (0.45 + 0.55 * strength,)
-
-
-def _draw_map(ax, result: MlEatResult, title: str | None = None, fontsize: float = 10,
-              holm: bool | None = None) -> None:
-    from matplotlib.patches import Rectangle
-
-    from ..legend import mark, wrap
-
-    ax.set_xlim(0, 2)
-    ax.set_ylim(0, 2)
-    ax.set_aspect("equal")
-    for col, r in enumerate((result.x, result.y)):
-        towards = "A" if r.effect_size >= 0 else "B"
-        for row_i, row in enumerate(("A", "B")):
-            y0 = 1 - row_i          # A on top
-            ax.add_patch(Rectangle((col, y0), 1, 1, facecolor=_cell_colour(r, row), edgecolor="white", lw=2))
-            if row == towards:
-                text = f"d = {r.effect_size:+.2f}\np = {r.p_value:.3g}"
-                ax.text(col + 0.5, y0 + 0.5, text, ha="center", va="center", fontsize=fontsize,
-                        color="white" if r.association == row else "black")
-    ax.set_xticks([0.5, 1.5], [wrap(result.names[0]), wrap(result.names[1])], fontsize=fontsize)
-    ax.set_yticks([1.5, 0.5], [wrap(result.names[2]), wrap(result.names[3])], fontsize=fontsize)
-    ax.xaxis.tick_top()
-    ax.tick_params(length=0)
-    for s in ax.spines.values():
-        s.set_visible(False)
-    l1 = result.level1
-    head = f"{title}\n" if title else ""
-    n_lines = max(len(wrap(n).splitlines()) for n in result.names[:2])
-    ax.set_title(f"{head}{result.pattern}\nLevel 1 d = {l1.effect_size:+.2f}{mark(holm)}",
-                 fontsize=fontsize + 1, pad=fontsize * (1.2 + 1.3 * n_lines))
-
-
-def _outputs(path) -> tuple[Path, Path]:
-    p = Path(path)
-    if p.suffix.lower() in (".png", ".svg"):
-        p = p.with_suffix("")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    return p.with_name(p.name + ".png"), p.with_name(p.name + ".svg")
-
-
-def _save(fig, path) -> tuple[Path, Path]:
-    import matplotlib
-
-    png, svg = _outputs(path)
-    fig.savefig(png, dpi=150, bbox_inches="tight")
-    with matplotlib.rc_context({"svg.fonttype": "none"}):    # text stays text (searchable, editable)
-        fig.savefig(svg, bbox_inches="tight")
-    return png, svg
-
-
-def _figure(nrows: int = 1, ncols: int = 1, **kw):
-    """A figure on the Agg canvas (no pyplot, so no global backend state is touched)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=kw.pop("figsize", None))
-    FigureCanvasAgg(fig)
-    return fig, fig.subplots(nrows, ncols, **kw)
-
-
-_NOTE = ("Level 2: red, associated (p < {a:g} and |d| > {t:g}); gray, not; d and p in the row the effect points "
-         "to.\n{legend}.")
-
-
-def _note(result, alpha, subtitle) -> str:
-    from ..legend import legend
-    head = f"{subtitle}\n" if subtitle else ""
-    return head + _NOTE.format(a=result.alpha, t=result.effect_threshold, legend=legend(alpha))
-
-
-def draw_eat_map(result: MlEatResult, path, *, title: str | None = None, subtitle: str | None = None,
-                 holm: bool | None = None, alpha: float | None = None) -> tuple[Path, Path]:
-    """Write the four-cell EAT-Map (columns X, Y; rows A, B) as ``<path>.png`` and ``<path>.svg``.
-    ``subtitle``: the model and run; ``holm``: whether Level 1 is Holm-significant at the run's ``alpha``."""
-    return _save(eat_map_figure(result, title=title, subtitle=subtitle, holm=holm, alpha=alpha), path)
-
-
-def eat_map_figure(result: MlEatResult, *, title: str | None = None, subtitle: str | None = None,
-                   holm: bool | None = None, alpha: float | None = None):
-    """The figure draw_eat_map saves."""
-    fig, ax = _figure(figsize=(3.8, 4.4))
-    _draw_map(ax, result, title, holm=holm)
-    fig.text(0.5, 0.0, _note(result, alpha, subtitle), ha="center", va="top", fontsize=6, wrap=True)
-    return fig
-
-
-def draw_eat_map_grid(results, path, *, ncols: int | None = None, subtitle: str | None = None,
-                      holm: dict | None = None, alpha: float | None = None) -> tuple[Path, Path]:
-    """Write EAT-Maps of a run side by side; ``results`` is a mapping title -> result or a sequence;
-    ``holm``: title -> Level 1 Holm-significant."""
-    return _save(eat_map_grid_figure(results, ncols=ncols, subtitle=subtitle, holm=holm, alpha=alpha), path)
-
-
-def eat_map_grid_figure(results, *, ncols: int | None = None, subtitle: str | None = None, holm: dict | None = None,
-                        alpha: float | None = None):
-    """The figure draw_eat_map_grid saves."""
-    items = list(results.items()) if isinstance(results, Mapping) else [(None, r) for r in results]
-    if not items:
-        raise ValueError("no results to draw")
-    n = len(items)
-    ncols = ncols or min(4, n)
-    nrows = -(-n // ncols)
-    fig, axes = _figure(nrows, ncols, figsize=(3.6 * ncols, 4.3 * nrows), squeeze=False)
-    for ax, (title, r) in zip(axes.flat, items):
-        _draw_map(ax, r, title, fontsize=8, holm=(holm or {}).get(title))
-    for ax in list(axes.flat)[n:]:
-        ax.set_visible(False)
-    r0 = items[0][1]
-    fig.text(0.5, 0.0, _note(r0, alpha, subtitle), ha="center", va="top", fontsize=7)
-    fig.tight_layout()
-    return fig
