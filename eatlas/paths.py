@@ -8,6 +8,7 @@ is still chosen with ``--registry DIR`` or ``EATLAS_REGISTRY`` (see :func:`eatla
 """
 from __future__ import annotations
 
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -39,6 +40,13 @@ def schema_file() -> Path:
 
 def loaders_dir() -> Path:
     return data_root() / "loaders"
+
+
+def cache_dir() -> Path:
+    """Where EATlas keeps what it computed, ``$EATLAS_CACHE`` (default ``~/.cache/eatlas``): the embedding
+    cache (eatlas.encoders.cache) and, in its folder ``registry/``, the parsed registry (eatlas.registry.cache)."""
+    env = os.environ.get("EATLAS_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "eatlas"
 
 
 def package_file(name: str) -> Path:

@@ -27,13 +27,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ..paths import cache_dir
+
 MAX_SHARDS = 16
 Item = tuple    # (text, (start, end)) in span mode, (text, None) in plain mode
 
 
 def default_dir() -> Path:
-    env = os.environ.get("EATLAS_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "eatlas"
+    return cache_dir()
 
 
 def key_id(key: dict) -> str:

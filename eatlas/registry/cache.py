@@ -28,8 +28,8 @@ def enabled() -> bool:
 
 
 def folder() -> Path:
-    from ..encoders.cache import default_dir
-    return default_dir() / "registry"
+    from ..paths import cache_dir
+    return cache_dir() / "registry"
 
 
 def state(root: Path) -> str:
