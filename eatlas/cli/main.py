@@ -26,9 +26,13 @@ def cmd_validate(args) -> int:
 
     out, err = _console()
     reg = Registry(args.registry) if args.registry else Registry()
+    from ..encoders import LOADERS_DIR
+    from ..encoders.loaders import loader_problems
     from ..registry.checks import split_warnings
 
-    problems, warnings = split_warnings(check_registry(reg) + unindexed(reg.root, reg.catalog))
+    own = reg.root / "loaders"
+    loaders = loader_problems(own if own.is_dir() else LOADERS_DIR)
+    problems, warnings = split_warnings(check_registry(reg) + loaders + unindexed(reg.root, reg.catalog))
     for w in warnings:
         err.print(f"warning: {esc(w.render())}", highlight=False, markup=True, soft_wrap=True)
     if problems:

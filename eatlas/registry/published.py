@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import EatlasError
-from ..paths import data_root
+from ..paths import data_root, loaders_dir
 from .base import LEVELS, Registry, read_yaml
 
 SCHEMA_FILE = data_root() / "schemas" / "published.yaml"
@@ -38,18 +38,20 @@ def _number(v: str) -> float | None:
 
 
 def families(reg: Registry | None = None) -> set[str]:
-    from .. import encoders
-
-    return _families(str(encoders.LOADERS_DIR))
+    return _families(str(loaders_dir()))
 
 
 @lru_cache(maxsize=8)
 def _families(loaders_dir: str) -> frozenset[str]:
-    from ..encoders import model_entries
-
+    """The schema's model families and those of the model loader entries (``loaders/*.yaml``, read here for
+    their ``family`` alone: eatlas.encoders.loaders checks the entries, a layer above the registry)."""
     fams = set(schema()["model_families"])
+    own = set()
     try:
-        own = {e["family"] for e in model_entries(Path(loaders_dir)).values()}
+        for p in sorted(Path(loaders_dir).glob("*.yaml")):
+            doc = read_yaml(p)
+            if isinstance(doc, dict) and isinstance(doc.get("family"), str):
+                own.add(doc["family"])
     except EatlasError:
         own = set()          # a broken loader is reported by validate on its own
     return frozenset(fams | own | {f"cbow-{f}" for f in own})
