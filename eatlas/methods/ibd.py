@@ -178,7 +178,7 @@ def _group_words(code: str) -> str:
 def _printed_rates(reg) -> dict:
     """The paper's printed chance rates (by list, as printed) and detection accuracies (by 'IBD | group'),
     as fractions, from the registry's published results of Guo & Caliskan."""
-    from ..store.db import read_published
+    from ..registry.published import read_published
 
     pub = read_published(reg)
     pub = pub[(pub["paper"] == "guo2021") & ~pub["missing"]]

@@ -26,8 +26,8 @@ import yaml
 from .. import __version__
 from ..errors import EatlasError
 from ..registry.base import Registry, TestSpec
+from ..registry.published import read_published
 from ..registry.stimuli import build_test
-from ..store.db import read_published
 from .export import export_levels, rows_frame, stimulus_rows
 
 SPLIT = "test"

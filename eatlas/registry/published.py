@@ -1,4 +1,5 @@
-"""Checks of the published-results tables (``registry/<paper>/published/*.csv``) against
+"""The published-results tables (``registry/<paper>/published/*.csv``): read into one table of text
+(:func:`read_published`, which the results store loads into ``published_results``), and checked against
 ``schemas/published.yaml``: the header (names and order), numeric values, test ids, levels, model
 families, formula-like cells, and each table's content hash recorded in catalog.yaml."""
 from __future__ import annotations
@@ -10,10 +11,14 @@ import math
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import EatlasError
 from ..paths import data_root, loaders_dir
 from .base import LEVELS, Registry, read_yaml
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SCHEMA_FILE = data_root() / "schemas" / "published.yaml"
 MAX_REPORTED = 5        # problems reported per table (a wrong column would otherwise repeat on every row)
@@ -133,3 +138,46 @@ def check_table(reg: Registry, entry: dict) -> list[EatlasError]:
                                hint="run 'eatlas catalog --sync', which records the new content under a new "
                                     "version", **where))
     return out[:MAX_REPORTED + 1]
+
+
+# The columns of a published-results CSV, as the results store's table published_results holds them.
+PUBLISHED_COLUMNS = ["paper", "table_id", "row_label", "column_label", "statistic", "value", "significance",
+                     "missing", "test_id", "level", "model", "model_family", "note"]
+
+MAX_CSV_BYTES = 20_000_000
+
+
+def read_published(reg, entries: list | None = None) -> pd.DataFrame:
+    """The published-results CSVs named in the catalog (or ``entries`` of it), as one table of text."""
+    import pandas as pd
+
+    frames = []
+    for e in reg.catalog.get("published") or [] if entries is None else entries:
+        obj = f"published {e.get('id')}"
+        rel = e.get("file")
+        p = reg.resolve(rel, "catalog.yaml", obj)
+        if not p.is_file():
+            raise EatlasError("file not found", file=str(rel), obj=obj,
+                              hint="fix the path in catalog.yaml, or run 'eatlas catalog --sync'")
+        if p.stat().st_size > MAX_CSV_BYTES:
+            raise EatlasError(f"file is {p.stat().st_size} bytes, over the {MAX_CSV_BYTES}-byte limit", file=str(rel),
+                              obj=obj, hint="split the table")
+        try:
+            df = pd.read_csv(p, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+        except UnicodeDecodeError as err:
+            raise EatlasError(f"not valid UTF-8 (byte {err.start})", file=str(rel), obj=obj,
+                              hint="save the file as UTF-8") from None
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as err:
+            raise EatlasError(f"not a readable CSV: {str(err).strip().splitlines()[0]}", file=str(rel), obj=obj,
+                              hint=f"one header line ({','.join(PUBLISHED_COLUMNS)}), then one row per cell") from None
+        lacking = [c for c in PUBLISHED_COLUMNS if c not in df.columns]
+        if lacking:
+            raise EatlasError(f"missing column(s) {', '.join(lacking)}", file=str(rel), obj=obj, field=lacking[0],
+                              hint=f"the header must name: {','.join(PUBLISHED_COLUMNS)}")
+        df = df[PUBLISHED_COLUMNS].copy()
+        df["missing"] = df["missing"].str.lower().isin(["true", "1", "yes"])
+        df["source_file"] = e.get("file")
+        frames.append(df)
+    if not frames:
+        return pd.DataFrame(columns=PUBLISHED_COLUMNS + ["source_file"])
+    return pd.concat(frames, ignore_index=True)

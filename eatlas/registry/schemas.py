@@ -354,8 +354,7 @@ def check_variants(reg: Registry) -> list[EatlasError]:
 def check_published(reg: Registry) -> list[EatlasError]:
     """Every published-results CSV in the catalog reads, with the columns the store needs, and
     follows schemas/published.yaml (eatlas.published)."""
-    from ..store.db import read_published
-    from .published import check_table
+    from .published import check_table, read_published
 
     out = []
     for e in reg.catalog.get("published") or []:

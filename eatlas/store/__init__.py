@@ -6,10 +6,9 @@ views, connecting, writing a run in one transaction and the sandboxed query (re-
 this package was one module, ``eatlas/store.py``); ``results_io``: parquet export and import;
 ``influence``: the query behind ``eatlas show-influence`` and the report's influence table.
 """
+from ..registry.published import MAX_CSV_BYTES, PUBLISHED_COLUMNS, read_published
 from .db import (
     DUCKDB_MAGIC,
-    MAX_CSV_BYTES,
-    PUBLISHED_COLUMNS,
     SANDBOX,
     STORAGE_VERSION,
     VIEWS,
@@ -21,7 +20,6 @@ from .db import (
     init_schema,
     published_only,
     query,
-    read_published,
     refresh_published,
     rollback,
     schema_ddl,

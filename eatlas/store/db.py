@@ -18,6 +18,7 @@ import duckdb
 import pandas as pd
 
 from ..errors import EatlasError
+from ..registry.published import PUBLISHED_COLUMNS, read_published
 
 
 @dataclass
@@ -114,9 +115,6 @@ def schema_ddl() -> list[tuple[str, str, list]]:
         out.append((t.name, _table_ddl(t.name, cols, key, refs=t.name != "runs"), cols))
     return out
 
-
-PUBLISHED_COLUMNS = ["paper", "table_id", "row_label", "column_label", "statistic", "value", "significance",
-                     "missing", "test_id", "level", "model", "model_family", "note"]
 
 # The reproduction views: our WEAT effect sizes beside the papers' printed ones, matched on test and level.
 # `reproduction` pairs only the same model (eatlas.identity): the paper states the model's name and its size
@@ -389,43 +387,6 @@ def stringify(df: pd.DataFrame) -> pd.DataFrame:
             df[c] = df[c].map(lambda v: None if v is None else (v if isinstance(v, (str, bool, list, dict))
                                                                  else str(v)))
     return df
-
-
-MAX_CSV_BYTES = 20_000_000
-
-
-def read_published(reg, entries: list | None = None) -> pd.DataFrame:
-    """The published-results CSVs named in the catalog (or ``entries`` of it), as one table of text."""
-    frames = []
-    for e in reg.catalog.get("published") or [] if entries is None else entries:
-        obj = f"published {e.get('id')}"
-        rel = e.get("file")
-        p = reg.resolve(rel, "catalog.yaml", obj)
-        if not p.is_file():
-            raise EatlasError("file not found", file=str(rel), obj=obj,
-                              hint="fix the path in catalog.yaml, or run 'eatlas catalog --sync'")
-        if p.stat().st_size > MAX_CSV_BYTES:
-            raise EatlasError(f"file is {p.stat().st_size} bytes, over the {MAX_CSV_BYTES}-byte limit", file=str(rel),
-                              obj=obj, hint="split the table")
-        try:
-            df = pd.read_csv(p, dtype=str, keep_default_na=False, encoding="utf-8-sig")
-        except UnicodeDecodeError as err:
-            raise EatlasError(f"not valid UTF-8 (byte {err.start})", file=str(rel), obj=obj,
-                              hint="save the file as UTF-8") from None
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as err:
-            raise EatlasError(f"not a readable CSV: {str(err).strip().splitlines()[0]}", file=str(rel), obj=obj,
-                              hint=f"one header line ({','.join(PUBLISHED_COLUMNS)}), then one row per cell") from None
-        lacking = [c for c in PUBLISHED_COLUMNS if c not in df.columns]
-        if lacking:
-            raise EatlasError(f"missing column(s) {', '.join(lacking)}", file=str(rel), obj=obj, field=lacking[0],
-                              hint=f"the header must name: {','.join(PUBLISHED_COLUMNS)}")
-        df = df[PUBLISHED_COLUMNS].copy()
-        df["missing"] = df["missing"].str.lower().isin(["true", "1", "yes"])
-        df["source_file"] = e.get("file")
-        frames.append(df)
-    if not frames:
-        return pd.DataFrame(columns=PUBLISHED_COLUMNS + ["source_file"])
-    return pd.concat(frames, ignore_index=True)
 
 
 def _published_digest(reg) -> str | None:
