@@ -14,7 +14,7 @@ from itertools import combinations
 
 from ..errors import EatlasError
 from .base import ID_RE, ROLES, Registry, StimulusSet, Template, TestSpec
-from .textcheck import bad_chars, char_name, differing, mixed_scripts, skeleton
+from .textcheck import bad_chars, char_name, differing, item_key, mixed_scripts, skeleton
 
 # Bounds on template expansion. The project's templates use parts one level deep, sentences of at
 # most ~700 characters of template text and 8 sentences per family; the bounds leave wide room.
@@ -52,8 +52,6 @@ def _case_sensitive(s: StimulusSet) -> bool:
 # --------------------------------------------------------------------------------- stimulus text
 def text_problems(sets: list[StimulusSet]) -> list[EatlasError]:
     """Refused characters, mixed scripts and look-alike items within each set."""
-    from .schemas import item_key
-
     out = []
     for s in sets:
         where = {"file": s.file, "obj": f"set {s.id}"}
@@ -96,8 +94,6 @@ def role_problems(spec: TestSpec, sets: dict[str, StimulusSet]) -> list[EatlasEr
     by two roles. Targets and attributes are distinct concepts (Caliskan et al. 2017): an item in a
     target and an attribute set is compared with itself (cosine 1) and inflates the effect size, so
     it is an error like an item in both targets."""
-    from .schemas import item_key
-
     where = {"file": spec.file, "obj": f"test {spec.id}"}
     out = []
     for p, q in combinations(ROLES, 2):

@@ -7,7 +7,6 @@ overlap, balance, templates that expand) and across versions (content hash) foll
 """
 from __future__ import annotations
 
-import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from ..errors import EatlasError, ValidationFailed
 from ..paths import schema_file
 from .base import ROLES, Registry, StimulusSet, semver_key
 from .templates import vet_template
+from .textcheck import item_key
 
 SCHEMA_FILE = schema_file()
 
@@ -59,11 +59,6 @@ MESSAGES = {
 def stimulus_schema(path: str = str(SCHEMA_FILE)) -> pa.DataFrameSchema:
     _register_checks()
     return pa.DataFrameSchema.from_yaml(Path(path))
-
-
-def item_key(text: str, case_sensitive: bool) -> str:
-    t = unicodedata.normalize("NFKC", text)
-    return t if case_sensitive else t.casefold()
 
 
 def stimulus_table(sets: list[StimulusSet]) -> pd.DataFrame:

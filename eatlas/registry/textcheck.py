@@ -43,6 +43,12 @@ _NO_JOINERS = frozenset({"LATIN", "GREEK", "CYRILLIC", "ARMENIAN"}) | NEUTRAL_SC
 _BIDI_MARKS = "\u200e\u200f"     # the package wraps right-to-left characters in these for display
 
 
+def item_key(text: str, case_sensitive: bool) -> str:
+    """The key under which two items of a set are the same item: NFKC, and case-folded unless case counts."""
+    t = unicodedata.normalize("NFKC", text)
+    return t if case_sensitive else t.casefold()
+
+
 def char_name(ch: str) -> str:
     """``U+200B ZERO WIDTH SPACE``."""
     return f"U+{ord(ch):04X} {unicodedata.name(ch, '<unnamed>')}"
