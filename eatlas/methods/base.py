@@ -216,6 +216,22 @@ class Method:
         return cfg.options.get(dest, next(o.default for o in self.options if o.dest == dest))
 
 
+# The one table every method with a WEAT-comparable effect size writes besides ``results`` (the run path
+# fills it; the store derives its DDL from this declaration like every method's own).
+@dataclass
+class InfluenceRow:
+    """A row of ``influence`` ("Bad Seeds"): the effect size with one stimulus left out (eatlas.robust)."""
+    role: str                 # x | y | a | b
+    item: str                 # the stimulus text
+    d_without: float | None
+    delta: float | None       # d_without - effect_size
+
+
+INFLUENCE_TABLE = Table("influence", InfluenceRow, unique=False,
+                        doc="stimulus influence: the effect size with each stimulus left out")
+INFLUENCE_COLUMNS = [c for c, _, _ in INFLUENCE_TABLE.columns()]
+
+
 _REGISTRY: dict[str, Method] = {}
 
 

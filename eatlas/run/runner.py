@@ -30,6 +30,7 @@ from ..encoders.identity import run_columns
 from ..errors import EatlasError
 from ..levels import DEFAULT as DEFAULT_LEVELS
 from ..levels import LEVELS
+from ..methods.base import INFLUENCE_TABLE
 from ..registry.base import ROLES, Registry, load_registry
 from ..registry.provenance import run_inputs
 from ..registry.stimuli import Test, build_test
@@ -514,20 +515,6 @@ def same_vectors(mats: dict, names: dict) -> str | None:
     more = f" and {len(clashes) - 3} more" if len(clashes) > 3 else ""
     return ("overlap in this model: " + "; ".join(clashes[:3]) + more + " have the same vector (the model does not "
             "tell them apart, e.g. it lower-cases), so one stimulus would stand in both concepts")
-
-
-@dataclass
-class InfluenceRow:
-    """A row of ``influence`` ("Bad Seeds"): the effect size with one stimulus left out (eatlas.robust)."""
-    role: str                 # x | y | a | b
-    item: str                 # the stimulus text
-    d_without: float | None
-    delta: float | None       # d_without - effect_size
-
-
-INFLUENCE_TABLE = _methods.Table("influence", InfluenceRow, unique=False,
-                                 doc="stimulus influence: the effect size with each stimulus left out")
-INFLUENCE_COLUMNS = [c for c, _, _ in INFLUENCE_TABLE.columns()]
 
 
 def _influence(t: Test, mats: dict, texts: dict) -> dict:

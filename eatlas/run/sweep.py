@@ -27,6 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import EatlasError
+from ..store.db import SWEEP_FAILURES as FAILURES
 from ..store.db import connect, init_schema, rollback, write_run
 from .runner import DEFAULT_LEVELS, RunConfig, default_tests, evaluate
 
@@ -37,16 +38,6 @@ MAX_RETRIES = 1
 # The settings that make two runs of one model the same computation (runs.settings holds them all).
 CONFIG_FIELDS = ("method", "seed", "n_samples", "alpha", "parametric", "pooling", "layer", "subword",
                  "min_coverage", "options")        # options: the method's own (eatlas.methods), e.g. mleat_p
-
-FAILURES = """CREATE TABLE IF NOT EXISTS sweep_failures (
-    sweep_id VARCHAR NOT NULL,
-    model VARCHAR NOT NULL,
-    config_key VARCHAR NOT NULL,
-    error VARCHAR NOT NULL,
-    failed_at TIMESTAMP NOT NULL,
-    engine VARCHAR,
-    settings JSON
-)"""
 
 
 def read_models_file(path: str | Path) -> list[str]:

@@ -93,7 +93,7 @@ def _table_ddl(name: str, cols: list[tuple[str, str, bool]], key: tuple[str, ...
 def tables() -> list:
     """Every table of run results, as eatlas.methods.Table: runs, results, influence, each method's own."""
     from ..methods import Table, all_tables
-    from ..run.runner import INFLUENCE_TABLE
+    from ..methods.base import INFLUENCE_TABLE
 
     runs = Table("runs", RunRow, per_test=False, doc="one row per run")
     results = Table("results", ResultRow, per_test=False, doc="one row per test and level of a run")
@@ -229,6 +229,18 @@ WHERE j.same_model OR j.p_family = j.model_family;
 CREATE OR REPLACE VIEW mleat_reproduction AS
 SELECT * EXCLUDE (differs) FROM mleat_reproduction_loose WHERE match = 'same_model';
 """
+
+
+# A sweep's models that failed (eatlas.run.sweep), exported and imported with the runs (eatlas.store.results_io).
+SWEEP_FAILURES = """CREATE TABLE IF NOT EXISTS sweep_failures (
+    sweep_id VARCHAR NOT NULL,
+    model VARCHAR NOT NULL,
+    config_key VARCHAR NOT NULL,
+    error VARCHAR NOT NULL,
+    failed_at TIMESTAMP NOT NULL,
+    engine VARCHAR,
+    settings JSON
+)"""
 
 
 # The storage format of a new results file: DuckDB 1.0 and every later client read it (README, "Results

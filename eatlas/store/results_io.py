@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from ..errors import EatlasError
 from ..guard import sha256_of
+from .db import SWEEP_FAILURES as FAILURES_DDL
 from .db import connect, init_schema, rollback
 
 FORMAT = "eatlas-results"
@@ -194,8 +195,6 @@ def import_results(db: str | Path, src: str | Path, *, wait_s: float = 0.0, reg=
 
 
 def _known_columns() -> dict[str, dict[str, str]]:
-    from ..run.sweep import FAILURES as FAILURES_DDL
-
     con = duckdb.connect(":memory:")
     try:
         init_schema(con)
@@ -355,8 +354,6 @@ def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> d
 
 def _merge_failures(con, mem) -> int:
     """Add the sweep failures the store lacks (by sweep_id, model, config_key); returns how many."""
-    from ..run.sweep import FAILURES as FAILURES_DDL
-
     cols = {r[0] for r in mem.execute(f"DESCRIBE {_q('_imp_' + FAILURES)}").fetchall()}
     if not set(FAILURE_KEY) <= cols:        # an export whose sweep_failures table was empty
         return 0
