@@ -409,13 +409,44 @@ def cmd_cite(args) -> int:
 
 def cmd_show_influence(args) -> int:
     from ..store.db import default_db
-    from ..store.influence import show_influence
 
     out, _ = _console()
     for table in show_influence(Path(args.db) if args.db else default_db(), args.run, args.test,
                                 level=args.level, top=args.top):
         out.print(table)
     return 0
+
+
+def show_influence(db: str | Path, run: str, test: str, *, level: str | None = None, top: int = 10) -> list:
+    """One rich Table per level: the most influential stimuli, stimulus texts escaped."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ..store.influence import ROLE_NAMES, influence_rows
+
+    run_id, levels = influence_rows(db, run, test, level=level, top=top)
+    tables = []
+    for lv, res, rows in levels:
+        if res["status"] != "ok":
+            title = f"{escape(test)} [{escape(lv)}] run {run_id[:8]}: not run"
+            tables.append(Table(title=title))
+            continue
+        ci = ""
+        if res["ci_low"] is not None:
+            ci = f", CI [{res['ci_low']:+.3f}, {res['ci_high']:+.3f}]"
+        stable = {True: "no single stimulus flips the sign", False: "one stimulus left out flips the sign",
+                  None: ""}[res["sign_stable"]]
+        title = (f"{escape(test)} [{escape(lv)}] run {run_id[:8]}: d = {res['effect_size']:+.3f}{ci}; "
+                 f"leave-one-out d in [{_f(res['d_loo_min'])}, {_f(res['d_loo_max'])}]; {stable}")
+        t = Table("role", "stimulus", "d without it", "change", title=title)
+        for role, item, d, delta in rows:
+            t.add_row(ROLE_NAMES.get(role, role), escape(item), _f(d), _f(delta))
+        tables.append(t)
+    return tables
+
+
+def _f(v) -> str:
+    return "-" if v is None or v != v else f"{v:+.3f}"
 
 
 _at_least, _between = at_least, between

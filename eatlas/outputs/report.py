@@ -23,6 +23,7 @@ from ..methods import all_methods
 from ..paths import package_file
 from ..registry.base import LEVELS, Registry
 from ..store.db import connect
+from ..store.influence import resolve_run
 
 TEMPLATE = package_file("outputs/report_template.html.j2")
 SECTIONS = ("runs", "matrix", "forest", "influence", "eat-map", "ceat", "reproduction", "provenance", "references")
@@ -33,14 +34,6 @@ MAX_ES = 2.0   # effect sizes lie in [-2, 2]
 
 def _tables(con) -> set[str]:
     return {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-
-
-def _resolve_run(con, run_id: str) -> str:
-    ids = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE starts_with(run_id, ?)", [run_id]).fetchall()]
-    if len(ids) != 1:
-        raise EatlasError(f"{'no' if not ids else 'more than one'} run matches {run_id!r}", field="run",
-                          hint="'eatlas sql \"SELECT run_id, model, finished_at FROM runs\"' lists the runs")
-    return ids[0]
 
 
 def _selected_rows(con, tables: set[str], table: str, keys: tuple[str, ...], run_ids: list[str] | None,
@@ -519,7 +512,7 @@ def build_report(db: str | Path, *, run_id: str | None = None, registry: str | P
         if "runs" not in tables:
             raise EatlasError("the database holds no runs", file=str(db), hint="run 'eatlas run' first")
         wanted = [run_id] if run_id else list(runs or [])
-        ids = [_resolve_run(con, r) for r in wanted] or None
+        ids = [resolve_run(con, r) for r in wanted] or None
         if model and not con.execute("SELECT count(*) FROM runs WHERE model = ?", [model]).fetchone()[0]:
             raise EatlasError(f"no run of model {model!r}", field="--model",
                               hint="'eatlas sql \"SELECT DISTINCT model FROM runs\"' lists the models")

@@ -1,5 +1,6 @@
-"""``eatlas show-influence``: the stimuli whose leaving out moves a stored effect size most (the
-``influence`` table, written by every WEAT/ML-EAT run; eatlas.robust.leave_one_out)."""
+"""The stimuli whose leaving out moves a stored effect size most (the ``influence`` table, written by every
+WEAT/ML-EAT run; eatlas.stats.robust.leave_one_out): the query behind ``eatlas show-influence`` and the
+report's influence table, and a run named by an id prefix."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,7 +12,6 @@ ROLE_NAMES = {"x": "X", "y": "Y", "a": "A", "b": "B"}
 
 def influence_rows(db: str | Path, run: str, test: str, *, level: str | None = None, top: int = 10):
     """``(run_id, [(level, result row, influence rows sorted by |delta| descending, at most top)])``."""
-    from ..outputs.report import _resolve_run
     from .db import connect
 
     con = connect(db, sandbox=True)
@@ -19,7 +19,7 @@ def influence_rows(db: str | Path, run: str, test: str, *, level: str | None = N
         tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
         if "runs" not in tables:
             raise EatlasError("the database holds no run", file=str(db), hint="run 'eatlas run' first")
-        run_id = _resolve_run(con, run)
+        run_id = resolve_run(con, run)
         if "influence" not in tables:
             raise EatlasError("the database has no influence table (written before EATlas stored it)", file=str(db),
                               hint="run the test again")
@@ -45,39 +45,18 @@ def influence_rows(db: str | Path, run: str, test: str, *, level: str | None = N
         con.close()
 
 
+def resolve_run(con, run_id: str) -> str:
+    """The one run whose id starts with ``run_id`` (a prefix), else a one-line error."""
+    ids = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE starts_with(run_id, ?)", [run_id]).fetchall()]
+    if len(ids) != 1:
+        raise EatlasError(f"{'no' if not ids else 'more than one'} run matches {run_id!r}", field="run",
+                          hint="'eatlas sql \"SELECT run_id, model, finished_at FROM runs\"' lists the runs")
+    return ids[0]
+
+
 def top_influence(con, run_id: str, test_id: str, level: str, top: int) -> list[tuple]:
     """The ``top`` rows ``(role, item, d_without, delta)`` of one result in table ``influence``, the largest
     |delta| first (ties by role and item). Shared by ``show-influence`` and the report's influence table."""
     return con.execute("SELECT role, item, d_without, delta FROM influence WHERE run_id = ? AND test_id = ? "
                        "AND level = ? ORDER BY abs(delta) DESC NULLS LAST, role, item LIMIT ?",
                        [run_id, test_id, level, int(top)]).fetchall()
-
-
-def show_influence(db: str | Path, run: str, test: str, *, level: str | None = None, top: int = 10) -> list:
-    """One rich Table per level: the most influential stimuli, stimulus texts escaped."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    run_id, levels = influence_rows(db, run, test, level=level, top=top)
-    tables = []
-    for lv, res, rows in levels:
-        if res["status"] != "ok":
-            title = f"{escape(test)} [{escape(lv)}] run {run_id[:8]}: not run"
-            tables.append(Table(title=title))
-            continue
-        ci = ""
-        if res["ci_low"] is not None:
-            ci = f", CI [{res['ci_low']:+.3f}, {res['ci_high']:+.3f}]"
-        stable = {True: "no single stimulus flips the sign", False: "one stimulus left out flips the sign",
-                  None: ""}[res["sign_stable"]]
-        title = (f"{escape(test)} [{escape(lv)}] run {run_id[:8]}: d = {res['effect_size']:+.3f}{ci}; "
-                 f"leave-one-out d in [{_f(res['d_loo_min'])}, {_f(res['d_loo_max'])}]; {stable}")
-        t = Table("role", "stimulus", "d without it", "change", title=title)
-        for role, item, d, delta in rows:
-            t.add_row(ROLE_NAMES.get(role, role), escape(item), _f(d), _f(delta))
-        tables.append(t)
-    return tables
-
-
-def _f(v) -> str:
-    return "-" if v is None or v != v else f"{v:+.3f}"
