@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..errors import EatlasError
 from ..stats.ceat import _pattern
+from .cluster import ray_session
 
 Key = tuple[str, bool]          # (stimulus, case_sensitive)
 Hit = tuple[int, str, int, int]  # (priority, context text, start, end)
@@ -108,6 +109,27 @@ def merge(parts: Iterable[dict[Key, list[Hit]]], k: int | None) -> dict[Key, lis
     return out
 
 
+# ------------------------------------------------------------------------------------------ a run's stimuli
+def _case_sensitive(reg, concept, case_sensitive: bool | None) -> bool:
+    if case_sensitive is not None:
+        return case_sensitive
+    return reg.get_set(concept.set_ref).raw.get("case_sensitive", True) is not False
+
+
+def ceat_keys(reg, test_ids: list[str], case_sensitive: bool | None = None, seed: int = 0
+              ) -> list[tuple[str, bool]]:
+    """The (stimulus, case_sensitive) pairs whose contexts a CEAT run of ``test_ids`` looks for."""
+    from ..registry.stimuli import build_test
+
+    keys = []
+    for tid in test_ids:
+        t = build_test(reg, reg.get_test_spec(tid), "word", seed=seed)
+        for c in t.concepts.values():
+            cs = _case_sensitive(reg, c, case_sensitive)
+            keys += [(s, cs) for s in c.items]
+    return list(dict.fromkeys(keys))
+
+
 # ------------------------------------------------------------------------------------------ shards
 def shard_lines(path: str, column: str | None = None) -> Iterator[str]:
     """The text lines of one shard: a text file (one line each), JSON Lines (``column`` or "text") or parquet
@@ -171,8 +193,6 @@ def corpus_contexts(paths: list[str], keys: list[Key], k: int | None, seed: int,
 
 
 def _ray_contexts(paths, keys, k, seed, column, address):
-    from .ceat_encode import ray_session
-
     with ray_session(address) as ray:
 
         def scan(row: dict) -> list[dict]:

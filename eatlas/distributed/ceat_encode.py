@@ -22,7 +22,6 @@ not write is ever replaced, before the run is stored; a failed store removes it 
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import re
@@ -32,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import EatlasError
+from .cluster import ray_session
 
 FILE = "contexts.parquet"
 ROWS_PER_BATCH = 512        # contexts per Ray Data batch (the encoder batches again by --batch-size inside)
@@ -140,33 +140,6 @@ def _assigned_cpus() -> int | None:
         return None
 
 
-@contextlib.contextmanager
-def ray_session(address: str | None):
-    """Ray for the block (:func:`eatlas.sweep.joined`), with Ray Data's progress bars and execution logs
-    silenced meanwhile (the command prints its own progress)."""
-    import logging
-
-    from ..run.sweep import joined
-
-    with joined(address) as ray:
-        import ray.data
-
-        ctx = ray.data.DataContext.get_current()
-        quiet = {"enable_progress_bars": False, "print_on_execution_start": False, "enable_auto_log_stats": False}
-        before = {k: getattr(ctx, k) for k in quiet if hasattr(ctx, k)}
-        log = logging.getLogger("ray.data")
-        level = log.level
-        try:
-            for k in before:
-                setattr(ctx, k, quiet[k])
-            log.setLevel(max(level, logging.WARNING))
-            yield ray
-        finally:
-            for k, v in before.items():
-                setattr(ctx, k, v)
-            log.setLevel(level)
-
-
 def _ray_vectors(table: pa.Table, spec: EncoderSpec, address: str | None, fingerprint: str) -> pa.Array:
     """The vectors of ``table``'s contexts, computed by an actor pool, in ``table``'s row order."""
     n = table.num_rows
@@ -270,8 +243,7 @@ def sample_and_encode(encoder, reg, test_ids: list[str], corpus: list[str] | Non
     """The contexts (``contexts``, the sample already taken by ``ceat_corpus.corpus_contexts``, or else
     ``corpus``'s lines sampled here with the same sampler) and their vectors, encoded here or on Ray:
     (contexts, encoded, the context table with its vector column, lines read)."""
-    from ..methods.ceat import ceat_keys
-    from .ceat_corpus import scan_lines
+    from .ceat_corpus import ceat_keys, scan_lines
 
     if contexts is None:
         keys = ceat_keys(reg, test_ids, case_sensitive, seed=seed)

@@ -113,7 +113,7 @@ class Ceat(Method):
     def run(self, ctx) -> MethodRun:
         import contextlib
 
-        from ..distributed.ceat_encode import ray_session
+        from ..distributed.cluster import ray_session
 
         o = lambda d: self.option(ctx.cfg, d)     # noqa: E731
         # one Ray session for finding and for encoding the contexts (each would otherwise start its own)
@@ -261,31 +261,12 @@ def _dataset_column(path: Path, column: str | None) -> list[str]:
     return _column(path, column, ds.column_names, lambda c: ds[c])
 
 
-def _case_sensitive(reg, concept, case_sensitive: bool | None) -> bool:
-    if case_sensitive is not None:
-        return case_sensitive
-    return reg.get_set(concept.set_ref).raw.get("case_sensitive", True) is not False
-
-
-def ceat_keys(reg, test_ids: list[str], case_sensitive: bool | None = None, seed: int = 0
-              ) -> list[tuple[str, bool]]:
-    """The (stimulus, case_sensitive) pairs whose contexts a CEAT run of ``test_ids`` looks for."""
-    from ..registry.stimuli import build_test
-
-    keys = []
-    for tid in test_ids:
-        t = build_test(reg, reg.get_test_spec(tid), "word", seed=seed)
-        for c in t.concepts.values():
-            cs = _case_sensitive(reg, c, case_sensitive)
-            keys += [(s, cs) for s in c.items]
-    return list(dict.fromkeys(keys))
-
-
 def corpus_contexts(reg, test_ids, paths, column, engine, ray_address, max_contexts, seed, case_sensitive):
     """One local corpus file or folder: its lines (run_ceat samples them). Several shards, a URL or engine
     ray: the sample taken shard by shard (eatlas.ceat_corpus), on Ray with engine 'ray'."""
     if engine == "local" and len(paths) == 1 and "://" not in paths[0]:
         return read_corpus(Path(paths[0]), column), {}
+    from ..distributed.ceat_corpus import ceat_keys
     from ..distributed.ceat_corpus import corpus_contexts as scan
     keys = ceat_keys(reg, test_ids, case_sensitive, seed=seed)
     ctx, n = scan(paths, keys, max_contexts, seed, column=column, engine=engine, ray_address=ray_address)
@@ -299,7 +280,7 @@ def run_ceat(encoder, reg, test_ids: list[str], corpus: list[str] | None, *, n_d
     ``contexts``: the sample already taken (eatlas.ceat_corpus.corpus_contexts, e.g. on Ray) instead of
     ``corpus``; ``encoded``: their vectors already computed (eatlas.ceat_encode: (stimulus, case_sensitive)
     -> (n, d) matrix in sample order, NaN rows not encodable), used instead of encoding here."""
-    from ..distributed.ceat_corpus import scan_lines
+    from ..distributed.ceat_corpus import _case_sensitive, scan_lines
     from ..registry.stimuli import build_test
     from ..stats.ceat import ceat
 

@@ -13,11 +13,9 @@ plain run.
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime as _dt
 import json
-import socket
 import time
 import traceback
 import uuid
@@ -26,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..distributed.cluster import joined
 from ..errors import EatlasError
 from ..store.db import SWEEP_FAILURES as FAILURES
 from ..store.db import connect, init_schema, rollback, write_run
@@ -91,54 +90,6 @@ def _task(model: str, cfg: dict, registry: str | None) -> dict:
                 "seconds": time.monotonic() - started}
     return {"model": model, "ok": True, "run": outcome.run, "results": outcome.results, "tables": outcome.tables,
             "skipped": outcome.skipped, "seconds": time.monotonic() - started}
-
-
-def check_address(address: str | None) -> None:
-    """An unreachable --ray-address is a clear error at once (ray.init would wait on it for minutes)."""
-    if not address or address in ("auto", "local"):
-        return
-    hostport = address.split("://", 1)[-1].rstrip("/")
-    host, _, port = hostport.rpartition(":")
-    if not host or not port.isdigit():
-        raise EatlasError(f"not a Ray address: {address!r}", field="--ray-address",
-                          hint="HOST:PORT of the head node (e.g. 10.0.0.1:6379), ray://HOST:10001, or auto")
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
-    except OSError as e:
-        raise EatlasError(f"cannot reach the Ray cluster at {address} ({e.strerror or e})", field="--ray-address",
-                          hint="is the head node up ('ray start --head') and the port open? leave out "
-                               "--ray-address to start a local Ray instance") from None
-
-
-def _ray():
-    try:
-        import ray
-    except ImportError:
-        raise EatlasError("the ray engine needs Ray", field="--engine",
-                          hint="pip install 'eatlas[distributed]'") from None
-    return ray
-
-
-@contextlib.contextmanager
-def joined(address: str | None):
-    """Ray for the block: as it is if this process already joined it, else a local instance (or the
-    cluster at ``address``, checked first), shut down again at the end."""
-    ray = _ray()
-    check_address(address)
-    started = False
-    if not ray.is_initialized():
-        kw = {"address": address} if address and address != "local" else {}
-        try:
-            ray.init(include_dashboard=False, log_to_driver=False, **kw)
-        except Exception as e:      # ConnectionError, a version mismatch, ...
-            raise EatlasError(f"cannot start or join Ray: {str(e).strip().splitlines()[0]}",
-                              field="--ray-address") from None
-        started = True
-    try:
-        yield ray
-    finally:
-        if started:
-            ray.shutdown()
 
 
 def _run_ray(models: list[str], cfg: dict, registry, address: str | None, on_done: Callable[[dict], None]) -> None:
