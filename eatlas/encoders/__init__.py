@@ -29,6 +29,7 @@ from .base import (  # noqa: F401 - the package's interface
     _folder_fingerprint,
     _package_dir,
     _pkg_version,
+    backends,
     entry_installed,
     register_backend,
 )
@@ -89,11 +90,6 @@ def load_encoder(model: str | None = None, *, pooling: str | None = None, layer:
     enc.family_source = source
     enc.info["family_source"] = source
     return enc
-
-
-def backends() -> dict[str, Backend]:
-    """name -> backend, in the order they are asked about a --model path."""
-    return dict(sorted(BACKENDS.items(), key=lambda kv: (kv[1].rank, kv[0])))
 
 
 def _load_encoder(model: str | None = None, **opts) -> Encoder:

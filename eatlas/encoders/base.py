@@ -165,3 +165,8 @@ def register_backend(cls: type[Backend]) -> type[Backend]:
     """Class decorator: make ``cls`` a backend of loader entries (``backend: <name>``) and --model paths."""
     BACKENDS[cls.name] = cls()
     return cls
+
+
+def backends() -> dict[str, Backend]:
+    """name -> backend, in the order they are asked about a --model path."""
+    return dict(sorted(BACKENDS.items(), key=lambda kv: (kv[1].rank, kv[0])))

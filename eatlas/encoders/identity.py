@@ -50,7 +50,7 @@ def run_columns(encoder) -> dict:
 
 def recognise_folder(path: Path, fingerprint: str, entries: dict) -> str | None:
     """The id of the installed transformers loader entry whose weights folder has this fingerprint."""
-    from . import _folder_fingerprint, _package_dir, entry_installed
+    from .base import _folder_fingerprint, _package_dir, entry_installed
 
     for mid, e in entries.items():
         w = e.get("weights") or {}

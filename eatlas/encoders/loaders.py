@@ -13,12 +13,12 @@ from ..registry.base import ID_RE, _check_keys, _typename, read_yaml
 
 def _backends() -> dict:
     """The registered encoder backends (eatlas.encoders): a loader names one; each says the weights it needs."""
-    from . import backends
+    from .base import backends
     return backends()
 
 
 def _poolings() -> tuple[str, ...]:
-    from . import POOLINGS
+    from .hf import POOLINGS
     return POOLINGS
 WEIGHT_KEYS = {"pypi": str, "module": str, "path": str, "vectors": str, "vocab": str, "keyed_vectors": str}
 FIELDS: dict[str, tuple[type, ...]] = {

@@ -10,7 +10,8 @@ import importlib
 import importlib.metadata
 import pkgutil
 
-from .base import _REGISTRY, Matrices, Method, MethodRun, Option, Outcome, Table, register, unknown_method
+from ..errors import EatlasError
+from .base import _REGISTRY, Matrices, Method, MethodRun, Option, Outcome, Table, register
 
 __all__ = ["Method", "MethodRun", "Matrices", "Option", "Outcome", "Table", "register", "get", "all_methods",
            "names", "all_tables"]
@@ -46,6 +47,10 @@ def get(name: str) -> Method:
     if name not in methods:
         raise unknown_method(name)
     return methods[name]
+
+
+def unknown_method(name: str) -> EatlasError:
+    return EatlasError(f"unknown method {name!r}", field="--method", hint=f"one of {', '.join(names())}")
 
 
 def all_tables() -> list:

@@ -31,7 +31,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import EatlasError
 from ..levels import NAMES as ALL_LEVELS
 
 # The statistics options shared by the methods built on the permutation test and the stimulus bootstrap.
@@ -255,8 +254,3 @@ def register(cls: type[Method]) -> type[Method]:
         columns_of(t.row)           # every column has a type
     _REGISTRY[cls.name] = cls()
     return cls
-
-
-def unknown_method(name: str) -> EatlasError:
-    from . import names
-    return EatlasError(f"unknown method {name!r}", field="--method", hint=f"one of {', '.join(names())}")
