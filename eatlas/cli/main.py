@@ -1,453 +1,18 @@
-"""The ``eatlas`` command line."""
+"""The ``eatlas`` command line: the parser of every subcommand and its options, and ``main``, which runs a
+command and turns its errors into one line and an exit code. The commands live in ``registry_cmds``,
+``run_cmds``, ``results_cmds`` and ``cache_cmds``."""
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from ..argtypes import INT64_MAX, POSITIVE, PROBABILITY, SEED, at_least, between  # noqa: F401
-from ..console import esc, plain_line
+from ..console import plain_line
 from ..errors import EatlasError, ValidationFailed
+from ..levels import DEFAULT as DEFAULT_LEVELS
 from ..levels import NAMES as LEVEL_NAMES
 from ..levels import TEXT_LEVELS as EXPORT_LEVELS
-
-
-def _console():
-    from rich.console import Console
-    out = Console()
-    width = None if out.is_terminal else 160
-    return Console(width=width), Console(stderr=True, width=width)
-
-
-def cmd_validate(args) -> int:
-    from ..registry.base import Registry
-    from ..registry.catalog import unindexed
-    from ..registry.schemas import check_registry
-
-    out, err = _console()
-    reg = Registry(args.registry) if args.registry else Registry()
-    from ..encoders import LOADERS_DIR
-    from ..encoders.loaders import loader_problems
-    from ..registry.checks import split_warnings
-
-    own = reg.root / "loaders"
-    loaders = loader_problems(own if own.is_dir() else LOADERS_DIR)
-    problems, warnings = split_warnings(check_registry(reg) + loaders + unindexed(reg.root, reg.catalog))
-    for w in warnings:
-        err.print(f"warning: {esc(w.render())}", highlight=False, markup=True, soft_wrap=True)
-    if problems:
-        for p in problems:
-            err.print(f"[red]error[/red]: {esc(p.render())}", highlight=False, markup=True, soft_wrap=True)
-        err.print(f"{len(problems)} problem(s) in {esc(reg.root)}")
-        return 1
-    out.print(f"ok: {len(reg.sets)} sets, {len(reg.tests)} tests, {len(reg.templates)} templates valid "
-              f"({esc(reg.root)})")
-    return 0
-
-
-def cmd_list(args) -> int:
-    from rich.table import Table
-
-    from ..levels import levels_of
-    from ..registry.base import load_registry
-
-    out, _ = _console()
-    reg = load_registry(args.registry)
-    table = Table("id", "version", "source", "language", "bias type", "levels", "title")
-    n = 0
-    if args.source_kind:
-        from ..registry.schemas import stimulus_schema
-        known = stimulus_schema().columns["source_kind"].checks[0].statistics.get("allowed_values") or []
-        if args.source_kind not in known:
-            raise EatlasError(f"unknown source kind {args.source_kind!r}", field="--source-kind",
-                              hint=f"one of: {', '.join(known)}")
-    for t in reg.tests.values():
-        if args.source and t.source.get("paper") != args.source:
-            continue
-        if args.language and t.language != args.language:
-            continue
-        if args.source_kind and not any(args.source_kind in reg.get_set(ref).source_kind for ref in t.sets.values()):
-            continue
-        if args.bias_type and t.bias_type != args.bias_type:
-            continue
-        if args.level and args.level not in levels_of(t):
-            continue
-        table.add_row(*map(esc, (t.id, t.version, t.source.get("paper", ""), t.language, t.bias_type or "",
-                                  ",".join(t.levels), t.title)))
-        n += 1
-    out.print(table)
-    out.print(f"{n} test(s)")
-    return 0
-
-
-def cmd_show(args) -> int:
-    from ..registry.base import load_registry
-    from ..registry.stimuli import build_test
-
-    out, _ = _console()
-    reg = load_registry(args.registry)
-    if args.id in reg.sets:
-        s = reg.sets[args.id]
-        out.print(f"[bold]set {esc(s.ref)}[/bold]  {esc(s.concept)}  ({esc(s.file)})")
-        out.print(f"source: {esc(s.source)}  license: {esc(s.license)}")
-        if s.notes:
-            out.print(f"notes: {esc(s.notes)}")
-        for i in s.items:
-            extra = "".join(f" {k}={v}" for k, v in (("case", i.case), ("plural", i.plural),
-                                                      ("singular", i.singular)) if v)
-            out.print(f"  {esc(i.text)}  [dim]{esc(i.kind)}{esc(extra)}[/dim]", highlight=False)
-        return 0
-    spec = reg.get_test_spec(args.id)
-    t = build_test(reg, spec, args.level, seed=args.seed)
-    out.print(f"[bold]test {esc(spec.ref)}[/bold]  {esc(spec.title)}  ({esc(spec.file)})")
-    out.print(f"source: {esc(spec.source)}  license: {esc(spec.license)}  levels: {esc(', '.join(spec.levels))}")
-    if spec.notes:
-        out.print(f"notes: {esc(spec.notes)}")
-    out.print(f"level {esc(t.level)}" + (f", template {esc(t.template)}" if t.template else "") +
-              (f", truncated {t.truncated} with seed {t.truncation_seed}" if t.truncated else ""))
-    for role, c in t.concepts.items():
-        out.print(f"[bold]{role.upper()}[/bold] {esc(c.name)} ({esc(c.set_ref)}, {len(c)} items)")
-        shown = c.items if args.all else c.items[:args.limit]
-        for it in shown:
-            out.print(f"  {esc(it)}", highlight=False)
-        if len(shown) < len(c):
-            out.print(f"  ... {len(c) - len(shown)} more (--all)")
-    return 0
-
-
-def cmd_models(args) -> int:
-    from rich.table import Table
-
-    from ..encoders import entry_installed, model_entries
-    from ..encoders.identity import entry_identity
-
-    out, _ = _console()
-    table = Table("id", "installed", "backend", "family", "identity (name, size, corpus)", "dim", "pooling", "layer",
-                  "licence", "install", caption="identity: what a paper's model must match for the reproduction view")
-    for mid, e in model_entries().items():
-        static = e.get("backend") == "static"
-        ident = ", ".join(v for v in entry_identity(e).values() if v) or "-"
-        table.add_row(*map(esc, (mid + (" (default)" if e.get("default") else ""),
-                                 "yes" if entry_installed(e) else "no", e.get("backend", ""), e.get("family", ""),
-                                 ident,
-                                 str(e.get("dimension", "")), "cbow" if static else str(e.get("pooling", "") or ""),
-                                 "-" if static else str(e.get("layer", -1)), e.get("license", ""),
-                                 e.get("install", ""))))
-    out.print(table)
-    return 0
-
-
-def _progress(err, quiet: bool):
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True, disable=quiet)
-
-
-def _phases(prog, model):
-    """A runner progress callback: one bar per phase (loading, expanding, encoding N texts, testing M tests)."""
-    tasks = {}
-
-    def tick(ev):
-        if ev.name == "loading":
-            desc = f"loading {model or 'the default model'}"
-        elif ev.name == "encoding":
-            desc = f"encoding {ev.total} texts and spans" + (f" ({ev.cached} from the cache)" if ev.cached else "")
-        else:
-            desc = f"{ev.name} {ev.total} {'test/level pairs' if ev.name == 'expanding' else 'tests'}" + \
-                (f": {ev.item}" if ev.item else "")
-        if ev.name not in tasks:
-            for t in tasks.values():            # the previous phase is over
-                prog.update(t, visible=False)
-            tasks[ev.name] = prog.add_task(esc(desc), total=ev.total)
-        prog.update(tasks[ev.name], description=esc(desc), completed=ev.done)
-    return tick
-
-
-def _trusted(args) -> bool:
-    """--trust-remote-code MODEL holds only for the model it names."""
-    if not args.trust_remote_code:
-        return False
-    named, model = args.trust_remote_code, args.model or ""
-    if named != model and not (Path(named).exists() and Path(model).exists()
-                               and Path(named).resolve() == Path(model).resolve()):
-        raise EatlasError(f"--trust-remote-code names {named!r}, but the model is {model or 'the default model'!r}",
-                          field="--trust-remote-code", hint="name the same model as --model, or leave the flag out")
-    return True
-
-
-def cmd_run(args) -> int:
-    from .. import methods
-    from ..registry.base import load_registry
-    from ..run.runner import RunConfig, evaluate
-    from ..store.db import check_writable, default_db, write_run
-
-    method = methods.get(args.method)
-    options = {o.dest: getattr(args, o.dest) for m in methods.all_methods().values() for o in m.options
-               if hasattr(args, o.dest)}
-    cfg = RunConfig(model=args.model, tests=args.tests or None, levels=tuple(args.levels) if args.levels else None,
-                    seed=args.seed, n_samples=args.n_samples, alpha=args.alpha, parametric=args.parametric,
-                    pooling=args.pooling, layer=args.layer, subword=args.subword, min_coverage=args.min_coverage,
-                    batch_size=args.batch_size, trust_remote_code=_trusted(args),
-                    use_cache=not args.no_cache, method=args.method, language=args.language,
-                    family=args.family, ci=None if args.no_ci else args.ci, n_boot=args.n_boot,
-                    alternative=args.alternative, ci_method=args.ci_method, options=options)
-    if args.no_ci and "ci" not in method.stats:
-        users = ", ".join(m.name for m in methods.all_methods().values() if "ci" in m.stats)
-        raise EatlasError(f"--no-ci applies to {users} runs, not {method.name}", field="--no-ci",
-                          hint="leave the option out")
-    out, err = _console()
-    from ..run.runner import check_config
-    check_config(cfg, method)           # bad options: one line, before anything is loaded or written
-    db = Path(args.db) if args.db else default_db()
-    check_writable(db)                  # before any work: a finished run is never lost at write time
-    before = getattr(method, "before_run", None)
-    if before:
-        before(cfg, db=db, registry=args.registry)
-    with _progress(err, args.quiet) as prog:
-        outcome = evaluate(cfg, registry=args.registry, progress=_phases(prog, cfg.model))
-    undo = method.stage(outcome, cfg, db=db, registry=args.registry)
-    try:
-        write_run(db, outcome.run, outcome.results, load_registry(args.registry), wait_s=args.wait,
-                  extra_tables=outcome.tables)
-    except BaseException:
-        if undo:
-            undo()              # the run is not stored: neither are the files that belong with it
-        raise
-    after = method.after_run(outcome, cfg, db=db, registry=args.registry)
-    if not args.quiet:
-        out.print(method.summary(outcome) or _results_table(outcome, cfg, method))
-        if outcome.skipped:
-            out.print(f"[dim]{len(outcome.skipped)} test/level pair(s) not applicable, e.g. "
-                      + esc(f"{outcome.skipped[0][0]} [{outcome.skipped[0][1]}]: {outcome.skipped[0][2]}") + "[/dim]")
-    own = ", ".join(t.name for t in method.tables if t.name in outcome.tables)
-    out.print(f"run {outcome.run['run_id']} written to {esc(db)}: " + (
-        f"{len(outcome.results)} result(s)" + (f"; {method.name} in table(s) {own}" if own else "")
-        if method.inputs == "matrices" else f"tables {', '.join(sorted(outcome.tables))}"), highlight=False)
-    if after:
-        out.print(esc(after), highlight=False)
-    return 0
-
-
-def _results_table(outcome, cfg, method):
-    from rich.table import Table
-
-    from ..legend import legend, mark
-
-    heads, cells = method.summary_columns(outcome) if hasattr(method, "summary_columns") else ([], None)
-    cols = ["test", "version", "level", "n (X,Y,A,B)", "effect size", "p", f"Holm α={cfg.alpha:g}"]
-    table = Table(*cols, *heads, "note",
-                  title=esc(f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']} "
-                            f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})"),
-                  caption=legend(cfg.alpha))
-    own = ", ".join(t.name for t in method.tables)
-    for r in outcome.results:
-        n = ",".join(str(r[f"n_{x}"]) for x in "xyab")
-        if r["status"] != "ok":
-            table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, "-", "-", "-",
-                          *(["-"] * len(heads)), esc(r["reason"]))
-            continue
-        note = f"{r['n_dropped']} dropped" if r["n_dropped"] else ("exact" if r["exact"] else "")
-        extra = list(map(esc, cells(r))) if cells else []
-        if r["effect_size"] is None:        # a method without a WEAT d: its numbers are in its own table
-            table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, "-", "-", "-", *extra,
-                          esc(note or f"see table {own}"))
-            continue
-        es = f"{r['effect_size']:+.2f}" + (f" [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
-                                            if r.get("ci_low") is not None else "")
-        table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, es,
-                      f"{r['p_value']:.2g}", mark(r["holm_significant"]), *extra, esc(note))
-    return table
-
-
-def cmd_sql(args) -> int:
-    from ..store.db import default_db, query
-
-    out, err = _console()
-    db = Path(args.db) if args.db else default_db()
-    reg = None
-    if not db.exists() and not args.write:
-        from ..registry.base import load_registry
-        reg = load_registry(args.registry)
-        err.print(f"note: no results file {db} (yet): runs and results are empty; published_results and the "
-                  "views read the registry's published tables", highlight=False)
-    df = query(db, args.query, write=args.write, reg=reg)
-    if args.format == "csv":
-        from ..guard import neutralise_csv
-        sys.stdout.write(neutralise_csv(df).to_csv(index=False))
-    elif args.format == "json":
-        sys.stdout.write(df.to_json(orient="records", indent=1) + "\n")
-    else:
-        import pandas as pd
-        from rich.table import Table
-        t = Table(*map(esc, df.columns))      # SQL NULL (None, NaN or NA in the frame) shows as blank
-        for row in df.itertuples(index=False):
-            t.add_row(*("" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else esc(v) for v in row))
-        out.print(t)
-        out.print(f"{len(df)} row(s)")
-    return 0
-
-
-def cmd_catalog(args) -> int:
-    from ..registry.base import default_root
-    from ..registry.catalog import catalog_diff, sync, write_catalog
-
-    out, err = _console()
-    root = Path(args.registry) if args.registry else default_root()
-    cat = sync(root, write=False)
-    diff = catalog_diff(root, cat)
-    counts = (f"{len(cat['sets'])} sets, {len(cat['tests'])} tests, {len(cat['templates'])} templates, "
-              f"{len(cat['published'])} published tables")
-    if args.sync:
-        if diff:
-            from ..paths import refuse_bundled
-            refuse_bundled(root)
-            write_catalog(root / "catalog.yaml", cat)
-        out.print(f"catalog.yaml {'rewritten' if diff else 'already up to date'}: {counts}", highlight=False)
-        return 0
-    if diff:
-        for line in diff:
-            out.print(line, highlight=False, markup=False, soft_wrap=True)
-        changed = sum(1 for line in diff[2:] if line[:1] in "+-")
-        err.print(f"catalog.yaml is stale: {changed} line(s) differ from the files; run 'eatlas catalog --sync' "
-                  "to rewrite it", highlight=False)
-        return 1
-    out.print(f"catalog.yaml is up to date: {counts}", highlight=False)
-    return 0
-
-
-def cmd_add(args) -> int:
-    from ..registry.base import default_root
-    from ..registry.catalog import add
-
-    out, _ = _console()
-    root = Path(args.registry) if args.registry else default_root()
-    kind, eid, dest = add(root, Path(args.file))
-    out.print(f"added {kind} {esc(eid)} as {esc(dest.relative_to(root))}; catalog.yaml updated")
-    return 0
-
-
-def cmd_cache(args) -> int:
-    from ..encoders.cache import EmbeddingCache
-
-    out, _ = _console()
-    cache = EmbeddingCache()
-    if args.action == "clear":
-        n = cache.clear()
-        out.print(f"removed {n} cached encoder setting(s) from {esc(cache.root)}")
-        return 0
-    rows = cache.info()
-    for r in rows:
-        k = r["key"]
-        what = ", ".join(f"{n}={k[n]}" for n in ("mode", "pooling", "layer", "subword", "normalize", "lowercase")
-                         if n in k)
-        out.print(esc(f"{r['id']}  {k.get('fingerprint', '?')}  {what}: {r['entries']} vector(s), "
-                      f"{r['shards']} shard(s), {r['bytes'] / 1e6:.1f} MB"), highlight=False)
-    out.print(f"{len(rows)} encoder setting(s), {sum(r['entries'] for r in rows)} vector(s), "
-              f"{sum(r['bytes'] for r in rows) / 1e6:.1f} MB in {esc(cache.root)} (env EATLAS_CACHE)")
-    return 0
-
-
-def cmd_publish(args) -> int:
-    from ..outputs.publish import hub_token, publish, push
-    from ..registry.base import load_registry
-    from ..store.db import default_db
-
-    out, _ = _console()
-    token = hub_token() if args.push else None      # fail before writing anything
-    summary = publish(load_registry(args.registry), args.out_dir, seed=args.seed, repo_id=args.push,
-                      db=Path(args.db) if args.db else default_db())
-    cfgs = summary["configs"]
-    out.print(f"wrote {len(cfgs)} config(s), {sum(c['rows'] for c in cfgs)} row(s), registry version "
-              f"{summary['version']} to {esc(summary['out'])}", highlight=False)
-    if args.push:
-        url = push(summary["out"], args.push, summary["version"], token=token)
-        out.print(f"pushed to {esc(url)}", highlight=False)
-    return 0
-
-
-def cmd_export(args) -> int:
-    from ..outputs.export import export
-    from ..registry.base import load_registry
-    from ..store.db import default_db
-
-    out, err = _console()
-    written, skipped = export(load_registry(args.registry), args.format, args.out_dir, test_ids=args.tests,
-                              level=args.level, seed=args.seed, db=Path(args.db) if args.db else default_db())
-    for tid, why in skipped:
-        err.print(f"skipped {esc(tid)}: {esc(why)}", highlight=False)
-    out.print(f"wrote {len(written)} {args.format} file(s) to {esc(args.out_dir)}", highlight=False)
-    return 0
-
-
-def cmd_report(args) -> int:
-    from ..outputs.report import write_report
-    from ..store.db import default_db
-
-    out, _ = _console()
-    db = Path(args.db) if args.db else default_db()
-    runs = [r for v in (args.runs or []) for r in v.split(",") if r]
-    path = write_report(db, args.out, run_id=args.run, registry=args.registry, runs=runs, model=args.model,
-                        all_runs=args.all)
-    out.print(f"report written to {esc(path)}", highlight=False)
-    return 0
-
-
-def cmd_cite(args) -> int:
-    from ..registry.base import load_registry
-    from ..registry.cite import citations
-
-    print("\n\n".join(b for _, b in citations(load_registry(args.registry), args.test_id, args.level)))
-    return 0
-
-
-def cmd_show_influence(args) -> int:
-    from ..store.db import default_db
-
-    out, _ = _console()
-    for table in show_influence(Path(args.db) if args.db else default_db(), args.run, args.test,
-                                level=args.level, top=args.top):
-        out.print(table)
-    return 0
-
-
-def show_influence(db: str | Path, run: str, test: str, *, level: str | None = None, top: int = 10) -> list:
-    """One rich Table per level: the most influential stimuli, stimulus texts escaped."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from ..store.influence import ROLE_NAMES, influence_rows
-
-    run_id, levels = influence_rows(db, run, test, level=level, top=top)
-    tables = []
-    for lv, res, rows in levels:
-        if res["status"] != "ok":
-            title = f"{escape(test)} [{escape(lv)}] run {run_id[:8]}: not run"
-            tables.append(Table(title=title))
-            continue
-        ci = ""
-        if res["ci_low"] is not None:
-            ci = f", CI [{res['ci_low']:+.3f}, {res['ci_high']:+.3f}]"
-        stable = {True: "no single stimulus flips the sign", False: "one stimulus left out flips the sign",
-                  None: ""}[res["sign_stable"]]
-        title = (f"{escape(test)} [{escape(lv)}] run {run_id[:8]}: d = {res['effect_size']:+.3f}{ci}; "
-                 f"leave-one-out d in [{_f(res['d_loo_min'])}, {_f(res['d_loo_max'])}]; {stable}")
-        t = Table("role", "stimulus", "d without it", "change", title=title)
-        for role, item, d, delta in rows:
-            t.add_row(ROLE_NAMES.get(role, role), escape(item), _f(d), _f(delta))
-        tables.append(t)
-    return tables
-
-
-def _f(v) -> str:
-    return "-" if v is None or v != v else f"{v:+.3f}"
-
+from . import cache_cmds, registry_cmds, results_cmds, run_cmds
 
 _at_least, _between = at_least, between
 
@@ -532,13 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-cache", action="store_true", help="encode everything afresh; read and write no cache")
     r.add_argument("--quiet", action="store_true")
     _method_options(r)
-    r.set_defaults(fn=cmd_run)
+    r.set_defaults(fn=run_cmds.cmd_run)
 
     s = sub.add_parser("sql", help="query the results database (read-only unless --write)")
     s.add_argument("query")
     s.add_argument("--write", action="store_true")
     s.add_argument("--format", choices=("table", "csv", "json"), default="table")
-    s.set_defaults(fn=cmd_sql)
+    s.set_defaults(fn=results_cmds.cmd_sql)
 
     ls = sub.add_parser("list", help="list tests")
     ls.add_argument("--source")
@@ -547,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--language", help="BCP-47 tag, e.g. en, hi")
     ls.add_argument("--source-kind", help="tests with a set of this source kind, e.g. social_science "
                                           "(the tags are in schemas/stimuli.yaml)")
-    ls.set_defaults(fn=cmd_list)
+    ls.set_defaults(fn=registry_cmds.cmd_list)
 
     sh = sub.add_parser("show", help="show a set or test with provenance and expanded items")
     sh.add_argument("id")
@@ -555,13 +120,13 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--seed", type=SEED, default=0)
     sh.add_argument("--limit", type=_at_least(0), default=10)
     sh.add_argument("--all", action="store_true")
-    sh.set_defaults(fn=cmd_show)
+    sh.set_defaults(fn=registry_cmds.cmd_show)
 
     v = sub.add_parser("validate", help="validate the whole registry")
-    v.set_defaults(fn=cmd_validate)
+    v.set_defaults(fn=registry_cmds.cmd_validate)
 
     m = sub.add_parser("models", help="list registered models and whether they are installed")
-    m.set_defaults(fn=cmd_models)
+    m.set_defaults(fn=registry_cmds.cmd_models)
 
     c = sub.add_parser("catalog", help="check catalog.yaml against the registry files, or rewrite it (--sync)")
     cg = c.add_mutually_exclusive_group()
@@ -569,11 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "nothing; exit 1 with the differences when it is stale")
     cg.add_argument("--sync", action="store_true", help="rewrite catalog.yaml from the files (refuses content "
                     "changed without a version bump)")
-    c.set_defaults(fn=cmd_catalog)
+    c.set_defaults(fn=registry_cmds.cmd_catalog)
 
     ca = sub.add_parser("cache", help="the on-disk embedding cache ($EATLAS_CACHE or ~/.cache/eatlas)")
     ca.add_argument("action", choices=("info", "clear"))
-    ca.set_defaults(fn=cmd_cache)
+    ca.set_defaults(fn=cache_cmds.cmd_cache)
 
     a = sub.add_parser("add", help="validate a new set or test file and add it to the registry",
                        description="Validate one new stimulus set or test file, copy it into the registry as "
@@ -583,14 +148,14 @@ def build_parser() -> argparse.ArgumentParser:
                        "when the file, or the registry with it, does not validate. To change an existing set, edit "
                        "its file, bump its version, add a changelog entry and run 'eatlas catalog --sync'.")
     a.add_argument("file", help="YAML file of one set or one test (format: docs/registry-format.md)")
-    a.set_defaults(fn=cmd_add)
+    a.set_defaults(fn=registry_cmds.cmd_add)
 
     pu = sub.add_parser("publish", help="write the registry as a Hugging Face dataset folder (and push it)")
     pu.add_argument("out_dir", help="folder to write: README.md dataset card, LICENSE.md, data/<config>/")
     pu.add_argument("--push", metavar="REPO_ID", help="upload to this Hub dataset repo, tagged with the registry "
                     "version (needs HF_TOKEN or a cached login)")
     pu.add_argument("--seed", type=SEED, default=0, help="seed of the truncation of unequal expanded sets")
-    pu.set_defaults(fn=cmd_publish)
+    pu.set_defaults(fn=results_cmds.cmd_publish)
 
     ex = sub.add_parser("export", help="export tests as sent-bias JSON files or stimulus tables")
     ex.add_argument("out_dir")
@@ -600,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--level", choices=EXPORT_LEVELS,
                     help="default: sent-bias at the test's own level, tables at every level it has")
     ex.add_argument("--seed", type=SEED, default=0, help="seed of the truncation of unequal expanded sets")
-    ex.set_defaults(fn=cmd_export)
+    ex.set_defaults(fn=results_cmds.cmd_export)
 
     rp = sub.add_parser("report", help="write a self-contained HTML report of the results database")
     rp.add_argument("out", help="the HTML file to write")
@@ -611,22 +176,61 @@ def build_parser() -> argparse.ArgumentParser:
                     "level (the default)")
     rp.add_argument("--alpha", type=PROBABILITY, default=0.01, help="ignored: '*' marks what each run found "
                     "Holm-significant at its own alpha")
-    rp.set_defaults(fn=cmd_report)
+    rp.set_defaults(fn=results_cmds.cmd_report)
 
     si = sub.add_parser("show-influence", help="the stimuli that move a result's effect size most when left out")
     si.add_argument("run", help="run id (or a unique prefix)")
     si.add_argument("test", help="test id")
     si.add_argument("--level", help="one level (default: every level of the test in the run)")
     si.add_argument("--top", type=POSITIVE, default=10, help="how many stimuli per level (default 10)")
-    si.set_defaults(fn=cmd_show_influence)
+    si.set_defaults(fn=results_cmds.cmd_show_influence)
 
     ci = sub.add_parser("cite", help="print the BibTeX for a test: its papers, its sets', its template's, EATlas")
     ci.add_argument("test_id")
     ci.add_argument("--level", choices=LEVEL_NAMES,
                     help="default: the test's own level")
-    ci.set_defaults(fn=cmd_cite)
-    from .run_cmds import add_parsers  # results export/import, sweep (issue 14)
-    add_parsers(sub)
+    ci.set_defaults(fn=registry_cmds.cmd_cite)
+
+    sw = sub.add_parser("sweep", help="run the tests over many models, one task per model (locally or on Ray)")
+    sw.add_argument("--models", nargs="+", action=_ListOption, help="model ids, folders or vector files")
+    sw.add_argument("--models-file", help="a file of models, one a line (# comments)")
+    sw.add_argument("--tests", nargs="+", action=_ListOption, help="test ids (default: every canonical test "
+                    "of --language)")
+    sw.add_argument("--language", default="en")
+    sw.add_argument("--levels", nargs="+", action=_ListOption, default=list(DEFAULT_LEVELS))
+    from .. import methods
+    sw.add_argument("--method", choices=[n for n, m in methods.all_methods().items() if m.inputs == "matrices"],
+                    default="weat", help="a method over the tests' four matrices (its own options keep their "
+                                         "defaults)")
+    sw.add_argument("--seed", type=SEED, default=0)
+    sw.add_argument("--n-samples", type=_at_least(2), default=100_000)
+    sw.add_argument("--alpha", type=PROBABILITY, default=0.01)
+    sw.add_argument("--parametric", action="store_true")
+    sw.add_argument("--batch-size", type=_at_least(1), default=64)
+    sw.add_argument("--no-cache", action="store_true")
+    sw.add_argument("--engine", choices=("local", "ray"), default="local",
+                    help="local: one model after another here; ray: one Ray task per model")
+    sw.add_argument("--ray-address", help="a Ray cluster (HOST:PORT, ray://HOST:PORT, auto); default: start a "
+                                          "local Ray instance")
+    sw.add_argument("--resume", action="store_true", help="skip a model already stored with this configuration")
+    sw.add_argument("--wait", type=float, default=0.0, help="seconds to wait for a database in use")
+    sw.add_argument("--quiet", action="store_true", help="no progress lines")
+    sw.set_defaults(fn=run_cmds.cmd_sweep)
+
+    res = sub.add_parser("results", help="export the results as hive-partitioned parquet, or import such an export "
+                                         "or another results file")
+    rs = res.add_subparsers(dest="action", required=True)
+    ex = rs.add_parser("export", help="write runs, results and method tables as parquet partitioned by model and "
+                                      "test, with manifest.json")
+    ex.add_argument("path", help="a new or empty folder (or an earlier export, which is replaced)")
+    im = rs.add_parser("import", help="merge an export folder or a .duckdb results file into --db (by run id)")
+    im.add_argument("path", help="an 'eatlas results export' folder or an eatlas .duckdb file")
+    im.add_argument("--wait", type=float, default=0.0, help="seconds to wait for a database in use")
+    for q in (ex, im):
+        q.add_argument("--db", default=argparse.SUPPRESS, help="DuckDB results file (default eatlas.duckdb)")
+        q.add_argument("--registry", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    res.set_defaults(fn=results_cmds.cmd_results)
+
     for subparser in sub.choices.values():
         _global_options(subparser, sub_level=True)
     return p

@@ -1,39 +1,147 @@
-"""The commands of issue 14 (``eatlas results export|import``, ``eatlas sweep``), kept beside cli.py."""
+"""Running: ``eatlas run`` (one model, with progress bars and the results table) and ``eatlas sweep`` (many
+models, here or on Ray)."""
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
-from ..levels import DEFAULT as DEFAULT_LEVELS
+from ..console import esc
+from ..errors import EatlasError
+from .common import _console
 
 
-def cmd_results(args) -> int:
-    from ..store.db import default_db
-    from .main import _console
+def _progress(err, quiet: bool):
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True, disable=quiet)
 
+
+def _phases(prog, model):
+    """A runner progress callback: one bar per phase (loading, expanding, encoding N texts, testing M tests)."""
+    tasks = {}
+
+    def tick(ev):
+        if ev.name == "loading":
+            desc = f"loading {model or 'the default model'}"
+        elif ev.name == "encoding":
+            desc = f"encoding {ev.total} texts and spans" + (f" ({ev.cached} from the cache)" if ev.cached else "")
+        else:
+            desc = f"{ev.name} {ev.total} {'test/level pairs' if ev.name == 'expanding' else 'tests'}" + \
+                (f": {ev.item}" if ev.item else "")
+        if ev.name not in tasks:
+            for t in tasks.values():            # the previous phase is over
+                prog.update(t, visible=False)
+            tasks[ev.name] = prog.add_task(esc(desc), total=ev.total)
+        prog.update(tasks[ev.name], description=esc(desc), completed=ev.done)
+    return tick
+
+
+def _trusted(args) -> bool:
+    """--trust-remote-code MODEL holds only for the model it names."""
+    if not args.trust_remote_code:
+        return False
+    named, model = args.trust_remote_code, args.model or ""
+    if named != model and not (Path(named).exists() and Path(model).exists()
+                               and Path(named).resolve() == Path(model).resolve()):
+        raise EatlasError(f"--trust-remote-code names {named!r}, but the model is {model or 'the default model'!r}",
+                          field="--trust-remote-code", hint="name the same model as --model, or leave the flag out")
+    return True
+
+
+def cmd_run(args) -> int:
+    from .. import methods
+    from ..registry import load_registry
+    from ..run.runner import RunConfig, evaluate
+    from ..store import check_writable, default_db, write_run
+
+    method = methods.get(args.method)
+    options = {o.dest: getattr(args, o.dest) for m in methods.all_methods().values() for o in m.options
+               if hasattr(args, o.dest)}
+    cfg = RunConfig(model=args.model, tests=args.tests or None, levels=tuple(args.levels) if args.levels else None,
+                    seed=args.seed, n_samples=args.n_samples, alpha=args.alpha, parametric=args.parametric,
+                    pooling=args.pooling, layer=args.layer, subword=args.subword, min_coverage=args.min_coverage,
+                    batch_size=args.batch_size, trust_remote_code=_trusted(args),
+                    use_cache=not args.no_cache, method=args.method, language=args.language,
+                    family=args.family, ci=None if args.no_ci else args.ci, n_boot=args.n_boot,
+                    alternative=args.alternative, ci_method=args.ci_method, options=options)
+    if args.no_ci and "ci" not in method.stats:
+        users = ", ".join(m.name for m in methods.all_methods().values() if "ci" in m.stats)
+        raise EatlasError(f"--no-ci applies to {users} runs, not {method.name}", field="--no-ci",
+                          hint="leave the option out")
     out, err = _console()
-    db = Path(args.db) if getattr(args, "db", None) else default_db()
-    if args.action == "export":
-        from ..store.results_io import export_results
-        m = export_results(db, args.path)
-        rows = ", ".join(f"{t} {e['rows']}" for t, e in m["tables"].items())
-        out.print(f"exported {db} to {args.path}: {rows} row(s); manifest {Path(args.path) / 'manifest.json'}",
-                  highlight=False)
-    else:
-        from ..registry.base import load_registry
-        from ..store.results_io import import_results
-        r = import_results(db, args.path, wait_s=args.wait, reg=load_registry(getattr(args, "registry", None)))
-        added = ", ".join(f"{t} {n}" for t, n in r["added"].items())
-        out.print(f"imported {args.path} into {db}: {added} row(s) added; {r['runs_skipped']} run(s) already "
-                  "present, skipped", highlight=False)
+    from ..run.runner import check_config
+    check_config(cfg, method)           # bad options: one line, before anything is loaded or written
+    db = Path(args.db) if args.db else default_db()
+    check_writable(db)                  # before any work: a finished run is never lost at write time
+    before = getattr(method, "before_run", None)
+    if before:
+        before(cfg, db=db, registry=args.registry)
+    with _progress(err, args.quiet) as prog:
+        outcome = evaluate(cfg, registry=args.registry, progress=_phases(prog, cfg.model))
+    undo = method.stage(outcome, cfg, db=db, registry=args.registry)
+    try:
+        write_run(db, outcome.run, outcome.results, load_registry(args.registry), wait_s=args.wait,
+                  extra_tables=outcome.tables)
+    except BaseException:
+        if undo:
+            undo()              # the run is not stored: neither are the files that belong with it
+        raise
+    after = method.after_run(outcome, cfg, db=db, registry=args.registry)
+    if not args.quiet:
+        out.print(method.summary(outcome) or _results_table(outcome, cfg, method))
+        if outcome.skipped:
+            out.print(f"[dim]{len(outcome.skipped)} test/level pair(s) not applicable, e.g. "
+                      + esc(f"{outcome.skipped[0][0]} [{outcome.skipped[0][1]}]: {outcome.skipped[0][2]}") + "[/dim]")
+    own = ", ".join(t.name for t in method.tables if t.name in outcome.tables)
+    out.print(f"run {outcome.run['run_id']} written to {esc(db)}: " + (
+        f"{len(outcome.results)} result(s)" + (f"; {method.name} in table(s) {own}" if own else "")
+        if method.inputs == "matrices" else f"tables {', '.join(sorted(outcome.tables))}"), highlight=False)
+    if after:
+        out.print(esc(after), highlight=False)
     return 0
+
+
+def _results_table(outcome, cfg, method):
+    from rich.table import Table
+
+    from ..legend import legend, mark
+
+    heads, cells = method.summary_columns(outcome) if hasattr(method, "summary_columns") else ([], None)
+    cols = ["test", "version", "level", "n (X,Y,A,B)", "effect size", "p", f"Holm α={cfg.alpha:g}"]
+    table = Table(*cols, *heads, "note",
+                  title=esc(f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']} "
+                            f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})"),
+                  caption=legend(cfg.alpha))
+    own = ", ".join(t.name for t in method.tables)
+    for r in outcome.results:
+        n = ",".join(str(r[f"n_{x}"]) for x in "xyab")
+        if r["status"] != "ok":
+            table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, "-", "-", "-",
+                          *(["-"] * len(heads)), esc(r["reason"]))
+            continue
+        note = f"{r['n_dropped']} dropped" if r["n_dropped"] else ("exact" if r["exact"] else "")
+        extra = list(map(esc, cells(r))) if cells else []
+        if r["effect_size"] is None:        # a method without a WEAT d: its numbers are in its own table
+            table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, "-", "-", "-", *extra,
+                          esc(note or f"see table {own}"))
+            continue
+        es = f"{r['effect_size']:+.2f}" + (f" [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
+                                            if r.get("ci_low") is not None else "")
+        table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, es,
+                      f"{r['p_value']:.2g}", mark(r["holm_significant"]), *extra, esc(note))
+    return table
 
 
 def cmd_sweep(args) -> int:
     from ..run.runner import RunConfig
     from ..run.sweep import read_models_file, sweep
-    from ..store.db import default_db
-    from .main import _console
+    from ..store import default_db
 
     out, err = _console()
     db = Path(args.db) if getattr(args, "db", None) else default_db()
@@ -48,47 +156,3 @@ def cmd_sweep(args) -> int:
               f"{len(r['skipped'])} skipped (already stored); results in {db}"
               + (" (failures: SELECT * FROM sweep_failures)" if r["failed"] else ""), highlight=False)
     return 1 if r["failed"] else 0
-
-
-def add_parsers(sub: argparse._SubParsersAction) -> None:
-    from .main import PROBABILITY, SEED, _at_least, _ListOption
-
-    sw = sub.add_parser("sweep", help="run the tests over many models, one task per model (locally or on Ray)")
-    sw.add_argument("--models", nargs="+", action=_ListOption, help="model ids, folders or vector files")
-    sw.add_argument("--models-file", help="a file of models, one a line (# comments)")
-    sw.add_argument("--tests", nargs="+", action=_ListOption, help="test ids (default: every canonical test "
-                    "of --language)")
-    sw.add_argument("--language", default="en")
-    sw.add_argument("--levels", nargs="+", action=_ListOption, default=list(DEFAULT_LEVELS))
-    from .. import methods
-    sw.add_argument("--method", choices=[n for n, m in methods.all_methods().items() if m.inputs == "matrices"],
-                    default="weat", help="a method over the tests' four matrices (its own options keep their "
-                                         "defaults)")
-    sw.add_argument("--seed", type=SEED, default=0)
-    sw.add_argument("--n-samples", type=_at_least(2), default=100_000)
-    sw.add_argument("--alpha", type=PROBABILITY, default=0.01)
-    sw.add_argument("--parametric", action="store_true")
-    sw.add_argument("--batch-size", type=_at_least(1), default=64)
-    sw.add_argument("--no-cache", action="store_true")
-    sw.add_argument("--engine", choices=("local", "ray"), default="local",
-                    help="local: one model after another here; ray: one Ray task per model")
-    sw.add_argument("--ray-address", help="a Ray cluster (HOST:PORT, ray://HOST:PORT, auto); default: start a "
-                                          "local Ray instance")
-    sw.add_argument("--resume", action="store_true", help="skip a model already stored with this configuration")
-    sw.add_argument("--wait", type=float, default=0.0, help="seconds to wait for a database in use")
-    sw.add_argument("--quiet", action="store_true", help="no progress lines")
-    sw.set_defaults(fn=cmd_sweep)
-
-    res = sub.add_parser("results", help="export the results as hive-partitioned parquet, or import such an export "
-                                         "or another results file")
-    rs = res.add_subparsers(dest="action", required=True)
-    ex = rs.add_parser("export", help="write runs, results and method tables as parquet partitioned by model and "
-                                      "test, with manifest.json")
-    ex.add_argument("path", help="a new or empty folder (or an earlier export, which is replaced)")
-    im = rs.add_parser("import", help="merge an export folder or a .duckdb results file into --db (by run id)")
-    im.add_argument("path", help="an 'eatlas results export' folder or an eatlas .duckdb file")
-    im.add_argument("--wait", type=float, default=0.0, help="seconds to wait for a database in use")
-    for p in (ex, im):
-        p.add_argument("--db", default=argparse.SUPPRESS, help="DuckDB results file (default eatlas.duckdb)")
-        p.add_argument("--registry", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    res.set_defaults(fn=cmd_results)

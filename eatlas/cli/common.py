@@ -1,0 +1,10 @@
+"""What every command prints to: rich consoles for standard output and standard error (160 columns wide
+when the output is not a terminal, so tables are not cut to 80 in a pipe or a log)."""
+from __future__ import annotations
+
+
+def _console():
+    from rich.console import Console
+    out = Console()
+    width = None if out.is_terminal else 160
+    return Console(width=width), Console(stderr=True, width=width)

@@ -1,0 +1,173 @@
+"""The registry's commands: validate, list, show, models, catalog, add, cite."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..console import esc
+from ..errors import EatlasError
+from .common import _console
+
+
+def cmd_validate(args) -> int:
+    from ..registry import Registry
+    from ..registry.catalog import unindexed
+    from ..registry.schemas import check_registry
+
+    out, err = _console()
+    reg = Registry(args.registry) if args.registry else Registry()
+    from ..encoders import LOADERS_DIR
+    from ..encoders.loaders import loader_problems
+    from ..registry.checks import split_warnings
+
+    own = reg.root / "loaders"
+    loaders = loader_problems(own if own.is_dir() else LOADERS_DIR)
+    problems, warnings = split_warnings(check_registry(reg) + loaders + unindexed(reg.root, reg.catalog))
+    for w in warnings:
+        err.print(f"warning: {esc(w.render())}", highlight=False, markup=True, soft_wrap=True)
+    if problems:
+        for p in problems:
+            err.print(f"[red]error[/red]: {esc(p.render())}", highlight=False, markup=True, soft_wrap=True)
+        err.print(f"{len(problems)} problem(s) in {esc(reg.root)}")
+        return 1
+    out.print(f"ok: {len(reg.sets)} sets, {len(reg.tests)} tests, {len(reg.templates)} templates valid "
+              f"({esc(reg.root)})")
+    return 0
+
+
+def cmd_list(args) -> int:
+    from rich.table import Table
+
+    from ..levels import levels_of
+    from ..registry import load_registry
+
+    out, _ = _console()
+    reg = load_registry(args.registry)
+    table = Table("id", "version", "source", "language", "bias type", "levels", "title")
+    n = 0
+    if args.source_kind:
+        from ..registry.schemas import stimulus_schema
+        known = stimulus_schema().columns["source_kind"].checks[0].statistics.get("allowed_values") or []
+        if args.source_kind not in known:
+            raise EatlasError(f"unknown source kind {args.source_kind!r}", field="--source-kind",
+                              hint=f"one of: {', '.join(known)}")
+    for t in reg.tests.values():
+        if args.source and t.source.get("paper") != args.source:
+            continue
+        if args.language and t.language != args.language:
+            continue
+        if args.source_kind and not any(args.source_kind in reg.get_set(ref).source_kind for ref in t.sets.values()):
+            continue
+        if args.bias_type and t.bias_type != args.bias_type:
+            continue
+        if args.level and args.level not in levels_of(t):
+            continue
+        table.add_row(*map(esc, (t.id, t.version, t.source.get("paper", ""), t.language, t.bias_type or "",
+                                  ",".join(t.levels), t.title)))
+        n += 1
+    out.print(table)
+    out.print(f"{n} test(s)")
+    return 0
+
+
+def cmd_show(args) -> int:
+    from ..registry import load_registry
+    from ..registry.stimuli import build_test
+
+    out, _ = _console()
+    reg = load_registry(args.registry)
+    if args.id in reg.sets:
+        s = reg.sets[args.id]
+        out.print(f"[bold]set {esc(s.ref)}[/bold]  {esc(s.concept)}  ({esc(s.file)})")
+        out.print(f"source: {esc(s.source)}  license: {esc(s.license)}")
+        if s.notes:
+            out.print(f"notes: {esc(s.notes)}")
+        for i in s.items:
+            extra = "".join(f" {k}={v}" for k, v in (("case", i.case), ("plural", i.plural),
+                                                      ("singular", i.singular)) if v)
+            out.print(f"  {esc(i.text)}  [dim]{esc(i.kind)}{esc(extra)}[/dim]", highlight=False)
+        return 0
+    spec = reg.get_test_spec(args.id)
+    t = build_test(reg, spec, args.level, seed=args.seed)
+    out.print(f"[bold]test {esc(spec.ref)}[/bold]  {esc(spec.title)}  ({esc(spec.file)})")
+    out.print(f"source: {esc(spec.source)}  license: {esc(spec.license)}  levels: {esc(', '.join(spec.levels))}")
+    if spec.notes:
+        out.print(f"notes: {esc(spec.notes)}")
+    out.print(f"level {esc(t.level)}" + (f", template {esc(t.template)}" if t.template else "") +
+              (f", truncated {t.truncated} with seed {t.truncation_seed}" if t.truncated else ""))
+    for role, c in t.concepts.items():
+        out.print(f"[bold]{role.upper()}[/bold] {esc(c.name)} ({esc(c.set_ref)}, {len(c)} items)")
+        shown = c.items if args.all else c.items[:args.limit]
+        for it in shown:
+            out.print(f"  {esc(it)}", highlight=False)
+        if len(shown) < len(c):
+            out.print(f"  ... {len(c) - len(shown)} more (--all)")
+    return 0
+
+
+def cmd_models(args) -> int:
+    from rich.table import Table
+
+    from ..encoders import entry_installed, model_entries
+    from ..encoders.identity import entry_identity
+
+    out, _ = _console()
+    table = Table("id", "installed", "backend", "family", "identity (name, size, corpus)", "dim", "pooling", "layer",
+                  "licence", "install", caption="identity: what a paper's model must match for the reproduction view")
+    for mid, e in model_entries().items():
+        static = e.get("backend") == "static"
+        ident = ", ".join(v for v in entry_identity(e).values() if v) or "-"
+        table.add_row(*map(esc, (mid + (" (default)" if e.get("default") else ""),
+                                 "yes" if entry_installed(e) else "no", e.get("backend", ""), e.get("family", ""),
+                                 ident,
+                                 str(e.get("dimension", "")), "cbow" if static else str(e.get("pooling", "") or ""),
+                                 "-" if static else str(e.get("layer", -1)), e.get("license", ""),
+                                 e.get("install", ""))))
+    out.print(table)
+    return 0
+
+
+def cmd_catalog(args) -> int:
+    from ..registry import default_root
+    from ..registry.catalog import catalog_diff, sync, write_catalog
+
+    out, err = _console()
+    root = Path(args.registry) if args.registry else default_root()
+    cat = sync(root, write=False)
+    diff = catalog_diff(root, cat)
+    counts = (f"{len(cat['sets'])} sets, {len(cat['tests'])} tests, {len(cat['templates'])} templates, "
+              f"{len(cat['published'])} published tables")
+    if args.sync:
+        if diff:
+            from ..paths import refuse_bundled
+            refuse_bundled(root)
+            write_catalog(root / "catalog.yaml", cat)
+        out.print(f"catalog.yaml {'rewritten' if diff else 'already up to date'}: {counts}", highlight=False)
+        return 0
+    if diff:
+        for line in diff:
+            out.print(line, highlight=False, markup=False, soft_wrap=True)
+        changed = sum(1 for line in diff[2:] if line[:1] in "+-")
+        err.print(f"catalog.yaml is stale: {changed} line(s) differ from the files; run 'eatlas catalog --sync' "
+                  "to rewrite it", highlight=False)
+        return 1
+    out.print(f"catalog.yaml is up to date: {counts}", highlight=False)
+    return 0
+
+
+def cmd_add(args) -> int:
+    from ..registry import default_root
+    from ..registry.catalog import add
+
+    out, _ = _console()
+    root = Path(args.registry) if args.registry else default_root()
+    kind, eid, dest = add(root, Path(args.file))
+    out.print(f"added {kind} {esc(eid)} as {esc(dest.relative_to(root))}; catalog.yaml updated")
+    return 0
+
+
+def cmd_cite(args) -> int:
+    from ..registry import load_registry
+    from ..registry.cite import citations
+
+    print("\n\n".join(b for _, b in citations(load_registry(args.registry), args.test_id, args.level)))
+    return 0

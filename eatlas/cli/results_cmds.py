@@ -1,0 +1,144 @@
+"""The results' commands: sql, report, publish, export, show-influence, and results export/import."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..console import esc
+from .common import _console
+
+
+def cmd_sql(args) -> int:
+    from ..store import default_db, query
+
+    out, err = _console()
+    db = Path(args.db) if args.db else default_db()
+    reg = None
+    if not db.exists() and not args.write:
+        from ..registry import load_registry
+        reg = load_registry(args.registry)
+        err.print(f"note: no results file {db} (yet): runs and results are empty; published_results and the "
+                  "views read the registry's published tables", highlight=False)
+    df = query(db, args.query, write=args.write, reg=reg)
+    if args.format == "csv":
+        from ..guard import neutralise_csv
+        sys.stdout.write(neutralise_csv(df).to_csv(index=False))
+    elif args.format == "json":
+        sys.stdout.write(df.to_json(orient="records", indent=1) + "\n")
+    else:
+        import pandas as pd
+        from rich.table import Table
+        t = Table(*map(esc, df.columns))      # SQL NULL (None, NaN or NA in the frame) shows as blank
+        for row in df.itertuples(index=False):
+            t.add_row(*("" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else esc(v) for v in row))
+        out.print(t)
+        out.print(f"{len(df)} row(s)")
+    return 0
+
+
+def cmd_report(args) -> int:
+    from ..outputs.report import write_report
+    from ..store import default_db
+
+    out, _ = _console()
+    db = Path(args.db) if args.db else default_db()
+    runs = [r for v in (args.runs or []) for r in v.split(",") if r]
+    path = write_report(db, args.out, run_id=args.run, registry=args.registry, runs=runs, model=args.model,
+                        all_runs=args.all)
+    out.print(f"report written to {esc(path)}", highlight=False)
+    return 0
+
+
+def cmd_publish(args) -> int:
+    from ..outputs.publish import hub_token, publish, push
+    from ..registry import load_registry
+    from ..store import default_db
+
+    out, _ = _console()
+    token = hub_token() if args.push else None      # fail before writing anything
+    summary = publish(load_registry(args.registry), args.out_dir, seed=args.seed, repo_id=args.push,
+                      db=Path(args.db) if args.db else default_db())
+    cfgs = summary["configs"]
+    out.print(f"wrote {len(cfgs)} config(s), {sum(c['rows'] for c in cfgs)} row(s), registry version "
+              f"{summary['version']} to {esc(summary['out'])}", highlight=False)
+    if args.push:
+        url = push(summary["out"], args.push, summary["version"], token=token)
+        out.print(f"pushed to {esc(url)}", highlight=False)
+    return 0
+
+
+def cmd_export(args) -> int:
+    from ..outputs.export import export
+    from ..registry import load_registry
+    from ..store import default_db
+
+    out, err = _console()
+    written, skipped = export(load_registry(args.registry), args.format, args.out_dir, test_ids=args.tests,
+                              level=args.level, seed=args.seed, db=Path(args.db) if args.db else default_db())
+    for tid, why in skipped:
+        err.print(f"skipped {esc(tid)}: {esc(why)}", highlight=False)
+    out.print(f"wrote {len(written)} {args.format} file(s) to {esc(args.out_dir)}", highlight=False)
+    return 0
+
+
+def cmd_show_influence(args) -> int:
+    from ..store import default_db
+
+    out, _ = _console()
+    for table in show_influence(Path(args.db) if args.db else default_db(), args.run, args.test,
+                                level=args.level, top=args.top):
+        out.print(table)
+    return 0
+
+
+def show_influence(db: str | Path, run: str, test: str, *, level: str | None = None, top: int = 10) -> list:
+    """One rich Table per level: the most influential stimuli, stimulus texts escaped."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ..store.influence import ROLE_NAMES, influence_rows
+
+    run_id, levels = influence_rows(db, run, test, level=level, top=top)
+    tables = []
+    for lv, res, rows in levels:
+        if res["status"] != "ok":
+            title = f"{escape(test)} [{escape(lv)}] run {run_id[:8]}: not run"
+            tables.append(Table(title=title))
+            continue
+        ci = ""
+        if res["ci_low"] is not None:
+            ci = f", CI [{res['ci_low']:+.3f}, {res['ci_high']:+.3f}]"
+        stable = {True: "no single stimulus flips the sign", False: "one stimulus left out flips the sign",
+                  None: ""}[res["sign_stable"]]
+        title = (f"{escape(test)} [{escape(lv)}] run {run_id[:8]}: d = {res['effect_size']:+.3f}{ci}; "
+                 f"leave-one-out d in [{_f(res['d_loo_min'])}, {_f(res['d_loo_max'])}]; {stable}")
+        t = Table("role", "stimulus", "d without it", "change", title=title)
+        for role, item, d, delta in rows:
+            t.add_row(ROLE_NAMES.get(role, role), escape(item), _f(d), _f(delta))
+        tables.append(t)
+    return tables
+
+
+def _f(v) -> str:
+    return "-" if v is None or v != v else f"{v:+.3f}"
+
+
+def cmd_results(args) -> int:
+    from ..store import default_db
+
+    out, err = _console()
+    db = Path(args.db) if getattr(args, "db", None) else default_db()
+    if args.action == "export":
+        from ..store.results_io import export_results
+        m = export_results(db, args.path)
+        rows = ", ".join(f"{t} {e['rows']}" for t, e in m["tables"].items())
+        out.print(f"exported {db} to {args.path}: {rows} row(s); manifest {Path(args.path) / 'manifest.json'}",
+                  highlight=False)
+    else:
+        from ..registry import load_registry
+        from ..store.results_io import import_results
+        r = import_results(db, args.path, wait_s=args.wait, reg=load_registry(getattr(args, "registry", None)))
+        added = ", ".join(f"{t} {n}" for t, n in r["added"].items())
+        out.print(f"imported {args.path} into {db}: {added} row(s) added; {r['runs_skipped']} run(s) already "
+                  "present, skipped", highlight=False)
+    return 0
