@@ -1,4 +1,4 @@
-"""CEAT speed: eatlas.ceat (vectorised over draws) against the authors' per-draw Python loop.
+"""CEAT speed: eatlas.stats.ceat (vectorised over draws) against the authors' per-draw Python loop.
 
 Random contextual vectors: 8 stimuli per set, 768 dimensions, 50 contexts per stimulus,
 N = 10,000 draws. The authors' loop is re-implemented faithfully from their ``ceat_meta``
@@ -22,7 +22,7 @@ import time
 import numpy as np
 import scipy.stats
 
-from eatlas.ceat import ceat, draw_indices
+from eatlas.stats.ceat import ceat, draw_indices
 
 N_WORDS, DIM, N_CTX = 8, 768, 50
 
@@ -117,7 +117,7 @@ def main() -> None:
           f"N = {args.draws:,} draws, sampling = paper")
     print(f"  ({res.n_with_replacement} of {4 * N_WORDS} stimuli have fewer than N contexts, so the paper's rule "
           f"draws them with replacement; the loop is timed on {args.loop_draws:,} draws and extrapolated)")
-    print(f"  eatlas.ceat (method={res.method}): median {t_vec * 1e3:.1f} ms over {args.repeat} runs "
+    print(f"  eatlas.stats.ceat (method={res.method}): median {t_vec * 1e3:.1f} ms over {args.repeat} runs "
           f"(min {min(times) * 1e3:.1f} ms)  CES = {res.ces:+.6f}  p(two-tailed) = {res.p_two_tailed:.4g}")
     ok = True
     for name, cos in baselines.items():

@@ -17,7 +17,7 @@ from dataclasses import replace
 from _timing import timed
 
 from eatlas.encoders import load_encoder
-from eatlas.runner import RunConfig, evaluate
+from eatlas.run.runner import RunConfig, evaluate
 
 
 def main(argv=None):

@@ -1,7 +1,7 @@
 """Issue 14: the overhead of Ray for a model sweep, and CEAT context extraction lines/s, local and Ray.
 
 1. Sweep: 4 models (the three registered ones and one random static-vector file written here) x the
-   default English tests at word and sent level, ``eatlas.sweep.sweep`` with engine local (one model
+   default English tests at word and sent level, ``eatlas.run.sweep.sweep`` with engine local (one model
    after another) and ray (one task per model, a local Ray instance started inside the timing, as
    ``eatlas sweep --engine ray`` does).
    Reported: each wall time, Ray's overhead (ray / local - 1), the per-model times, and from them the
@@ -40,8 +40,8 @@ def word_tests(reg):
 
 def bench_sweep(model_ids: list[str], n_static: int, n_samples: int, levels: list[str], tmp: Path) -> None:
     from eatlas.registry import load_registry
-    from eatlas.runner import RunConfig, default_tests
-    from eatlas.sweep import sweep
+    from eatlas.run.runner import RunConfig, default_tests
+    from eatlas.run.sweep import sweep
     from tests.static_models import write_static_model
 
     reg = load_registry()
@@ -97,8 +97,7 @@ def synthetic_corpus(n_lines: int, n_shards: int, folder: Path, keys) -> list[Pa
 
 
 def bench_contexts(sizes: list[int], tmp: Path, ray_too: bool) -> None:
-    from eatlas.ceat_corpus import corpus_contexts
-    from eatlas.methods.ceat import ceat_keys
+    from eatlas.distributed.ceat_corpus import ceat_keys, corpus_contexts
     from eatlas.registry import load_registry
 
     reg = load_registry()

@@ -4,7 +4,7 @@ Three timings on the same distinct texts, default model (all-MiniLM-L6-v2):
 
 * bare: the texts straight through transformers (AutoTokenizer + AutoModel, sorted by length,
   batches of 64, ``inference_mode``, last hidden state only): the floor any encoder pays;
-* cold: ``eatlas.runner._encode_all`` with an empty cache (tokenise, forward, pool, span vectors,
+* cold: ``eatlas.run.runner._encode_all`` with an empty cache (tokenise, forward, pool, span vectors,
   write the cache);
 * warm: the same again, everything from the cache.
 
@@ -30,11 +30,11 @@ import time
 
 import torch
 
-from eatlas.cache import EmbeddingCache
 from eatlas.encoders import load_encoder
+from eatlas.encoders.cache import EmbeddingCache
 from eatlas.registry import load_registry
-from eatlas.runner import RunConfig, _encode_all, evaluate
-from eatlas.stimuli import build_test
+from eatlas.registry.stimuli import build_test
+from eatlas.run.runner import RunConfig, _encode_all, evaluate
 
 LEVELS = ("word", "sent", "c-word")
 

@@ -18,7 +18,7 @@ import tracemalloc
 
 import numpy as np
 
-from eatlas.weat import partition_matrix, permutation_p
+from eatlas.stats.weat import partition_matrix, permutation_p
 
 
 def loop_exact(s_x, s_y):

@@ -10,8 +10,8 @@ Each run reports its wall time (the whole process: interpreter, imports, run, wr
 taken from the runner's progress callback (a phase lasts until the next one starts): imports, cli (the
 CLI's own checks), registry+checks (loading the registry and validating the tests), expanding, loading
 (the model), encoding, testing (the statistics) and writing; and, inside testing, the time spent in the
-permutation tests (``eatlas.weat.permutation_p``), the bootstrap CIs (``eatlas.robust.bootstrap_ci``) and
-leave-one-out (``eatlas.robust.leave_one_out``).
+permutation tests (``eatlas.stats.weat.permutation_p``), the bootstrap CIs (``eatlas.stats.robust.bootstrap_ci``) and
+leave-one-out (``eatlas.stats.robust.leave_one_out``).
 
     python benchmarks/bench_rerun.py                    # the run of issue 12
     python benchmarks/bench_rerun.py --tests weat1 --levels word,sent
@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TIMED = (("permutation", "eatlas.weat", "permutation_p"), ("bootstrap", "eatlas.robust", "bootstrap_ci"),
-         ("leave-one-out", "eatlas.robust", "leave_one_out"))
+TIMED = (("permutation", "eatlas.stats.weat", "permutation_p"), ("bootstrap", "eatlas.stats.robust", "bootstrap_ci"),
+         ("leave-one-out", "eatlas.stats.robust", "leave_one_out"))
 
 
 def child(argv: list[str], out_json: str, profile: int) -> None:
@@ -39,9 +39,9 @@ def child(argv: list[str], out_json: str, profile: int) -> None:
     import importlib
 
     import eatlas.cli
-    import eatlas.robust
-    import eatlas.runner
-    import eatlas.weat
+    import eatlas.run.runner
+    import eatlas.stats.robust
+    import eatlas.stats.weat
     marks = [("imports", t_start)]
     spent = {name: 0.0 for name, _, _ in TIMED}
     sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -50,9 +50,9 @@ def child(argv: list[str], out_json: str, profile: int) -> None:
     for name, mod, attr in TIMED:
         m = importlib.import_module(mod)
         setattr(m, attr, timed(spent, name, getattr(m, attr)))
-    if hasattr(eatlas.runner, "leave_one_out"):      # imported by name into the runner
-        eatlas.runner.leave_one_out = eatlas.robust.leave_one_out
-    evaluate = eatlas.runner.evaluate
+    if hasattr(eatlas.run.runner, "leave_one_out"):      # imported by name into the runner
+        eatlas.run.runner.leave_one_out = eatlas.stats.robust.leave_one_out
+    evaluate = eatlas.run.runner.evaluate
 
     def evaluate_timed(*a, progress=None, **kw):
         marks.append(("registry+checks", time.perf_counter()))
@@ -66,7 +66,7 @@ def child(argv: list[str], out_json: str, profile: int) -> None:
         marks.append(("writing", time.perf_counter()))
         return out
 
-    eatlas.runner.evaluate = evaluate_timed
+    eatlas.run.runner.evaluate = evaluate_timed
     marks.append(("cli", time.perf_counter()))
     if profile:
         import cProfile

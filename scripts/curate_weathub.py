@@ -30,7 +30,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from eatlas.schemas import item_key  # noqa: E402
+from eatlas.registry.textcheck import item_key  # noqa: E402
 
 PAPER = "weathub2023"
 REPO = "iamshnoo/weathub"

@@ -43,7 +43,7 @@ def make_test(tid, x, y, a, b, *, version="1.0.0", **extra):
     return doc
 
 
-# A bibliography entry in the format of registry/sources.yaml (checked by eatlas.cite.check_sources).
+# A bibliography entry in the format of registry/sources.yaml (checked by eatlas.registry.cite.check_sources).
 TESTPAPER = {"type": "article", "authors": ["Tester, Ada"], "year": 2026, "title": "A test source",
              "venue": "Journal of Tests", "url": "https://example.org/testpaper",
              "bibtex": "@article{testpaper,\n  author = {Tester, Ada},\n  title = {A test source},\n"
@@ -67,7 +67,7 @@ class MiniRegistry:
 
     def sync(self, fresh: bool = True):
         """Rebuild catalog.yaml; fresh=True forgets the recorded hashes (a test rewrote a file)."""
-        from eatlas.catalog import sync
+        from eatlas.registry.catalog import sync
         if fresh:
             (self.root / "catalog.yaml").unlink(missing_ok=True)
         sync(self.root)

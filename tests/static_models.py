@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from eatlas.registry import load_registry
-from eatlas.stimuli import build_test
+from eatlas.registry.stimuli import build_test
 
 
 def test_words(tests=("weat1", "weat2")) -> list[str]:

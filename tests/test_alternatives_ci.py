@@ -1,9 +1,9 @@
-"""eatlas.weat's alternatives (greater, less, two-sided) and its bootstrap confidence interval."""
+"""eatlas.stats.weat's alternatives (greater, less, two-sided) and its bootstrap confidence interval."""
 import numpy as np
 import pytest
 from scipy import stats
 
-from eatlas.weat import association, permutation_p, weat
+from eatlas.stats.weat import association, permutation_p, weat
 
 
 def _mats(seed=0, n=(6, 6, 5, 5), dim=10, shift=0.4):

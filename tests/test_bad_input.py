@@ -697,7 +697,7 @@ def test_mutated_real_set_loads_or_raises_eatlas_error(text):
 @given(_mutations())
 def test_mutated_set_in_a_registry_validates_or_reports(mini, text):
     """The whole path (catalog -> file -> parse -> schema -> cross-test checks) on a mutated file."""
-    from eatlas.schemas import check_registry
+    from eatlas.registry.schemas import check_registry
     (mini.root / ROSES).write_text(text, encoding="utf-8")
     try:
         problems = check_registry(Registry(mini.root))

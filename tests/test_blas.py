@@ -1,9 +1,9 @@
-"""eatlas.blas.beside: work started beside the caller gives the result (or the error) of the call, on a
+"""eatlas.stats.blas.beside: work started beside the caller gives the result (or the error) of the call, on a
 side thread only where there are worker threads."""
 import numpy as np
 import pytest
 
-from eatlas import blas
+from eatlas.stats import blas
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])

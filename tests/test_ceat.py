@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from eatlas.ceat import ceat, draw_indices, find_contexts, random_effects
 from eatlas.errors import EatlasError
-from eatlas.weat import weat
+from eatlas.stats.ceat import ceat, draw_indices, find_contexts, random_effects
+from eatlas.stats.weat import weat
 
 
 def _contexts(rng, n_stim=4, n_ctx=6, dim=16, shift=None):

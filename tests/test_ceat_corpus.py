@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from eatlas.ceat import find_contexts
-from eatlas.ceat_corpus import corpus_contexts, merge, scan_lines
+from eatlas.distributed.ceat_corpus import corpus_contexts, merge, scan_lines
 from eatlas.errors import EatlasError
+from eatlas.stats.ceat import find_contexts
 
 WORDS = ["rose", "ant", "Rich", "all American", "fried-chicken", "fried", "Mr.", "Mr", "anther", "love"]
 

@@ -39,7 +39,7 @@ def stored(db):
 
 def test_ceat_encoded_on_ray_gives_the_local_ces_and_parquet_holds_every_context_with_its_vector(
         tiny_bert, tmp_path, ray_local, monkeypatch):
-    import eatlas.ceat_encode as ce
+    import eatlas.distributed.ceat_encode as ce
     from eatlas.encoders import load_encoder
 
     monkeypatch.setattr(ce, "ROWS_PER_BATCH", 16)      # several blocks and actors: the order must come back
@@ -78,7 +78,7 @@ def test_ceat_encoded_on_ray_gives_the_local_ces_and_parquet_holds_every_context
 def test_run_ceat_with_vectors_encoded_beforehand_gives_the_ces_of_encoding_inside(tiny_bert, tmp_path):
     import pandas as pd
 
-    from eatlas.ceat_encode import sample_and_encode
+    from eatlas.distributed.ceat_encode import sample_and_encode
     from eatlas.encoders import load_encoder
     from eatlas.methods.ceat import run_ceat
     from eatlas.registry import load_registry
@@ -126,7 +126,7 @@ def test_a_run_that_cannot_be_stored_leaves_no_contexts_behind(tiny_bert, tmp_pa
 
 
 def test_a_model_the_ray_workers_cannot_load_is_one_clear_error(tmp_path, ray_local):
-    from eatlas.ceat_encode import EncoderSpec, encode_contexts
+    from eatlas.distributed.ceat_encode import EncoderSpec, encode_contexts
     from eatlas.errors import EatlasError
 
     class Here:                     # the driver's encoder: only its fingerprint is read

@@ -9,10 +9,10 @@ import pytest
 import yaml
 
 import eatlas
-from eatlas.cite import check_sources, citations, eatlas_bibtex, source_keys
 from eatlas.cli import main
 from eatlas.errors import EatlasError
 from eatlas.registry import Registry, load_registry
+from eatlas.registry.cite import check_sources, citations, eatlas_bibtex, source_keys
 from tests.conftest import TESTPAPER, make_set, write_yaml
 
 ROOT = Path(__file__).resolve().parents[1]

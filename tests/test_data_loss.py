@@ -34,8 +34,8 @@ def vectors(path: Path, words=WORDS, *, dim: int = 6, seed: int = 0, override: d
 
 
 def cli(capsys, *args) -> tuple[int, str, str]:
-    from eatlas import registry
-    registry._DEFAULT.clear()           # the test may have changed the registry since the last command
+    from eatlas.registry import base
+    base._DEFAULT.clear()           # the test may have changed the registry since the last command
     rc = main([str(a) for a in args])
     cap = capsys.readouterr()
     assert "Traceback" not in cap.err and "Traceback" not in cap.out
@@ -178,11 +178,11 @@ def test_integers_beyond_the_store_are_refused_at_parsing(mini, tmp_path, capsys
 
 
 def _no_work(monkeypatch):
-    import eatlas.runner
+    import eatlas.run.runner
 
     def fail(*a, **k):
         raise AssertionError("the run started before the database was checked")
-    monkeypatch.setattr(eatlas.runner, "evaluate", fail)
+    monkeypatch.setattr(eatlas.run.runner, "evaluate", fail)
 
 
 @pytest.mark.parametrize("kind", ["truncated", "text", "sqlite"])
@@ -217,7 +217,7 @@ def test_a_store_that_cannot_be_written_is_refused_before_any_work(mini, tmp_pat
 
 
 def test_disk_full_at_commit_is_one_line_and_the_database_stays_as_it_was(mini, ran, tmp_path, capsys, monkeypatch):
-    from eatlas import store
+    from eatlas.store import db as store
 
     real = store.connect
 
@@ -309,7 +309,7 @@ def test_nan_in_the_cache_is_encoded_afresh(mini, tmp_path, capsys, monkeypatch)
 def test_ceat_leaves_out_zero_context_vectors(mini, tmp_path):
     """A CEAT stimulus whose contexts all encode to zero vectors has no usable context: reported missing."""
     from eatlas.encoders import StaticEncoder
-    from eatlas.runner import RunConfig, evaluate
+    from eatlas.run.runner import RunConfig, evaluate
 
     rng = np.random.default_rng(0)
     vec = {w: rng.normal(size=6) for w in WORDS}
@@ -342,7 +342,7 @@ def test_a_published_inf_does_not_break_the_report():
     import numpy as np
     import pandas as pd
 
-    from eatlas.report import reproduction_scatter
+    from eatlas.outputs.report import reproduction_scatter
     df = pd.DataFrame({"run_id": ["r1", "r1"], "model": ["m", "m"], "test_id": ["t1", "t2"], "level": ["word", "word"],
                        "our_effect_size": [0.4, 0.6], "published_effect_size": [np.inf, 0.5],
                        "paper": ["testpaper", "testpaper"], "published_model": ["m", "m"]})
@@ -410,7 +410,7 @@ def test_exported_items_are_neutralised(mini, tmp_path, capsys):
 # ============================================================ 7. eatlas add, interrupted, can be retried
 def _add_killed(mini, new: Path, where: str):
     """``eatlas add`` in a child process that dies (os._exit, no clean-up) at ``where``."""
-    hook = {"after-write": "import eatlas.catalog as c; c.sync = lambda *a, **k: os._exit(9)",
+    hook = {"after-write": "import eatlas.registry.catalog as c; c.sync = lambda *a, **k: os._exit(9)",
             "mid-write": "os.replace = lambda *a, **k: os._exit(9)"}[where]
     code = f"import os, sys; {hook}; from eatlas.cli import main; main(['--registry', {str(mini.root)!r}, 'add', " \
            f"{str(new)!r}])"

@@ -12,7 +12,7 @@ import pytest
 
 from eatlas.cli import main
 from eatlas.encoders import load_encoder
-from eatlas.runner import RunConfig, evaluate
+from eatlas.run.runner import RunConfig, evaluate
 
 TESTS = ["weat6", "weat8", "weat9"]
 N = 5000

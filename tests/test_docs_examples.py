@@ -7,7 +7,7 @@ import pytest
 import yaml
 from conftest import ROOT, MiniRegistry, write_yaml
 
-from eatlas.schemas import check_registry
+from eatlas.registry.schemas import check_registry
 
 DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
 
@@ -83,13 +83,13 @@ def test_every_yaml_example_is_valid(where, line, text, tmp_path):
             assert all({"id", "file"} <= set(e) for e in entries)
         return
     elif k == "published_models":
-        from eatlas.identity import read_published_models
+        from eatlas.encoders.identity import read_published_models
         write_yaml(r.root / "registry" / "may2019" / "published" / "models.yaml", doc)
         r.sync()
         assert len(read_published_models(r.load())) == len(doc["models"])
         return
     elif k == "sources":
-        from eatlas.cite import check_sources
+        from eatlas.registry.cite import check_sources
         checked = check_sources(doc)
         assert set(checked) == set(doc) and all(v["citation"] for v in checked.values())
         return

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from eatlas.cache import MAX_SHARDS, EmbeddingCache
 from eatlas.encoders import POOLINGS, _package_dir, load_encoder
+from eatlas.encoders.cache import MAX_SHARDS, EmbeddingCache
 from eatlas.registry import load_registry
-from eatlas.runner import RunConfig, evaluate
-from eatlas.stimuli import build_test
+from eatlas.registry.stimuli import build_test
+from eatlas.run.runner import RunConfig, evaluate
 
 torch = pytest.importorskip("torch")
 ROOT = Path(__file__).resolve().parent.parent
@@ -316,7 +316,7 @@ def test_cache_merges_shards_and_survives_a_crash_mid_write(tmp_path, monkeypatc
 
 
 def test_cache_two_processes_at_once(tmp_path):
-    script = ("import sys, numpy as np\nfrom eatlas.cache import EmbeddingCache\n"
+    script = ("import sys, numpy as np\nfrom eatlas.encoders.cache import EmbeddingCache\n"
               "c, w = EmbeddingCache(sys.argv[1]), sys.argv[2]\n"
               "for n in range(25):\n"
               "    c.put({'k': 1}, [(f'{w}{n}', None)], np.full((1, 2), n, np.float32), np.zeros(1, bool))\n")

@@ -5,7 +5,7 @@ import pytest
 from eatlas import store
 from eatlas.cli import main
 from eatlas.errors import EatlasError
-from eatlas.runner import RunConfig, evaluate, run
+from eatlas.run.runner import RunConfig, evaluate, run
 
 
 def test_cli_run_on_tiny_bert_writes_runs_and_results(tiny_bert, tmp_path, capsys):

@@ -9,9 +9,9 @@ import pytest
 
 from eatlas.cli import main
 from eatlas.errors import EatlasError
-from eatlas.export import ROW_COLUMNS, SENT_BIAS_KEYS, export, read_sent_bias
+from eatlas.outputs.export import ROW_COLUMNS, SENT_BIAS_KEYS, export, read_sent_bias
 from eatlas.registry import load_registry
-from eatlas.stimuli import build_test
+from eatlas.registry.stimuli import build_test
 
 # The authors' sent-bias files, committed (CC BY-NC 4.0): tests/data/authors/README.md.
 SENT_BIAS = Path(__file__).resolve().parent / "data" / "authors" / "W4ngatang+sent-bias" / "tests"

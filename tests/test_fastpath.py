@@ -5,9 +5,9 @@ chunked permutation sampler against one plain sequential draw."""
 import numpy as np
 import pytest
 
-from eatlas import subsets
-from eatlas.blas import single_thread
-from eatlas.robust import (
+from eatlas.stats import subsets
+from eatlas.stats.blas import single_thread
+from eatlas.stats.robust import (
     CHUNK_INDICES,
     _blocks,
     bootstrap_ci,
@@ -106,7 +106,7 @@ def test_percentile_interval_agrees_with_scipy_bootstrap_within_monte_carlo_erro
 
 
 def test_interval_does_not_depend_on_the_number_of_threads(monkeypatch):
-    from eatlas import blas
+    from eatlas.stats import blas
 
     X, Y, A, B = _mats(2, (120, 110, 90, 80))
     threaded = bootstrap_ci(X, Y, A, B, n_boot=4000, seed=5)

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from eatlas import subsets
-from eatlas.mleat import level2, mleat
-from eatlas.weat import association, weat
+from eatlas.stats import subsets
+from eatlas.stats.mleat import level2, mleat
+from eatlas.stats.weat import association, weat
 
 
 def _stat(s, chosen, tot):
@@ -60,7 +60,7 @@ def test_sampled_weat_counts_ties_of_duplicated_vectors(n):
     r = weat(X, Y, A, B, n_samples=n_samples, seed=7)
     assert not r.exact and r.n_partitions == n_samples
     sx, sy = association(X, A, B), association(Y, A, B)
-    # the partitions the test drew: bit masks of eatlas.subsets (equal sets)
+    # the partitions the test drew: bit masks of eatlas.stats.subsets (equal sets)
     masks = subsets.random_masks(2 * n, n, n_samples - 1, 7)
     bits = np.unpackbits(masks.view(np.uint8), axis=1, bitorder="little")[:, :2 * n]
     rows = [range(n)] + [tuple(np.flatnonzero(row)) for row in bits]
@@ -185,7 +185,7 @@ def _eibd_world():
 
 
 def test_eibd_rule_any_drops_a_word_above_t_on_one_constituent_all_only_on_every_one():
-    from eatlas.ibd import association_scores, eibd, ibd
+    from eatlas.stats.ibd import association_scores, eibd, ibd
     groups, words = _eibd_world()
     t = 1.25
     W = np.vstack(list(words.values()))
@@ -238,7 +238,7 @@ def test_a_variant_is_a_separate_entry_linked_to_an_existing_canonical_one(mini)
     reg = mini.sync().load()
     assert reg.sets["roses_v"].raw["variant_of"] == "roses" and reg.tests["t1_v"].raw["variant"] == "authors-code"
     from eatlas.registry import Registry
-    from eatlas.schemas import check_registry
+    from eatlas.registry.schemas import check_registry
     bad = [({"variant_of": "t1"}, "'t1', which is not a set"),          # a set names a test
            ({"variant_of": "tulips"}, "'tulips', which is not a set")]
     for change, msg in bad:

@@ -6,7 +6,15 @@ import statistics
 import numpy as np
 import pytest
 
-from eatlas.ibd import association_scores, constituent_scores, eibd, ibd, ibd_scores, labels_from_lists, roc_threshold
+from eatlas.stats.ibd import (
+    association_scores,
+    constituent_scores,
+    eibd,
+    ibd,
+    ibd_scores,
+    labels_from_lists,
+    roc_threshold,
+)
 
 GROUPS = ("AF", "AM", "EF", "EM", "MF", "MM")
 RACE_DIM = {"A": 0, "E": 1, "M": 2}

@@ -1,4 +1,4 @@
-"""A run is set beside a published number only when it is the same model (eatlas.identity)."""
+"""A run is set beside a published number only when it is the same model (eatlas.encoders.identity)."""
 import shutil
 
 import duckdb
@@ -64,7 +64,7 @@ def test_the_googlenews_vectors_are_the_same_model_as_ml_eat_table4(tmp_path):
 
 
 def test_published_models_state_where_the_paper_says_it():
-    from eatlas.identity import read_published_models
+    from eatlas.encoders.identity import read_published_models
     from eatlas.registry import load_registry
 
     pm = read_published_models(load_registry(None))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from eatlas.cli import main
-from eatlas.robust import leave_one_out
+from eatlas.stats.robust import leave_one_out
 
 WORDS = {"x": ["rose", "tulip", "daisy", "lily"], "y": ["ant", "moth", "wasp", "flea"],
          "a": ["happy", "gentle", "lucky", "honest"], "b": ["ugly", "rotten", "sick", "evil"]}

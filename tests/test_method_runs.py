@@ -6,7 +6,7 @@ import pytest
 from eatlas.encoders import StaticEncoder
 from eatlas.methods.ibd import ibd_inputs
 from eatlas.registry import load_registry
-from eatlas.runner import RunConfig, evaluate
+from eatlas.run.runner import RunConfig, evaluate
 from eatlas.store import write_run
 
 

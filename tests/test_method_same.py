@@ -134,7 +134,7 @@ def test_cli_same_run_on_the_default_model_writes_rows_sql_reads(tmp_path, capsy
 
     from eatlas.cli import main
     from eatlas.registry import load_registry
-    from eatlas.stimuli import build_test
+    from eatlas.registry.stimuli import build_test
 
     db = tmp_path / "r.duckdb"
     assert main(["--db", str(db), "run", "--method", "same", "--tests", "weat6", "--levels", "word", "--quiet",

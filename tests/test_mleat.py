@@ -10,20 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eatlas.mleat import (
-    PATTERNS,
-    MlEatResult,
-    _draw_map,
-    _figure,
-    classify_pattern,
-    draw_eat_map,
-    draw_eat_map_grid,
-    level2,
-    level3,
-    mleat,
-)
-from eatlas.sceat import direction, effect_sizes, sc_eat
-from eatlas.weat import weat
+from eatlas.methods.mleat import _draw_map, _figure, draw_eat_map, draw_eat_map_grid
+from eatlas.stats.mleat import PATTERNS, MlEatResult, classify_pattern, level2, level3, mleat
+from eatlas.stats.sceat import direction, effect_sizes, sc_eat
+from eatlas.stats.weat import weat
 
 DIM = 40
 N_ATTR = 8          # C(16, 8) = 12870 partitions: Level-2 p-values are exact

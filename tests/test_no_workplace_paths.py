@@ -44,7 +44,7 @@ def test_the_detector(text, found):
 
 def test_no_shipped_file_names_a_workplace_path():
     files = shipped_files()
-    assert "registry/sources.yaml" in files and "eatlas/cli.py" in files
+    assert "registry/sources.yaml" in files and "eatlas/cli/main.py" in files
     hits = []
     for rel in files:
         path = ROOT / rel

@@ -9,8 +9,8 @@ import tomllib
 import pytest
 
 from eatlas.cli import build_parser
-from eatlas.licenses import data_licenses
 from eatlas.registry import load_registry
+from eatlas.registry.licenses import data_licenses
 from tests.conftest import ROOT
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -25,9 +25,9 @@ def test_license_is_the_full_apache_text():
 
 
 def test_data_licenses_is_current():
-    """Each source and the licence its files record; regenerate with python -m eatlas.licenses."""
+    """Each source and the licence its files record; regenerate with python -m eatlas.registry.licenses."""
     committed = (ROOT / "DATA-LICENSES.md").read_text(encoding="utf-8")
-    assert committed == data_licenses(load_registry()), "run: python -m eatlas.licenses > DATA-LICENSES.md"
+    assert committed == data_licenses(load_registry()), "run: python -m eatlas.registry.licenses > DATA-LICENSES.md"
 
 
 def test_data_licenses_names_every_licence_as_recorded():

@@ -4,8 +4,8 @@ import io
 import numpy as np
 
 from eatlas.encoders import StaticEncoder
-from eatlas.runner import RunConfig, evaluate
-from eatlas.stimuli import build_test
+from eatlas.registry.stimuli import build_test
+from eatlas.run.runner import RunConfig, evaluate
 
 
 def toy_encoder():
@@ -37,7 +37,7 @@ def test_the_runner_reports_each_phase_with_its_total(mini):
 def test_the_cli_progress_shows_phase_totals(mini):
     from rich.console import Console
 
-    from eatlas.cli import _phases, _progress
+    from eatlas.cli.run_cmds import _phases, _progress
 
     buf = io.StringIO()
     con = Console(file=buf, force_terminal=True, width=150)

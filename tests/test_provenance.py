@@ -3,8 +3,8 @@ import duckdb
 from conftest import make_set
 from test_progress import toy_encoder
 
-from eatlas.registry import _DEFAULT
-from eatlas.runner import RunConfig, run
+from eatlas.registry.base import _DEFAULT
+from eatlas.run.runner import RunConfig, run
 
 
 def test_two_results_under_one_version_can_be_told_apart(tmp_path, mini):

@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from eatlas.errors import EatlasError
-from eatlas.publish import PLUS, config_name, hub_license, original_test_id, publish, registry_version
+from eatlas.outputs.publish import PLUS, config_name, hub_license, original_test_id, publish, registry_version
 from eatlas.registry import load_registry
-from eatlas.stimuli import get_test
+from eatlas.registry.stimuli import get_test
 from eatlas.store import read_published
 from tests.conftest import make_set, make_test
 
@@ -154,7 +154,7 @@ def test_card_header_and_licences(published):
 
 
 def test_card_cites_each_config(published):
-    from eatlas.cite import source_keys
+    from eatlas.registry.cite import source_keys
 
     text = (published[1]["out"] / "README.md").read_text(encoding="utf-8")
     section = text[text.index("## Citation"):]

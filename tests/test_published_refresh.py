@@ -3,8 +3,8 @@ table already holds what the same CSVs gave (store.refresh_published)."""
 import duckdb
 import pytest
 
-from eatlas import store
 from eatlas.errors import EatlasError
+from eatlas.store import db as store
 
 HEADER = ",".join(store.PUBLISHED_COLUMNS)
 

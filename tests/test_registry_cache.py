@@ -1,11 +1,11 @@
-"""The parsed registry kept between runs (eatlas.registry_cache): never stale, never a wrong 'valid'."""
+"""The parsed registry kept between runs (eatlas.registry.cache): never stale, never a wrong 'valid'."""
 from __future__ import annotations
 
 import pytest
 
-from eatlas import registry
 from eatlas.errors import ValidationFailed
-from eatlas.runner import refuse_invalid
+from eatlas.registry import base as registry
+from eatlas.run.runner import refuse_invalid
 
 
 @pytest.fixture

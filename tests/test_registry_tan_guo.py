@@ -429,7 +429,7 @@ def _registry_with_our_files(tmp_path: Path) -> str:
     cat = _load(ROOT / "catalog.yaml") if (ROOT / "catalog.yaml").is_file() else {}
     if any(isinstance(e, dict) and e.get("id") == "weat+occ" for e in cat.get("tests") or []):
         return str(ROOT)
-    from eatlas.catalog import sync
+    from eatlas.registry.catalog import sync
 
     root = tmp_path / "reg"
     shutil.copytree(ROOT / "registry", root / "registry")

@@ -195,7 +195,7 @@ PI_TESTS = ["arab-muslim", "disability", "native", "religion", "sexuality", "ski
 
 @pytest.mark.parametrize("name", PI_TESTS)
 def test_may_hidden_test_roles_and_sentences(name):
-    from eatlas.stimuli import get_test
+    from eatlas.registry.stimuli import get_test
     tid = f"project_implicit_{name}"
     doc = _load(TEST_FILES[tid])
     for role, key in zip("xyab", ("targ1", "targ2", "attr1", "attr2")):
@@ -213,7 +213,7 @@ def test_may_hidden_test_roles_and_sentences(name):
 
 
 def test_may_hidden_kinds_as_the_issue_states():
-    from eatlas.stimuli import get_test
+    from eatlas.registry.stimuli import get_test
     dark = items(_load(SET_FILES["pi_skin_tone_dark_terms"]))
     light = items(_load(SET_FILES["pi_skin_tone_light_terms"]))
     assert light["light skin"]["kind"] == "mass_noun" and dark["dark skin"]["kind"] == "mass_noun"
@@ -228,7 +228,7 @@ def test_may_hidden_kinds_as_the_issue_states():
 
 @pytest.mark.parametrize("t", ["1", "1b", "2", "2b"])
 def test_meade_sent_level_is_the_authors_sentences(t):
-    from eatlas.stimuli import get_test
+    from eatlas.registry.stimuli import get_test
     tid = f"sent-religion{t}"
     test = get_test(tid, level="sent")
     assert test.level == "sent" and not test.truncated
@@ -318,7 +318,7 @@ def test_bad_seeds_holds_caliskan_wefat_lists():
 
 def test_bai_prompt_template_renders_the_authors_prompts():
     from eatlas.registry import load_registry
-    from eatlas.templates import render
+    from eatlas.registry.templates import render
     tmpl = load_registry(str(ROOT)).get_template("bai2024_llm_iat@1.0.0")
     pair_group, attributes = ["white", "black"], ["marvelous", "tragic", "superb"]
     for family, path in (("replication", "replication.py"), ("instruction1", "instruction1.py"),
@@ -353,7 +353,7 @@ def test_bai_tests_split_the_attributes_in_halves():
 def test_word_kind_has_no_template_family():
     from eatlas.errors import EatlasError
     from eatlas.registry import load_registry
-    from eatlas.templates import expand_item
+    from eatlas.registry.templates import expand_item
     reg = load_registry(str(ROOT))
     s = reg.get_set("garg2018_words_islam@1.0.0")
     assert {i.kind for i in s.items} == {"word"}

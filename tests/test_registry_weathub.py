@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from eatlas.registry import load_registry
-from eatlas.schemas import item_key
+from eatlas.registry.textcheck import item_key
 
 ROOT = Path(__file__).resolve().parent.parent
 DIGESTS = json.loads((ROOT / "tests/data/authors/weathub/digests.json").read_text(encoding="utf-8"))

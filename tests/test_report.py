@@ -15,8 +15,8 @@ import pytest
 
 from eatlas.cli import main
 from eatlas.errors import EatlasError
+from eatlas.outputs.report import SECTIONS, build_report
 from eatlas.registry import load_registry
-from eatlas.report import SECTIONS, build_report
 from eatlas.store import write_run
 
 FIGURES = ("fig-matrix", "fig-forest", "fig-eat-map", "fig-ceat", "fig-reproduction")
@@ -229,13 +229,14 @@ def test_figures_have_no_overlapping_labels_and_name_model_run_and_legend(db, tm
     import duckdb
     import numpy as np
 
-    from eatlas.mleat import draw_eat_map, draw_eat_map_grid, mleat
+    from eatlas.methods.mleat import draw_eat_map, draw_eat_map_grid
+    from eatlas.stats.mleat import mleat
 
     con = duckdb.connect(str(db), read_only=True)
     results = con.execute("SELECT * FROM results WHERE run_id LIKE 'weat-%'").fetchdf()
     runs = con.execute("SELECT * FROM runs").fetchdf()
     con.close()
-    from eatlas.report import matrix, reproduction_scatter
+    from eatlas.outputs.report import matrix, reproduction_scatter
     m = matrix(results, runs, load_registry(), None, by_run=True)
     assert _overlaps(m["fig"]) == []
     assert "Holm-Bonferroni" in m["svg"] and "runs: weat-gl" in m["svg"]
@@ -252,7 +253,7 @@ def test_figures_have_no_overlapping_labels_and_name_model_run_and_legend(db, tm
     names = ["European American names", "African American names", "Pleasant (Greenwald 1998)", "Unpleasant words"]
     X, Y, A, B = (rng.normal(size=(8, 16)) for _ in range(4))
     res = mleat(X, Y, A, B, n_samples=200, names=names)
-    from eatlas.mleat import eat_map_figure, eat_map_grid_figure
+    from eatlas.methods.mleat import eat_map_figure, eat_map_grid_figure
     assert _overlaps(eat_map_figure(res, title="weat3 [word]", subtitle="model m · run abcd1234", holm=True,
                                     alpha=0.01)) == []
     assert _overlaps(eat_map_grid_figure({f"t{i} [word]": res for i in range(5)}, subtitle="model m",

@@ -15,8 +15,8 @@ from markupsafe import escape
 from test_report import _overlaps
 
 from eatlas.cli import main
-from eatlas.report import build_report, forest_plots
-from eatlas.robust import leave_one_out
+from eatlas.outputs.report import build_report, forest_plots
+from eatlas.stats.robust import leave_one_out
 
 ODD = "<b>&\"x'"            # a stimulus a page must show as text, never as markup
 WORDS = {"x": [ODD, "tulip", "daisy", "lily"], "y": ["ant", "moth", "wasp", "flea"],

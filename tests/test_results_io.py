@@ -8,7 +8,7 @@ import duckdb
 import pytest
 
 from eatlas.cli import main
-from eatlas.runner import RunConfig, run
+from eatlas.run.runner import RunConfig, run
 from tests.static_models import write_static_model
 
 

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from eatlas.robust import bootstrap_ci, leave_one_out, resample_statistic
-from eatlas.weat import association, effect_size_from_s
+from eatlas.stats.robust import bootstrap_ci, leave_one_out, resample_statistic
+from eatlas.stats.weat import association, effect_size_from_s
 
 
 def _d(X, Y, A, B) -> float:

@@ -5,7 +5,7 @@ import yaml
 from eatlas.cli import main
 from eatlas.errors import EatlasError
 from eatlas.registry import Registry
-from eatlas.schemas import check_registry
+from eatlas.registry.schemas import check_registry
 from tests.conftest import make_set, make_test, write_yaml
 
 
@@ -134,7 +134,7 @@ def test_validate_cli_exits_non_zero_with_message(mini, capsys):
 
 
 def test_project_registry_is_valid():
-    from eatlas.checks import split_warnings
+    from eatlas.registry.checks import split_warnings
     from tests.conftest import ROOT
     errors, _ = split_warnings(check_registry(Registry(ROOT)))   # warnings: items the authors' lists share
     assert errors == []

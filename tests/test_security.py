@@ -11,7 +11,7 @@ from eatlas import store
 from eatlas.cli import build_parser, main
 from eatlas.errors import EatlasError
 from eatlas.registry import Item, parse_template, parse_yaml
-from eatlas.templates import expand_item, vet_template
+from eatlas.registry.templates import expand_item, vet_template
 
 
 # ----------------------------------------------------------------------------- YAML
@@ -65,7 +65,7 @@ def test_jinja_globals_are_not_reachable(name):
 # ----------------------------------------------------------------------------- model code
 def test_trust_remote_code_is_off_by_default():
     assert not build_parser().parse_args(["run"]).trust_remote_code
-    from eatlas.runner import RunConfig
+    from eatlas.run.runner import RunConfig
     assert RunConfig().trust_remote_code is False
 
 

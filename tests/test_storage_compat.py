@@ -40,7 +40,7 @@ def test_a_new_results_file_is_written_in_a_1x_storage_format(tmp_path):
 @pytest.mark.skipif(not (Path(OLD) / "duckdb").is_dir(), reason=f"no DuckDB 1.x in {OLD}: "
                     "pip download duckdb==1.4.1 && pip install --no-deps --target DIR the wheel")
 def test_a_duckdb_1x_client_reads_the_results_of_a_run(tmp_path, mini):
-    from eatlas.runner import RunConfig, run
+    from eatlas.run.runner import RunConfig, run
 
     db = tmp_path / "r.duckdb"
     run(RunConfig(tests=["t1"], levels=("word",), n_samples=200), db=db, registry=mini.root, encoder=toy_encoder())

@@ -1,4 +1,4 @@
-"""The sampled permutation test's subset sampler (eatlas.subsets): exactly uniform, right sums, the
+"""The sampled permutation test's subset sampler (eatlas.stats.subsets): exactly uniform, right sums, the
 same p as a plain float-key sampler within Monte Carlo error, bounded memory."""
 import itertools
 import math
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from eatlas import subsets
-from eatlas.weat import null_distribution, permutation_p
+from eatlas.stats import subsets
+from eatlas.stats.weat import null_distribution, permutation_p
 
 
 def _members(masks: np.ndarray, n: int) -> np.ndarray:

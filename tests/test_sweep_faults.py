@@ -28,8 +28,8 @@ def killer_model(folder, attempts):
 def test_a_ray_worker_killed_mid_task_is_recorded_and_the_other_models_are_stored(tmp_path, ray_local):
     from transformers.utils import HF_MODULES_CACHE
 
-    from eatlas.runner import RunConfig
-    from eatlas.sweep import MAX_RETRIES, sweep
+    from eatlas.run.runner import RunConfig
+    from eatlas.run.sweep import MAX_RETRIES, sweep
 
     models = [str(write_static_model(tmp_path / f"m{seed}.txt", seed)) for seed in (1, 2)]
     attempts = tmp_path / "attempts.txt"

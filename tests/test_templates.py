@@ -2,8 +2,8 @@ import pytest
 
 from eatlas.errors import EatlasError
 from eatlas.registry import Item, Registry, parse_template
-from eatlas.stimuli import build_test
-from eatlas.templates import article_for, expand_item, plural_of, vet_template
+from eatlas.registry.stimuli import build_test
+from eatlas.registry.templates import article_for, expand_item, plural_of, vet_template
 from tests.conftest import ROOT, make_set, make_test
 
 

@@ -204,7 +204,7 @@ def test_run_refuses_a_set_edited_without_a_version_bump(mini, capsys, vectors, 
     says(*validate(mini, capsys), ROSES, "content changed but version 1.0.0 did not", code=1)
     import duckdb
 
-    from eatlas.registry import _DEFAULT
+    from eatlas.registry.base import _DEFAULT
     _DEFAULT.clear()                        # a new process: the registry as it is now on disk
     con = duckdb.connect(str(db), read_only=True)
     before = con.execute("SELECT count(*) FROM results").fetchone()
@@ -305,7 +305,7 @@ def test_loader_yaml_is_safe_loaded_and_bounded(mini, capsys):
 
 def test_project_loaders_are_valid():
     from eatlas.encoders import LOADERS_DIR
-    from eatlas.loaders import read_loaders
+    from eatlas.encoders.loaders import read_loaders
     assert set(read_loaders(LOADERS_DIR)) >= {"all-minilm-l6-v2", "glove-6b-50d"}
 
 

@@ -9,7 +9,7 @@ import yaml
 from eatlas.cli import main
 from eatlas.errors import EatlasError
 from eatlas.registry import Registry
-from eatlas.schemas import check_registry
+from eatlas.registry.schemas import check_registry
 from tests.conftest import make_set, make_test
 
 
@@ -145,7 +145,7 @@ def _static_for(reg):
 
 
 def test_default_run_is_english_unless_a_language_is_named(mini):
-    from eatlas.runner import RunConfig, evaluate
+    from eatlas.run.runner import RunConfig, evaluate
     reg = hindi(mini).load()
     enc = _static_for(reg)
     out = evaluate(RunConfig(levels=("word",), n_samples=100, use_cache=False), registry=mini.root, encoder=enc)
@@ -163,7 +163,7 @@ def test_default_run_is_english_unless_a_language_is_named(mini):
 def test_publish_has_languages_and_groups_configs_by_licence(mini, tmp_path):
     import pandas as pd
 
-    from eatlas.publish import publish
+    from eatlas.outputs.publish import publish
     hindi(mini, license="GPL-3.0", license_note="The repository's LICENSE is GPL-3.0; its Hub card says CC-BY-4.0.")
     publish(mini.load(), tmp_path / "ds")
     card = (tmp_path / "ds" / "README.md").read_text()
@@ -182,7 +182,7 @@ def test_publish_has_languages_and_groups_configs_by_licence(mini, tmp_path):
 
 
 def test_unspecified_licence_is_never_called_open(mini, tmp_path):
-    from eatlas.publish import publish
+    from eatlas.outputs.publish import publish
     mini.add_set(make_set("roses", ["rose", "tulip", "daisy", "lily"], license="unspecified"))
     publish(mini.sync().load(), tmp_path / "ds")
     groups = (tmp_path / "ds" / "README.md").read_text().split("### Configs by licence")[1].split("###")[0]
@@ -192,7 +192,7 @@ def test_unspecified_licence_is_never_called_open(mini, tmp_path):
 
 def test_default_run_holds_canonical_tests_only(mini):
     """Variants run only when named: the default run tests each test once (one Holm family)."""
-    from eatlas.runner import default_tests
+    from eatlas.run.runner import default_tests
     mini.add_test(make_test("t1_v", "roses@1.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0",
                             variant="authors-code", variant_of="t1"))
     reg = mini.sync().load()

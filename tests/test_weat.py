@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from eatlas import holm, weat
-from eatlas.weat import association, partition_matrix
+from eatlas.stats.weat import association, partition_matrix
 
 
 def loop_p(s_x, s_y):

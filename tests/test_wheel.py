@@ -59,7 +59,7 @@ def test_the_wheel_holds_the_data_folders(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     for d in DATA:
         assert any(n.startswith("eatlas/_data/" + d) for n in names), d
-    assert "eatlas/_data/schemas/stimuli.yaml" in names and "eatlas/report_template.html.j2" in names
+    assert "eatlas/_data/schemas/stimuli.yaml" in names and "eatlas/outputs/report_template.html.j2" in names
     catalog = {n for n in names if n.startswith("eatlas/_data/registry/") and n.endswith((".yaml", ".csv"))}
     assert len(catalog) > 100
     assert not any(n.startswith(("tests/", "docs/", "benchmarks/")) or "__pycache__" in n for n in names)
