@@ -11,6 +11,7 @@ from .db import (
     DUCKDB_MAGIC,
     SANDBOX,
     STORAGE_VERSION,
+    SWEEP_FAILURES,
     VIEWS,
     ResultRow,
     RunRow,
@@ -29,10 +30,10 @@ from .db import (
 )
 
 __all__ = [
-    "DUCKDB_MAGIC", "MAX_CSV_BYTES", "PUBLISHED_COLUMNS", "SANDBOX", "STORAGE_VERSION", "VIEWS", "ResultRow",
-    "RunRow", "check_writable", "connect", "default_db", "export_results", "import_results", "init_schema",
-    "published_only", "query", "read_published", "refresh_published", "rollback", "schema_ddl", "stringify",
-    "tables", "write_run",
+    "DUCKDB_MAGIC", "MAX_CSV_BYTES", "PUBLISHED_COLUMNS", "SANDBOX", "STORAGE_VERSION", "SWEEP_FAILURES", "VIEWS",
+    "ResultRow", "RunRow", "check_writable", "connect", "default_db", "export_results", "import_results",
+    "init_schema", "published_only", "query", "read_published", "refresh_published", "rollback", "schema_ddl",
+    "stringify", "tables", "write_run",
 ]
 
 
