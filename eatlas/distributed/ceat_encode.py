@@ -17,7 +17,7 @@ Either way the vectors come back to the driver as ``encoded``: (stimulus, case_s
 float32 matrix in sample order (NaN rows: the model could not encode that span), which
 ``eatlas.methods.ceat.run_ceat(..., encoded=...)`` uses instead of encoding. The table and its vectors
 (``list<float32>``, null where not encodable) are written as ``contexts.parquet`` into a folder (default
-``ceat-contexts/<run id>`` beside the database) through :mod:`eatlas.outputs`, so no file eatlas did
+``ceat-contexts/<run id>`` beside the database) through :mod:`eatlas.guard`, so no file eatlas did
 not write is ever replaced, before the run is stored; a failed store removes it again.
 """
 from __future__ import annotations
@@ -255,7 +255,7 @@ def sample_and_encode(encoder, reg, test_ids: list[str], corpus: list[str] | Non
 
 def write_contexts(table: pa.Table, run: dict, *, out: str | Path | None, db: str | Path, engine: str) -> ContextsFile:
     """``contexts.parquet`` of a run (its contexts and vectors) in ``out`` or ``ceat-contexts/<run id>`` beside
-    the database, through eatlas.outputs; ``run['settings']`` records where."""
+    the database, through eatlas.guard; ``run['settings']`` records where."""
     import pyarrow.parquet as pq
 
     from ..guard import Outputs

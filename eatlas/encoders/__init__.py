@@ -47,7 +47,7 @@ LOADERS_DIR = loaders_dir()
 
 # ---------------------------------------------------------------------------- model registry
 def model_entries(loaders_dir: Path | None = None) -> dict[str, dict]:
-    """id -> loader entry, each validated like a registry file (eatlas.loaders)."""
+    """id -> loader entry, each validated like a registry file (eatlas.encoders.loaders)."""
     from .loaders import read_loaders
 
     return read_loaders(loaders_dir or LOADERS_DIR)
@@ -65,7 +65,7 @@ def load_encoder(model: str | None = None, *, pooling: str | None = None, layer:
                  family: str | None = None) -> Encoder:
     """A registered model id (loaders/), a local transformers folder, or a static-vector file.
 
-    The encoder records what model it is (``eatlas.identity``): a registered id, or a folder whose
+    The encoder records what model it is (``eatlas.encoders.identity``): a registered id, or a folder whose
     weights are those of a registered model, takes that entry's family and identity; anything else is
     family ``unknown`` unless ``family`` (--family) names one."""
     enc = _load_encoder(model, pooling=pooling, layer=layer, subword=subword, batch_size=batch_size,

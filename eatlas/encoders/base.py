@@ -1,6 +1,6 @@
 """The encoder interface every backend implements, and what identifies a model's weights.
 
-``Encoder.cache_key(mode)`` names everything that decides a vector, for ``eatlas.cache``.
+``Encoder.cache_key(mode)`` names everything that decides a vector, for ``eatlas.encoders.cache``.
 ``Backend``: a kind of model (transformers, sentence-transformers, static vectors) that EATlas can
 load, from a loader entry (``loaders/*.yaml``, field ``backend``) or from a local path it
 recognises; backends register with ``@register_backend`` (eatlas.encoders.hf, eatlas.encoders.static).
@@ -64,7 +64,7 @@ class Encoder:
     subword: str | None = None
     info: dict = field(default_factory=dict)
     calls: int = 0                      # forward passes / lookups made (the cache test counts them)
-    family_source: str | None = None    # loader | fingerprint | user | unknown (eatlas.identity)
+    family_source: str | None = None    # loader | fingerprint | user | unknown (eatlas.encoders.identity)
     entry: str | None = None            # the registered model id it is (by id or by its weights)
     identity: dict = field(default_factory=dict)   # name, size, corpus of that entry
 

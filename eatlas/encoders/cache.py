@@ -129,7 +129,7 @@ class EmbeddingCache:
         """One row per settings key: the key, entries, shards and bytes on disk."""
         out = []
         for d in sorted(self.root.glob("*/")) if self.root.is_dir() else []:
-            if d.name == "registry":        # the parsed registry (eatlas.registry_cache), not vectors
+            if d.name == "registry":        # the parsed registry (eatlas.registry.cache), not vectors
                 continue
             try:
                 key = json.loads((d / "key.json").read_text())
@@ -148,5 +148,5 @@ class EmbeddingCache:
             if (d / "key.json").is_file() or any(d.glob("*.npz")):
                 shutil.rmtree(d, ignore_errors=True)
                 n += 1
-        shutil.rmtree(self.root / "registry", ignore_errors=True)     # the parsed registry (eatlas.registry_cache)
+        shutil.rmtree(self.root / "registry", ignore_errors=True)     # the parsed registry (eatlas.registry.cache)
         return n

@@ -25,7 +25,7 @@ FIELDS: dict[str, tuple[type, ...]] = {
     "id": (str,), "name": (str,), "default": (bool,), "backend": (str,), "family": (str,), "architecture": (str,),
     "weights": (dict,), "pooling": (str,), "layer": (int,), "normalize": (bool,), "lowercase": (bool,),
     "dimension": (int,), "max_length": (int,), "license": (str,), "install": (str,), "note": (str,),
-    "identity": (dict,),        # what model this is (eatlas.identity checks its contents)
+    "identity": (dict,),        # what model this is (eatlas.encoders.identity checks its contents)
 }
 REQUIRED = ("id", "name", "backend", "family", "weights", "license")
 _MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")

@@ -4,7 +4,7 @@ A method is one module in ``eatlas/methods/`` (or a third-party package's entry 
 ``eatlas.methods``) holding one ``Method`` subclass decorated with ``@register``. From its
 declaration come the CLI's ``--method`` choices and the method's own options
 (``eatlas.cli``), the store's tables (``eatlas.store`` derives their DDL from the row types
-declared here), the run record (one run path, ``eatlas.runner``) and its report and CLI summary.
+declared here), the run record (one run path, ``eatlas.run.runner``) and its report and CLI summary.
 
 Two kinds of input:
 
@@ -126,7 +126,7 @@ def as_dict(row) -> dict:
 class Matrices:
     """A test at one level, as a matrices method sees it: the encodable stimuli of each role
     (``x``, ``y``, ``a``, ``b``: float64 arrays of shape (n, d)), their texts (``texts[role]``) and
-    the test (``test``: eatlas.stimuli.Test, with concept names and provenance)."""
+    the test (``test``: eatlas.registry.stimuli.Test, with concept names and provenance)."""
     x: np.ndarray
     y: np.ndarray
     a: np.ndarray
@@ -145,7 +145,7 @@ class Matrices:
 class Outcome:
     """What ``compute`` returns for one test at one level. A method with ``effect_size = True``
     fills ``stats`` (an object with effect_size, p_value, exact, n_partitions, ci_low, ci_high, such
-    as eatlas.weat.WeatResult). ``rows``: table name -> rows of its own tables. ``detail``: kept in
+    as eatlas.stats.weat.WeatResult). ``rows``: table name -> rows of its own tables. ``detail``: kept in
     memory for the method's ``after_run`` (e.g. ML-EAT's result, for its EAT-Maps). ``not_run``: the
     reason the test could not be computed (it is then stored as not run)."""
     stats: Any = None
@@ -168,7 +168,7 @@ class MethodRun:
 class Method:
     """Subclass, declare, decorate with ``@register``.
 
-    ``cfg`` (eatlas.runner.RunConfig) holds what every run has: model, tests, levels, seed, alpha,
+    ``cfg`` (eatlas.run.runner.RunConfig) holds what every run has: model, tests, levels, seed, alpha,
     min_coverage, the statistics options (n_samples, parametric, alternative, ci, n_boot; those the
     method lists in ``stats``) and ``options``, the method's own Option values by dest (read them with
     ``self.option(cfg, dest)``, which falls back to the declared default)."""
@@ -207,7 +207,7 @@ class Method:
     def report(self, ctx) -> list[dict]:
         """The method's sections of the HTML report: dicts with ``id``, ``title``, ``nav`` (the link text),
         ``html`` (markup from ``ctx.render``) and ``frames`` (the rows shown, for the page's run list and
-        references). ``ctx`` (eatlas.report.ReportContext): ``rows(table, keys)`` (the selected rows of a
+        references). ``ctx`` (eatlas.outputs.report.ReportContext): ``rows(table, keys)`` (the selected rows of a
         table), ``rows_of_runs``, ``figure``/``svg`` (matplotlib to inline SVG), ``render`` (Jinja)."""
         return []
 
@@ -219,7 +219,7 @@ class Method:
 # fills it; the store derives its DDL from this declaration like every method's own).
 @dataclass
 class InfluenceRow:
-    """A row of ``influence`` ("Bad Seeds"): the effect size with one stimulus left out (eatlas.robust)."""
+    """A row of ``influence`` ("Bad Seeds"): the effect size with one stimulus left out (eatlas.stats.robust)."""
     role: str                 # x | y | a | b
     item: str                 # the stimulus text
     d_without: float | None

@@ -1,7 +1,7 @@
 """CEAT (Guo & Caliskan 2021): contexts of every stimulus from a corpus, contextual-word vectors, N
-draws of a WEAT effect size, combined with a random-effects model (eatlas.ceat).
+draws of a WEAT effect size, combined with a random-effects model (eatlas.stats.ceat).
 
-Contexts are sampled by ``eatlas.ceat_corpus`` (at most ``--max-contexts`` per stimulus, the same
+Contexts are sampled by ``eatlas.distributed.ceat_corpus`` (at most ``--max-contexts`` per stimulus, the same
 sample whatever the sharding); one local file is read here, several shards, a URL or ``--engine ray``
 are scanned shard by shard (on Ray Data with ``--engine ray``).
 """
@@ -138,7 +138,8 @@ class Ceat(Method):
         return MethodRun(rows=rows, test_ids=ctx.test_ids, levels=["c-word"], n_samples=o("n_draws"), detail=table,
                          settings={"n_draws": o("n_draws"), "sampling": o("sampling"),
                                    "max_contexts": o("max_contexts"), "case_sensitive": case_sensitive,
-                                   "corpus_lines": n_lines, "sampler": "bottom-k blake2b (eatlas.ceat_corpus)",
+                                   "corpus_lines": n_lines,
+                                   "sampler": "bottom-k blake2b (eatlas.distributed.ceat_corpus)",
                                    "contexts_encoded_on": o("engine")})
 
     def stage(self, outcome, cfg, *, db, registry):
@@ -263,7 +264,7 @@ def _dataset_column(path: Path, column: str | None) -> list[str]:
 
 def corpus_contexts(reg, test_ids, paths, column, engine, ray_address, max_contexts, seed, case_sensitive):
     """One local corpus file or folder: its lines (run_ceat samples them). Several shards, a URL or engine
-    ray: the sample taken shard by shard (eatlas.ceat_corpus), on Ray with engine 'ray'."""
+    ray: the sample taken shard by shard (eatlas.distributed.ceat_corpus), on Ray with engine 'ray'."""
     if engine == "local" and len(paths) == 1 and "://" not in paths[0]:
         return read_corpus(Path(paths[0]), column), {}
     from ..distributed.ceat_corpus import ceat_keys
@@ -277,8 +278,8 @@ def run_ceat(encoder, reg, test_ids: list[str], corpus: list[str] | None, *, n_d
              seed: int = 0, sampling: str = "paper", max_contexts: int = 1000, case_sensitive: bool | None = None,
              progress=None, contexts: dict | None = None, encoded: dict | None = None) -> dict:
     """CEAT on each test: rows of ceat_results, ceat_contexts and ceat_draws (without run_id).
-    ``contexts``: the sample already taken (eatlas.ceat_corpus.corpus_contexts, e.g. on Ray) instead of
-    ``corpus``; ``encoded``: their vectors already computed (eatlas.ceat_encode: (stimulus, case_sensitive)
+    ``contexts``: the sample already taken (eatlas.distributed.ceat_corpus.corpus_contexts, e.g. on Ray) instead of
+    ``corpus``; ``encoded``: their vectors already computed (eatlas.distributed.ceat_encode: (stimulus, case_sensitive)
     -> (n, d) matrix in sample order, NaN rows not encodable), used instead of encoding here."""
     from ..distributed.ceat_corpus import _case_sensitive, scan_lines
     from ..registry.stimuli import build_test

@@ -1,6 +1,6 @@
 """IBD and EIBD (Guo & Caliskan 2021): the intersectional and emergent biases of each group of Guo &
 Caliskan's names, detected among the Ghavami & Peplau validation lists, thresholds chosen on the ROC
-curve (eatlas.ibd); the paper's printed chance rates and accuracies beside ours."""
+curve (eatlas.stats.ibd); the paper's printed chance rates and accuracies beside ours."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,7 +18,7 @@ GENDER_WORDS = {"F": "females", "M": "males"}
 
 @dataclass
 class IbdRow:
-    """A row of ``ibd_results``: eatlas.ibd.DetectionResult.to_dict() and the paper's printed rates."""
+    """A row of ``ibd_results``: eatlas.stats.ibd.DetectionResult.to_dict() and the paper's printed rates."""
     method: str
     target: str
     positive_list: str | None

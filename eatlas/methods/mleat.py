@@ -19,7 +19,7 @@ from .base import STATS_OPTIONS, Matrices, Method, Option, Outcome, Table, regis
 
 @dataclass
 class MleatRow:
-    """A row of ``mleat_results``: eatlas.mleat.MlEatResult.to_dict(); docs/methods.md describes it."""
+    """A row of ``mleat_results``: eatlas.stats.mleat.MlEatResult.to_dict(); docs/methods.md describes it."""
     x_name: str | None
     y_name: str | None
     a_name: str | None
@@ -212,7 +212,7 @@ EAT_MAP_HTML = """\
 
 
 def _maps_target(folder: Path, db: Path, registry):
-    """Where the EAT-Maps go: eatlas.outputs decides (never the database, a registry file or a file
+    """Where the EAT-Maps go: eatlas.guard decides (never the database, a registry file or a file
     eatlas did not write)."""
     from ..guard import Outputs
     from ..registry.base import default_root

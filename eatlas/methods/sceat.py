@@ -1,6 +1,6 @@
 """SC-EAT as a run method (``eatlas run --method sceat``): every target stimulus of X and Y against A and B.
 
-For each target stimulus w (a row of X or of Y), ``eatlas.sceat.sc_eat(w, A, B)``: the single-category
+For each target stimulus w (a row of X or of Y), ``eatlas.stats.sceat.sc_eat(w, A, B)``: the single-category
 effect size ``d(w) = (mean_A cos(w, a) - mean_B cos(w, b)) / std_{A u B} cos(w, x)`` (ddof=1; Caliskan
 et al. 2017's WEFAT statistic, ML-EAT eq. 9 of Wolfe, Hiniker and Howe 2024) and the permutation test
 over re-partitions of the attribute words A u B (ML-EAT eq. 7-8), both tails kept. ``association`` is
@@ -10,7 +10,7 @@ ML-EAT's rule: "A" when d > ``--sceat-threshold`` and p_upper < ``--sceat-alpha`
 uses the run's seed, so its partitions are the same for every target of a test.
 
 No correction for multiple comparisons is applied across the targets (as for ML-EAT's two Level-2
-tests); ``eatlas.weat.holm`` is available. A target equally similar to every attribute (standard
+tests); ``eatlas.stats.weat.holm`` is available. A target equally similar to every attribute (standard
 deviation 0) has no effect size: its row has null statistics and the reason; when no target of the
 test has one, the test is not run.
 """
@@ -81,7 +81,7 @@ class SceatMethod(Method):
     )
     tables = (
         Table("sceat_results", SceatRow, key=("role", "item"),
-              doc="SC-EAT of every target stimulus of X and Y against A and B (eatlas.sceat.sc_eat)"),
+              doc="SC-EAT of every target stimulus of X and Y against A and B (eatlas.stats.sceat.sc_eat)"),
     )
     cite = ("Caliskan, Bryson and Narayanan (2017), Science 356(6334):183-186, doi:10.1126/science.aal4230 "
             "(WEFAT); Wolfe, Hiniker and Howe (2024), ML-EAT, eq. 7-9")

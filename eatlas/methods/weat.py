@@ -1,5 +1,5 @@
 """WEAT/SEAT (Caliskan et al. 2017; May et al. 2019): the effect size d of a test's X, Y, A, B, its
-permutation test (exact or sampled, ``--alternative``) and its stimulus-bootstrap CI (eatlas.weat)."""
+permutation test (exact or sampled, ``--alternative``) and its stimulus-bootstrap CI (eatlas.stats.weat)."""
 from __future__ import annotations
 
 from ..stats.weat import weat

@@ -1,4 +1,4 @@
-"""Sections of the dataset card (eatlas.publish) that a careful reader of a bias measurement needs:
+"""Sections of the dataset card (eatlas.outputs.publish) that a careful reader of a bias measurement needs:
 what an EAT does and does not measure, and how the registry changed from version to version."""
 from __future__ import annotations
 

@@ -97,7 +97,7 @@ def export(reg: Registry, fmt: str, out_dir: str | Path, *, test_ids: list[str] 
 
     ``level`` None: sent-bias files are at the test's own level, tables hold every level it has. A
     test without the requested level is an error when named in ``test_ids``, otherwise skipped. Files are
-    written only where eatlas.outputs allows (never over ``db``, a registry file or a file eatlas did not
+    written only where eatlas.guard allows (never over ``db``, a registry file or a file eatlas did not
     write), every path checked before the first is written; CSV cells are neutralised against formulas.
     """
     from ..guard import Outputs, neutralise_csv

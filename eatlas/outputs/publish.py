@@ -120,7 +120,7 @@ def _write(df: pd.DataFrame, target, config: str) -> str:
 
 
 def _prepare(out: Path, rels: list[str], *, db=None, registry_root=None):
-    """The folder's record of what publish wrote there (eatlas.outputs.Outputs), once every file about to be
+    """The folder's record of what publish wrote there (eatlas.guard.Outputs), once every file about to be
     written has been checked: publish replaces only files it wrote itself and the user left unchanged, and
     refuses a non-empty folder it never published into."""
     from ..guard import MANIFEST, Outputs
@@ -282,7 +282,7 @@ def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str 
 
 
 def _citation_section(reg: Registry, tests: list[dict]) -> list[str]:
-    """Which works each test config draws on (eatlas.cite), and their BibTeX once each."""
+    """Which works each test config draws on (eatlas.registry.cite), and their BibTeX once each."""
     from ..registry.cite import bibtex_for_tests, source_keys
 
     per_test = {c["config_name"]: list(dict.fromkeys(k for lv in reg.tests[c["test_id"]].levels

@@ -376,7 +376,7 @@ INFLUENCE_TOP = 5
 def influence_table(con, tables: set[str], results: pd.DataFrame, reg: Registry | None, *, by_run: bool = False,
                     top: int = INFLUENCE_TOP) -> dict:
     """For each shown result (the forest's rows and series), its ``top`` most influential stimuli (largest
-    |delta| in table ``influence``, eatlas.influence_view.top_influence) with the result's leave-one-out range
+    |delta| in table ``influence``, eatlas.store.influence.top_influence) with the result's leave-one-out range
     and sign stability; a stimulus whose leaving out flips the sign of d is flagged. ``available`` is False for
     a database written before the influence table existed."""
     from ..store.influence import ROLE_NAMES, top_influence
@@ -428,7 +428,7 @@ def provenance(reg: Registry | None) -> list[dict]:
 
 
 def references(reg: Registry | None, *frames: pd.DataFrame) -> list[dict]:
-    """The works to cite for the tests (at their levels) in the result tables, via eatlas.cite: each with
+    """The works to cite for the tests (at their levels) in the result tables, via eatlas.registry.cite: each with
     its one-line citation, its BibTeX and the tests that draw on it; EATlas last."""
     from ..registry.cite import EATLAS_AUTHORS, EATLAS_TITLE, citations
 
@@ -583,7 +583,7 @@ def _safe(svg: str):
 
 def write_report(db: str | Path, out: str | Path, **kw) -> Path:
     """Write the report to ``out``: never over the database, a registry file or a file eatlas did not
-    write (eatlas.outputs), checked before the report is built."""
+    write (eatlas.guard), checked before the report is built."""
     from ..guard import Outputs
     from ..registry.base import default_root
 

@@ -1,6 +1,6 @@
 """Checks of registry content beyond the per-file parsers, shared by ``validate`` and ``run``.
 
-* stimulus text: refused characters, mixed scripts, look-alike items (:mod:`eatlas.textcheck`);
+* stimulus text: refused characters, mixed scripts, look-alike items (:mod:`eatlas.registry.textcheck`);
 * test structure: a set in two roles, an item (or a look-alike of it) in two roles;
 * templates: every family sentence carries the stimulus, and the expansion is bounded (part depth,
   sentence length, sentence count) before anything is expanded;

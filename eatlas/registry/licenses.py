@@ -3,7 +3,7 @@
 The code is Apache-2.0 (LICENSE); every stimulus set, test and template keeps the licence of its
 source exactly as its file's ``license:`` field records it, and so does the validation data of each
 ``registry/<source>/data/`` folder (its ``provenance.yaml``). Regenerate the file after adding a set
-with ``python -m eatlas.licenses > DATA-LICENSES.md``; tests/test_package_files.py checks it is current.
+with ``python -m eatlas.registry.licenses > DATA-LICENSES.md``; tests/test_package_files.py checks it is current.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def data_licenses(reg: Registry) -> str:
     lines = [
         "# Data licences",
         "",
-        "Generated from `catalog.yaml` by `python -m eatlas.licenses`; do not edit by hand.",
+        "Generated from `catalog.yaml` by `python -m eatlas.registry.licenses`; do not edit by hand.",
         "",
         "The EATlas code is licensed under Apache-2.0 (`LICENSE`). The stimulus sets, tests and templates",
         "under `registry/` and `templates/` are not: each keeps the licence of its source, exactly as the",

@@ -348,7 +348,7 @@ def check_variants(reg: Registry) -> list[EatlasError]:
 
 def check_published(reg: Registry) -> list[EatlasError]:
     """Every published-results CSV in the catalog reads, with the columns the store needs, and
-    follows schemas/published.yaml (eatlas.published)."""
+    follows schemas/published.yaml (eatlas.registry.published)."""
     from .published import check_table, read_published
 
     out = []

@@ -83,7 +83,7 @@ def build_test(reg: Registry, spec: TestSpec, level: str | None = None, *, seed:
                               file=spec.file, obj=f"test {spec.id}", field="expansions")
         exp = spec.expansions[key]
         tmpl = reg.get_template(exp.template)
-        template_ok(tmpl)          # bounded before anything is expanded (eatlas.checks)
+        template_ok(tmpl)          # bounded before anything is expanded (eatlas.registry.checks)
         template_ref = tmpl.ref
         stim = {}
         for r in ROLES:

@@ -59,7 +59,7 @@ class RunConfig:
     min_coverage: float = 0.8
     batch_size: int = 64
     trust_remote_code: bool = False
-    use_cache: bool = True          # the on-disk embedding cache (eatlas.cache; $EATLAS_CACHE)
+    use_cache: bool = True          # the on-disk embedding cache (eatlas.encoders.cache; $EATLAS_CACHE)
     method: str = "weat"            # a registered method (eatlas.methods): weat, mleat, sceat, same, ceat, ibd, ...
     language: str = "en"            # the tests run when none are named: this language's ("all": every one)
     family: str | None = None       # model family of an unregistered model (--family); else 'unknown'
@@ -121,7 +121,7 @@ def registry_state(reg: Registry, test_ids: list[str]) -> dict:
             "tests": {t: reg.tests[t].version for t in test_ids},
             "sets": {sid: s.version for sid, s in reg.sets.items()},
             "templates": {tid: t.version for tid, t in reg.templates.items()},
-            "inputs": run_inputs(reg, test_ids)}     # content hashes, also in table run_inputs (eatlas.provenance)
+            "inputs": run_inputs(reg, test_ids)}     # content hashes, also in table run_inputs (registry.provenance)
 
 
 def _encode_all(encoder: Encoder, built: list[Test], progress=None, cache: EmbeddingCache | None = None

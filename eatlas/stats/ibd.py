@@ -1,7 +1,7 @@
 """IBD and EIBD: (emergent) intersectional bias detection (Guo and Caliskan 2021).
 
 Association score of an attribute word w with two groups of names G1, G2 (WEFAT, Caliskan et al.
-2017; the SC-EAT formula of ``eatlas.sceat.effect_sizes``, ddof=1)::
+2017; the SC-EAT formula of ``eatlas.stats.sceat.effect_sizes``, ddof=1)::
 
     s(w, G1, G2) = (mean_{x in G1} cos(w, x) - mean_{y in G2} cos(w, y)) / std_{x in G1 u G2} cos(w, x)
 

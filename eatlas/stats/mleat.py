@@ -1,13 +1,13 @@
 """ML-EAT: the Multilevel Embedding Association Test (Wolfe, Hiniker and Howe 2024).
 
-Level 1 is the WEAT (``eatlas.weat.weat``, eq. 1-4). Level 2 tests each target group T alone
+Level 1 is the WEAT (``eatlas.stats.weat.weat``, eq. 1-4). Level 2 tests each target group T alone
 against A and B (eq. 5-8)::
 
     u(T, x) = mean_{t in T} cos(t, x)
     d_{A,B,T} = (mean_{a in A} u(T, a) - mean_{b in B} u(T, b)) / std_{x in A u B} u(T, x)
 
 (std with ddof=1), with a permutation test that re-partitions the *attribute* words A u B (eq. 7);
-the computation is ``eatlas.sceat.single_category_test`` so Level 2 with one target word is the
+the computation is ``eatlas.stats.sceat.single_category_test`` so Level 2 with one target word is the
 SC-EAT (eq. 9). Level 3 gives the mean and sample standard deviation (ddof=1, eq. 10-11) of the
 cosine similarities of A-X, B-X, A-Y and B-Y.
 
@@ -160,7 +160,7 @@ def mleat(X, Y, A, B, *, n_samples: int = 100_000, seed: int = 0, parametric: bo
     ``n_samples``/``seed``/``parametric`` are passed to every permutation test (Level 1 permutes
     targets, Level 2 attributes); ``alpha`` and ``effect_threshold`` set the association rule.
     ``p_method``: "permutation" (default) or "authors" (the authors' normal fit, smaller tail).
-    ``ci``, ``n_boot`` and ``alternative`` apply to Level 1 (the WEAT, :func:`eatlas.weat.weat`);
+    ``ci``, ``n_boot`` and ``alternative`` apply to Level 1 (the WEAT, :func:`eatlas.stats.weat.weat`);
     Level 2 keeps the authors' rule (both one-sided tails).
     """
     if len(names) != 4:

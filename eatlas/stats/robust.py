@@ -95,7 +95,7 @@ def bootstrap_ci(X, Y, A, B, *, ci: float = 0.95, n_boot: int = 10_000, seed: in
     """Bootstrap confidence interval of the WEAT effect size over the stimuli.
 
     X, Y, A and B (one row per stimulus) are resampled independently with replacement ``n_boot``
-    times; each resample's effect size uses the same formula as :func:`eatlas.weat.weat`. Seeded:
+    times; each resample's effect size uses the same formula as :func:`eatlas.stats.weat.weat`. Seeded:
     the same inputs and seed give the same interval. An interval is NaN when resamples make the
     standard deviation vanish (e.g. identical vectors).
     """

@@ -12,11 +12,11 @@ ties counted). Both tails are kept: ``p_upper`` (is w closer to A than chance, e
 ``p_lower`` (closer to B); ``p_value`` is the tail in the direction of ``effect_size``.
 
 The same computation on a vector ``u`` of per-attribute associations is ML-EAT Level 2
-(``eatlas.mleat``), where ``u(T, x)`` is the mean cosine of target group T with attribute x; with
+(``eatlas.stats.mleat``), where ``u(T, x)`` is the mean cosine of target group T with attribute x; with
 one target word ``u`` is ``cos(w, x)`` and Level 2 equals the SC-EAT.
 
 ``effect_sizes(W, A, B)`` gives ``d`` for many words at once (the WEFAT association score used by
-IBD/EIBD in ``eatlas.ibd``).
+IBD/EIBD in ``eatlas.stats.ibd``).
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ of C(n, k) / 2^n, about sqrt(2 / (pi n)) for k = n/2 (11% at n = 50, 3% at n = 7
 than drawing n float keys and partitioning them. The sum of s over a subset is read from byte tables:
 for each 8 stimuli, a table of the 256 sums of their s values, so a row of n bits costs n/8 look-ups.
 
-Used by :func:`eatlas.weat.null_distribution` when the acceptance is at least ``MIN_ACCEPT`` (balanced
+Used by :func:`eatlas.stats.weat.null_distribution` when the acceptance is at least ``MIN_ACCEPT`` (balanced
 or nearly balanced sets); otherwise the caller falls back to float keys. Reproducible from the seed:
 one seeded stream, drawn in chunks whose size depends only on n.
 """

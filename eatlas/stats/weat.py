@@ -10,7 +10,7 @@ and an exact tie (e.g. X == Y, or duplicated vectors) must not be lost to roundi
 Exact enumerations (and, for up to 64 stimuli, samples the fast sampler cannot take) are held as a
 0/1 matrix so that every partition's statistic is one matrix-vector product, cached per (|X|, |Y|,
 n_samples, seed). Sampled partitions are drawn as random bit masks kept when they hold exactly |X|
-stimuli (eatlas.subsets: exactly uniform, chunked, bounded memory); very unequal |X| and |Y|, where
+stimuli (eatlas.stats.subsets: exactly uniform, chunked, bounded memory); very unequal |X| and |Y|, where
 few masks would be kept, draw float keys in chunks of rows scaled to the set size instead.
 """
 from __future__ import annotations
@@ -41,7 +41,7 @@ class WeatResult:
     parametric: bool = False
     alternative: str = "greater"
     ci_low: float | None = None       # stimulus-bootstrap confidence interval of the effect size
-    ci_high: float | None = None      # (eatlas.robust.bootstrap_ci); None when ci=None
+    ci_high: float | None = None      # (eatlas.stats.robust.bootstrap_ci); None when ci=None
     ci_level: float | None = None
     n_boot: int | None = None
 
@@ -208,7 +208,7 @@ def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternati
 
     ``alternative``: "greater" (default, Caliskan et al. and May et al.), "less" or "two-sided"
     (see :func:`p_from_null`). ``ci``: level of the stimulus-bootstrap confidence interval of the
-    effect size (:func:`eatlas.robust.bootstrap_ci`, ``n_boot`` resamples, ``ci_method``
+    effect size (:func:`eatlas.stats.robust.bootstrap_ci`, ``n_boot`` resamples, ``ci_method``
     "percentile" or "BCa", seeded from ``seed``); ``None`` computes none.
     """
     if n_samples < 2:
@@ -224,7 +224,7 @@ def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternati
         raise ValueError("X and Y together need at least 3 stimuli for a sample standard deviation")
     es = effect_size_from_s(s_x, s_y)
     boot = None
-    if ci is not None:          # the bootstrap runs beside the permutation test (eatlas.blas.beside)
+    if ci is not None:          # the bootstrap runs beside the permutation test (eatlas.stats.blas.beside)
         from .blas import beside
         from .robust import bootstrap_ci
         boot = beside(bootstrap_ci, X, Y, A, B, ci=ci, n_boot=n_boot, seed=seed, method=ci_method)

@@ -23,7 +23,7 @@ from ..registry.published import PUBLISHED_COLUMNS, read_published
 
 @dataclass
 class RunRow:
-    """A row of ``runs``: one per run of any method (eatlas.runner.run_record)."""
+    """A row of ``runs``: one per run of any method (eatlas.run.runner.run_record)."""
     run_id: str
     method: str
     model: str
@@ -47,7 +47,7 @@ class RunRow:
 
 @dataclass
 class ResultRow:
-    """A row of ``results``: one per test and level of a run over a test's four matrices (eatlas.runner)."""
+    """A row of ``results``: one per test and level of a run over a test's four matrices (eatlas.run.runner)."""
     test_id: str
     test_version: str
     level: str
@@ -117,7 +117,7 @@ def schema_ddl() -> list[tuple[str, str, list]]:
 
 
 # The reproduction views: our WEAT effect sizes beside the papers' printed ones, matched on test and level.
-# `reproduction` pairs only the same model (eatlas.identity): the paper states the model's name and its size
+# `reproduction` pairs only the same model (eatlas.encoders.identity): the paper states the model's name and its size
 # or corpus (table published_models), and the run's registered identity has the same name and every fact the
 # paper states (size, corpus, dimension). `reproduction_loose` adds same-family pairs (a printed 'cbow-<f>'
 # family, May et al. and Tan & Celis: sentences as the mean of word vectors, matches our static runs of family
