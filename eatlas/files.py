@@ -32,7 +32,7 @@ def umask() -> int:
                     return int(line.split()[1], 8)
     except (OSError, ValueError, IndexError):
         pass
-    old = os.umask(0o022)
+    old = os.umask(0o077)       # elsewhere the only way to read it is to set it: for that instant, strict
     os.umask(old)
     return old
 
