@@ -88,6 +88,26 @@ def _imports(mod: str) -> list[tuple[int, str]]:
 EDGES = {mod: _imports(mod) for mod in MODULES}
 
 
+def _unresolved(mod: str) -> list[tuple[int, str]]:
+    """(line, module) for every import of an EATlas module that does not exist (e.g. a relative import
+    with one dot too few after its module moved into a subpackage)."""
+    path = MODULES[mod]
+    package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            src = ".".join(base[: len(base) - (node.level - 1)] + ([node.module] if node.module else [])) \
+                if node.level else node.module or ""
+            names = [src]
+        else:
+            continue
+        out += [(node.lineno, n) for n in names if n.split(".")[0] == "eatlas" and n not in MODULES]
+    return out
+
+
 def _where(mod: str, line: int) -> str:
     return f"{MODULES[mod].relative_to(PKG.parent)}:{line}"
 
@@ -96,6 +116,12 @@ def test_every_module_has_a_layer():
     unknown = sorted(m for m in MODULES if layer(m) not in RANK and m not in FACE)
     assert not unknown, f"modules in a subpackage the layer table does not name: {unknown} (add it to LAYERS)"
     assert set(LAYERS) - {"core"} <= {layer(m) for m in MODULES}, "a layer of the table has no package"
+
+
+def test_every_import_names_a_module():
+    missing = [f"{_where(m, line)} imports {name}, which does not exist"
+               for m in MODULES for line, name in _unresolved(m)]
+    assert not missing, "\n".join(missing)
 
 
 def test_imports_point_down():
@@ -148,7 +174,8 @@ def test_no_import_cycle():
 
 
 def test_a_cycle_and_an_upward_import_are_caught(tmp_path, monkeypatch):
-    """The checks above read real imports: a function-level import from stats up to the store is seen."""
+    """The checks above read real imports: a function-level import from stats up to the store is seen, and
+    a relative import that names no module."""
     fake = dict(EDGES)
     fake["eatlas.stats.weat"] = [*EDGES["eatlas.stats.weat"], (1, "eatlas.store.db")]
     fake["eatlas.store.db"] = [*EDGES["eatlas.store.db"], (1, "eatlas.stats.weat")]
@@ -156,10 +183,12 @@ def test_a_cycle_and_an_upward_import_are_caught(tmp_path, monkeypatch):
     with pytest.raises(AssertionError, match=r"stats/weat.py:1 \(stats\) imports eatlas.store.db"):
         test_imports_point_down()
     assert any("eatlas.stats.weat" in c and "eatlas.store.db" in c for c in _cycles())
-    src = "def f():\n    from ..store import db\n"
-    (tmp_path / "m.py").write_text(src)
+    (tmp_path / "m.py").write_text("def f():\n    from ..store import db\n")
+    (tmp_path / "n.py").write_text("from .files import write_atomic\n")
     monkeypatch.setitem(MODULES, "eatlas.stats.m", tmp_path / "m.py")
+    monkeypatch.setitem(MODULES, "eatlas.stats.n", tmp_path / "n.py")
     assert _imports("eatlas.stats.m") == [(2, "eatlas.store.db")]
+    assert _unresolved("eatlas.stats.n") == [(1, "eatlas.stats.files")]       # one dot too few
 
 
 def _closure(start: str) -> set[str]:
