@@ -102,8 +102,7 @@ def _vet_yaml(root: yaml.Node, shown: str) -> None:
                 "; registry files are data and are safe-loaded, nothing in them is run" if code else ""),
                 file=shown, hint="remove the tag and write plain YAML values")
         if len(on_path) >= MAX_YAML_DEPTH:
-            raise EatlasError(f"nested more than {MAX_YAML_DEPTH} levels deep{where(node)}", file=shown,
-                              hint="registry files are a few levels deep; check the brackets and indentation")
+            raise _too_deep(node.start_mark, shown)
         on_path.add(nid)
         stack.append((node, True))
         if isinstance(node, yaml.SequenceNode):
@@ -157,12 +156,56 @@ def _build_plain(root: yaml.Node, loader, shown: str) -> Any:
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)    # libyaml when built with it: ~10x faster
 
 
+def _too_deep(mark, shown: str) -> EatlasError:
+    return EatlasError(f"nested more than {MAX_YAML_DEPTH} levels deep at line {mark.line + 1}, "
+                       f"column {mark.column + 1}", file=shown,
+                       hint="registry files are a few levels deep; check the brackets and indentation")
+
+
+def _event_depth(text: str, shown: str) -> None:
+    """Raise EATlas's depth error when the document nests more than MAX_YAML_DEPTH levels before any
+    syntax error; return otherwise. It reads the event stream of PyYAML's pure-Python parser, which has
+    no nesting limit of its own and does not recurse, and stops at the first level too deep. So the
+    message is the same whether the installed parser stops deep nesting itself (libyaml 0.2.6, in
+    PyYAML 6.0.4's wheels: at 1,000 levels, in its own words), runs out of Python stack (the
+    pure-Python composer, at a few hundred), or has no limit. Called only when parsing failed: normal
+    files pay nothing for it."""
+    parser = yaml.SafeLoader(text)
+    depth = 0
+    try:
+        while True:
+            event = parser.get_event()
+            if event is None or isinstance(event, yaml.StreamEndEvent):
+                return
+            if isinstance(event, (yaml.CollectionStartEvent, yaml.ScalarEvent, yaml.AliasEvent)) \
+                    and depth >= MAX_YAML_DEPTH:        # depth: the node's open ancestors, as in _vet_yaml
+                raise _too_deep(event.start_mark, shown)
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except (yaml.YAMLError, RecursionError):
+        return                  # a syntax error before any level too deep: the caller reports its own
+    finally:
+        parser.dispose()
+
+
 def parse_yaml(text: str, shown: str) -> Any:
     """Safe-load one YAML document, bounded (see :func:`_vet_yaml`); None for an empty document."""
     loader = None
     try:
         loader = _Loader(text)      # the pure-Python reader refuses control characters here already
-        node = loader.get_single_node()
+        try:
+            node = loader.get_node() if loader.check_node() else None
+            second = loader.check_node()
+        except (yaml.YAMLError, RecursionError) as e:
+            if not isinstance(e, yaml.reader.ReaderError):
+                _event_depth(text, shown)       # too deep is said in EATlas's words, whatever the parser
+            raise
+        if second:
+            raise EatlasError("the file holds more than one YAML document", file=shown,
+                              hint="one document per file: a line '---' after the first document starts another; "
+                                   "remove it and what follows, or move that part to a file of its own")
         if node is None:
             return None
         if not _MAY_ALIAS.search(text):     # no anchor, alias, tag or merge key: one checking pass builds it
@@ -181,8 +224,8 @@ def parse_yaml(text: str, shown: str) -> Any:
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         lines = text.splitlines()
         line = lines[mark.line] if mark is not None and 0 <= mark.line < len(lines) else ""
-        hint = "indent with spaces: YAML does not allow tabs" if "\t" in line[:mark.column + 1] or "tab" in problem \
-            else "one document per file" if "another document" in problem else \
+        tab = mark is not None and "\t" in line[:mark.column + 1]
+        hint = "indent with spaces: YAML does not allow tabs" if tab else \
             "check the indentation, the colons and the quoting near that line"
         raise EatlasError(f"malformed YAML{where}: {problem}", file=shown, hint=hint) from None
     except UnicodeEncodeError:      # lone surrogates (not from a file: read_yaml decodes strict UTF-8)

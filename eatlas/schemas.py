@@ -138,18 +138,50 @@ def _messages(fc: pd.DataFrame, df: pd.DataFrame) -> list[EatlasError]:
             col = f.get("column")
             pos = f"items[{row['position']}]." if row is not None else ""
             fld = {"item": "text", "set_id": "id"}.get(col, col)
-            value = f["failure_case"]
-            if name == "str_length" and col == "item" and isinstance(value, str) and not value.strip():
-                out.append(EatlasError("the item's text is empty", field=f"{pos}{fld}",
-                                       hint="give the stimulus as the source prints it, or remove the item", **where))
-            else:
-                out.append(EatlasError(f"value {value!r} fails check {check}", field=f"{pos}{fld}",
-                                       hint=_check_hint(name, col), **where))
+            msg, hint = _column_message(name, col, fld, f["failure_case"])
+            out.append(EatlasError(msg, field=f"{pos}{fld}", hint=hint, **where))
         if out and out[-1].render() in seen:   # a frame-wide check reports once per column
             out.pop()
         elif out:
             seen.add(out[-1].render())
     return out
+
+
+def _column_message(name: str, col, fld: str, value) -> tuple[str, str | None]:
+    """EATlas's words for a failed column check of schemas/stimuli.yaml (never pandera's rendering of
+    the check): the message and what to do."""
+    what = "the item's text" if col == "item" else fld
+    if name == "str_length" and isinstance(value, str):
+        if not value.strip():
+            return "the item's text is empty", "give the stimulus as the source prints it, or remove the item"
+        stats = _check_statistics(col, "str_length")
+        most, least = stats.get("max_value"), stats.get("min_value")
+        if most is not None and len(value) > most:
+            return (f"{what} is {len(value):,} characters long, over the limit of {most:,}",
+                    f"a stimulus is a word, a phrase or a sentence of at most {most:,} characters")
+        return (f"{what} is {len(value):,} characters long, under the minimum of {least}",
+                "give the stimulus as the source prints it")
+    if name == "isin":
+        return f"unknown {fld} {value!r}", _check_hint(name, col)
+    if name == "no_outer_whitespace":
+        return f"{what} {value!r} begins or ends with white space", "remove leading/trailing spaces"
+    if name == "str_matches":
+        return f"{fld} {value!r} is not in the form the registry uses", _check_hint(name, col)
+    if name == "not_nullable":
+        return f"the item has no {fld}", f"give {fld}"
+    if name.startswith("dtype"):
+        return f"{fld} {value!r} is not text", "quote values such as yes/no/numbers"
+    return (f"{fld} {value!r} breaks the rule {name!r} of schemas/stimuli.yaml",
+            "see docs/registry-format.md for the values each field takes")
+
+
+def _check_statistics(col, name: str) -> dict:
+    schema = stimulus_schema()
+    if col in schema.columns:
+        for c in schema.columns[col].checks:
+            if c.name == name:
+                return dict(c.statistics or {})
+    return {}
 
 
 def _check_hint(name: str, col) -> str | None:
