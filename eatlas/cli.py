@@ -20,15 +20,19 @@ def _console():
 
 
 def cmd_validate(args) -> int:
+    from . import registry_cache
     from .catalog import unindexed
+    from .checks import split_warnings
     from .registry import Registry
     from .schemas import check_registry
 
     out, err = _console()
     reg = Registry(args.registry) if args.registry else Registry()
-    from .checks import split_warnings
-
-    problems, warnings = split_warnings(check_registry(reg) + unindexed(reg.root, reg.catalog))
+    state = registry_cache.state(reg.root.resolve()) if registry_cache.enabled() else None
+    found = check_registry(reg) + unindexed(reg.root, reg.catalog)
+    if state is not None and registry_cache.state(reg.root.resolve()) == state:
+        registry_cache.record_validation(state, found)      # for 'eatlas add', which checks only what it adds
+    problems, warnings = split_warnings(found)
     for w in warnings:
         err.print(f"warning: {esc(w.render())}", highlight=False, markup=True, soft_wrap=True)
     if problems:
@@ -319,13 +323,30 @@ def cmd_catalog(args) -> int:
 
 
 def cmd_add(args) -> int:
-    from .catalog import add
+    from .catalog import AddRefused, add
     from .registry import default_root
 
-    out, _ = _console()
+    out, err = _console()
     root = Path(args.registry) if args.registry else default_root()
-    kind, eid, dest = add(root, Path(args.file))
-    out.print(f"added {kind} {esc(eid)} as {esc(dest.relative_to(root))}; catalog.yaml updated")
+
+    def say(kind: str, problems) -> None:
+        for p in problems:
+            err.print(f"{kind}: {esc(p.render())}", highlight=False, markup=True, soft_wrap=True)
+
+    try:
+        done = add(root, Path(args.file))
+    except AddRefused as e:
+        say("[red]error[/red]", e.problems)
+        say("warning", e.warnings)
+        mine = sum(p.file == e.new_file for p in e.problems)
+        other = len(e.problems) - mine
+        err.print(f"{mine} problem(s) in {esc(e.new_file)}" + (f", {other} elsewhere in the registry" if other
+                                                                  else "") + "; nothing was written",
+                  highlight=False, soft_wrap=True)
+        return 1
+    say("warning", done.warnings)
+    out.print(f"added {done.kind} {esc(done.id)} as {esc(done.dest.relative_to(root))}; catalog.yaml updated",
+              highlight=False)
     return 0
 
 

@@ -2,12 +2,13 @@
 thousands of YAML files again.
 
 The key is the content of every file the registry reads (the path and bytes of ``catalog.yaml`` and
-of everything under ``registry/``, ``templates/`` and ``schemas/``, hashed), the folder, the EATlas
+of everything under ``registry/``, ``templates/``, ``schemas/`` and ``loaders/``, hashed), the folder, the EATlas
 version and Python's: any edit, added or removed file gives a new key, and the registry is parsed
 afresh. (Reading and hashing the files takes a tenth of the time parsing them does; sizes and
 modification times alone would miss an edit of the same length within one clock tick.)
 Only what loaded without error is kept, and a test list
-is marked valid only after ``validate``'s checks passed on it. The entries live beside the embedding
+is marked valid only after ``validate``'s checks passed on it; what ``validate`` found for the whole
+registry (its errors and warnings) is kept too, for ``eatlas add``. The entries live beside the embedding
 cache (``$EATLAS_CACHE/registry/``, removed by ``eatlas cache clear``); ``EATLAS_REGISTRY_CACHE=0``
 switches them off. They are pickles: the cache folder is the user's own, as for the vectors.
 """
@@ -20,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-FOLDERS = ("registry", "templates", "schemas")
+FOLDERS = ("registry", "templates", "schemas", "loaders")
 
 
 def enabled() -> bool:
@@ -105,3 +106,47 @@ def mark_valid(reg, test_ids: list[str]) -> None:
     m = _valid_marker(reg, test_ids)
     if m is not None:
         _write(m, b"")
+
+
+# ------------------------------------------------------------------ validate's outcome, per registry state
+# What 'eatlas validate' (or an 'eatlas add' that checked the registry whole) found for the files as they
+# are: its errors and warnings, kept under the state's key. 'eatlas add' then checks only the new entry
+# and what it touches, and takes the rest from here.
+_FIELDS = ("message", "file", "obj", "field", "hint")
+
+
+def _outcome_path(key: str | None) -> Path | None:
+    if not key or not enabled():
+        return None
+    return folder() / f"{key}.validate.json"
+
+
+def validation(key: str | None) -> list | None:
+    """validate's problems (EatlasError and ValidationWarning) recorded for this state; None if none."""
+    import json
+
+    from .checks import ValidationWarning
+    from .errors import EatlasError
+
+    path = _outcome_path(key)
+    if path is None:
+        return None
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+        return [(ValidationWarning if r["warning"] else EatlasError)(r["message"], **{k: r[k] for k in _FIELDS[1:]})
+                for r in rows]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def record_validation(key: str | None, problems: list) -> None:
+    """Keep validate's problems for this state (best effort, like the rest of the cache)."""
+    import json
+
+    from .checks import ValidationWarning
+
+    path = _outcome_path(key)
+    if path is None:
+        return
+    rows = [{"warning": isinstance(p, ValidationWarning), **{k: getattr(p, k) for k in _FIELDS}} for p in problems]
+    _write(path, json.dumps(rows, ensure_ascii=False).encode("utf-8"))
