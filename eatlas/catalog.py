@@ -253,7 +253,7 @@ def add(root: Path, file: Path) -> Added:
     import copy
 
     from . import registry_cache
-    from .checks import split_warnings
+    from .checks import from_rows, problem_rows, split_warnings
     from .paths import refuse_bundled
     from .registry import parse_yaml
     from .schemas import check_entry, check_registry, tests_naming
@@ -298,12 +298,13 @@ def add(root: Path, file: Path) -> Added:
                                hint="choose a new id; the registry has a file of that name"))
 
     # validate's outcome for the registry as it is (kept, or found now), less what the entry touches
-    before = registry_cache.validation(getattr(reg, "_state", None))
+    kept = registry_cache.validation(getattr(reg, "_state", None))
+    before = from_rows(kept) if kept is not None else None
     checked_whole = before is None
     if before is None:
         before = check_registry(reg) + unindexed(root, reg.catalog)
         if not any(p.file == rel for p in before):      # a leftover of an interrupted add is no state to keep
-            registry_cache.record_validation(getattr(reg, "_state", None), before)
+            registry_cache.record_validation(getattr(reg, "_state", None), problem_rows(before))
     touched = {f"{what} {eid}"} | {f"{what} {o.id}" for o in store.values() if o.variant_of == eid} | (
         {f"test {t}" for t in tests_naming(reg, eid)} if kind == "sets" else set())
     rest = [p for p in before if p.obj not in touched and p.file != rel]
@@ -344,11 +345,29 @@ def add(root: Path, file: Path) -> Added:
             for d in reversed(made):
                 d.rmdir()
         raise
-    # The files as they are now validate as 'before' did, with the entry's warnings: kept for the next add.
-    after = rest + [_renamed(p, shown, rel) for p in warnings if p.file == shown]
-    registry_cache.record_validation(registry_cache.state(top) if registry_cache.enabled() else None, after)
-    return Added(what, entry.id, dest, [_renamed(p, shown, rel) if p.file == shown else p for p in warnings],
-                 checked_whole)
+    # The files as they are now: their registry is the one checked, with the entry as written; they validate
+    # as 'before' did, less what the entry touched, with what checking the entry found (warnings only here).
+    # Both are kept for the next command.
+    if registry_cache.enabled():
+        key = registry_cache.state(top)
+        registry_cache.keep(key, _registry_with(reg, kind, entry, _catalog_with(reg.catalog, kind, line)))
+        registry_cache.record_validation(key, problem_rows(rest + [_renamed(p, shown, rel) for p in own_warnings]))
+    return Added(what, entry.id, dest, [_renamed(p, shown, rel) for p in warnings], checked_whole)
+
+
+def _registry_with(reg: Registry, kind: str, entry, cat: dict) -> Registry:
+    """``reg`` with one more entry, as :class:`Registry` reads the folder once the entry's file and its
+    catalog line are written (the entries in the catalog's order)."""
+    import copy
+
+    new = copy.copy(reg)
+    new.__dict__.pop("_validation_expansions", None)
+    new.__dict__.pop("_state", None)
+    new.catalog = cat
+    old = getattr(reg, kind)
+    setattr(new, kind, {e["id"]: entry if e["id"] == entry.id else old[e["id"]] for e in cat[kind]})
+    new.recorded_hash = {**reg.recorded_hash, (kind, entry.id): entry.hash()}       # its catalog line's sha256
+    return new
 
 
 _ITEM = re.compile(r"^items\[(\d+)\]")
@@ -370,7 +389,9 @@ def _renumbered(problems: list[EatlasError], s, kept: list[int]) -> list[EatlasE
 
 def _renamed(p: EatlasError, old: str, new: str) -> EatlasError:
     """The same problem, naming the file where the entry now is."""
-    return type(p)(p.message, file=new if p.file == old else p.file, obj=p.obj, field=p.field, hint=p.hint)
+    if p.file != old:
+        return p
+    return type(p)(p.message, file=new, obj=p.obj, field=p.field, hint=p.hint)
 
 
 def _catalog_entry(kind: str, obj) -> dict:

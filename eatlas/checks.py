@@ -38,6 +38,23 @@ class ValidationWarning(EatlasError):
     * A set about people whose items are of a kind templates read as things (:func:`kind_problems`)."""
 
 
+_FIELDS = ("message", "file", "obj", "field", "hint")
+
+
+def problem_rows(problems: list[EatlasError]) -> list[dict]:
+    """Problems as plain rows (kept by the registry cache)."""
+    return [{"warning": isinstance(p, ValidationWarning), **{k: getattr(p, k) for k in _FIELDS}} for p in problems]
+
+
+def from_rows(rows: list[dict]) -> list[EatlasError] | None:
+    """The problems of :func:`problem_rows`; None when the rows are not such rows."""
+    try:
+        return [(ValidationWarning if r["warning"] else EatlasError)(r["message"], **{k: r[k] for k in _FIELDS[1:]})
+                for r in rows]
+    except (KeyError, TypeError):
+        return None
+
+
 def split_warnings(problems: list) -> tuple[list, list]:
     """(errors, warnings)."""
     return ([p for p in problems if not isinstance(p, ValidationWarning)],

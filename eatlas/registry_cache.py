@@ -89,6 +89,18 @@ def load(root: Path, build):
     return reg
 
 
+def keep(key: str | None, reg) -> None:
+    """Keep ``reg`` as the parsed registry of the state ``key`` (``eatlas add``: the registry it checked, with
+    the entry it wrote, is the registry of the files it leaves)."""
+    if not key or not enabled():
+        return
+    try:
+        data = pickle.dumps(reg, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return
+    _write(folder() / f"{key}.pickle", data)
+
+
 def _valid_marker(reg, test_ids: list[str]) -> Path | None:
     key = getattr(reg, "_state", None)
     if not key or not enabled():
@@ -110,43 +122,32 @@ def mark_valid(reg, test_ids: list[str]) -> None:
 
 # ------------------------------------------------------------------ validate's outcome, per registry state
 # What 'eatlas validate' (or an 'eatlas add' that checked the registry whole) found for the files as they
-# are: its errors and warnings, kept under the state's key. 'eatlas add' then checks only the new entry
-# and what it touches, and takes the rest from here.
-_FIELDS = ("message", "file", "obj", "field", "hint")
-
-
+# are: its errors and warnings (eatlas.checks.problem_rows), kept under the state's key. 'eatlas add' then
+# checks only the new entry and what it touches, and takes the rest from here.
 def _outcome_path(key: str | None) -> Path | None:
     if not key or not enabled():
         return None
     return folder() / f"{key}.validate.json"
 
 
-def validation(key: str | None) -> list | None:
-    """validate's problems (EatlasError and ValidationWarning) recorded for this state; None if none."""
+def validation(key: str | None) -> list[dict] | None:
+    """validate's problems recorded for this state, as rows; None if none are."""
     import json
-
-    from .checks import ValidationWarning
-    from .errors import EatlasError
 
     path = _outcome_path(key)
     if path is None:
         return None
     try:
         rows = json.loads(path.read_text(encoding="utf-8"))
-        return [(ValidationWarning if r["warning"] else EatlasError)(r["message"], **{k: r[k] for k in _FIELDS[1:]})
-                for r in rows]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError):
         return None
+    return rows if isinstance(rows, list) and all(isinstance(r, dict) for r in rows) else None
 
 
-def record_validation(key: str | None, problems: list) -> None:
-    """Keep validate's problems for this state (best effort, like the rest of the cache)."""
+def record_validation(key: str | None, rows: list[dict]) -> None:
+    """Keep validate's problems (as rows) for this state (best effort, like the rest of the cache)."""
     import json
 
-    from .checks import ValidationWarning
-
     path = _outcome_path(key)
-    if path is None:
-        return
-    rows = [{"warning": isinstance(p, ValidationWarning), **{k: getattr(p, k) for k in _FIELDS}} for p in problems]
-    _write(path, json.dumps(rows, ensure_ascii=False).encode("utf-8"))
+    if path is not None:
+        _write(path, json.dumps(rows, ensure_ascii=False).encode("utf-8"))
