@@ -284,6 +284,7 @@ def add(root: Path, file: Path) -> Added:
                                hint="name the paper key from registry/sources.yaml"))
     top = root.resolve()      # the registry cache's key names the folder by its full path
     reg = registry_cache.load(top, lambda: Registry(top))
+    checked = getattr(reg, "_state", None) or registry_cache.state(top)     # the files as they were checked
     store = reg.sets if kind == "sets" else reg.tests
     collides = eid is not None and eid in store
     if collides:
@@ -330,6 +331,9 @@ def add(root: Path, file: Path) -> Added:
     assert obj is not None and dest is not None and rel is not None
     entry = KINDS[kind](parse_yaml(text, rel), rel)       # the file as written, as the catalog will read it
 
+    if registry_cache.state(top) != checked:      # e.g. another add, whose catalog line this one would drop
+        raise EatlasError("the registry changed while add was checking the file; nothing was written",
+                          file=shown, hint="run the same 'eatlas add' again")
     made = [d for d in (dest.parent.parent, dest.parent) if not d.exists()]   # removed again on failure
     dest.parent.mkdir(parents=True, exist_ok=True)
     cat_path = root / "catalog.yaml"

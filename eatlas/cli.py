@@ -29,11 +29,13 @@ def cmd_validate(args) -> int:
     out, err = _console()
     root = Path(args.registry) if args.registry else default_root()
     top = root.resolve()
-    reg = registry_cache.load(top, lambda: Registry(top))      # parsed afresh unless these very files were
+    state = registry_cache.state(top) if registry_cache.enabled() else None
+    reg = Registry(top)             # always parsed afresh: validate trusts no cache
     found = check_registry(reg) + unindexed(reg.root, reg.catalog)
-    state = getattr(reg, "_state", None)
-    if state is not None and registry_cache.state(top) == state:     # for 'eatlas add', which checks only
-        registry_cache.record_validation(state, problem_rows(found))  # what it adds and takes the rest from here
+    if state is not None and registry_cache.state(top) == state:
+        # kept for 'eatlas add', which checks only what it adds and takes the rest from here
+        registry_cache.keep(state, reg)
+        registry_cache.record_validation(state, problem_rows(found))
     problems, warnings = split_warnings(found)
     for w in warnings:
         err.print(f"warning: {esc(w.render())}", highlight=False, markup=True, soft_wrap=True)

@@ -94,6 +94,11 @@ def keep(key: str | None, reg) -> None:
     the entry it wrote, is the registry of the files it leaves)."""
     if not key or not enabled():
         return
+    import copy
+
+    reg = copy.copy(reg)
+    for scratch in ("_validation_expansions", "_state"):        # what checking it left on it
+        reg.__dict__.pop(scratch, None)
     try:
         data = pickle.dumps(reg, protocol=pickle.HIGHEST_PROTOCOL)
     except (pickle.PicklingError, TypeError, AttributeError):

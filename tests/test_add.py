@@ -11,7 +11,9 @@ sources.yaml, not stimuli of any paper.
 (b) a set and a test with several problems each: every one listed with file, object and field, exit 1;
 (c) add killed (SIGKILL) while validating, a faulty file and a good one: every file byte-identical;
 (d) a set of occupations of kind noun warns (validate and add), naming the file, set, field and the
-    kind to use; the same set with kind group_term does not; the registry's own sets are evidence too.
+    kind to use; the same set with kind group_term does not; the registry's own sets are evidence too;
+(e) errors the registry already has refuse an add, named as being elsewhere; a registry changed while add
+    checked (another add) gets nothing written.
 
 (a) takes about ten seconds (the module's copy and first validate a few more): it is the one test of
 add on the 2,600-set registry as it ships, and it runs validate on it whole and a test, as the issue asks.
@@ -288,3 +290,36 @@ def test_add_warns_on_the_kind_and_adds(mini, tmp_path, capsys):
     assert rc == 0 and "added set trades" in out, err
     assert "warning: file registry/testpaper/sets/trades.yaml, set trades, field 'items[0].kind'" in err
     assert "write kind: group_term" in err
+
+
+def test_add_writes_nothing_when_the_registry_changed_while_it_checked(mini, tmp_path, capsys, monkeypatch):
+    """Another add (or an edit) between the checks and the writing: its catalog line would be lost."""
+    import eatlas.schemas as schemas
+
+    real = schemas.check_entry
+
+    def meanwhile(*a, **k):
+        out = real(*a, **k)
+        write_yaml(mini.root / "registry" / "testpaper" / "sets" / "other.yaml", make_set("other", OCCUPATIONS))
+        return out
+    monkeypatch.setattr(schemas, "check_entry", meanwhile)
+    before = (mini.root / "catalog.yaml").read_bytes()
+    new = write_yaml(tmp_path / "trades.yaml", make_set("trades", [{"text": t, "kind": "group_term"}
+                                                                    for t in OCCUPATIONS]))
+    rc, out, err = cli(capsys, "--registry", mini.root, "add", new)
+    assert rc == 2 and "the registry changed while add was checking the file; nothing was written" in err, err
+    assert not (mini.root / "registry" / "testpaper" / "sets" / "trades.yaml").exists()
+    assert (mini.root / "catalog.yaml").read_bytes() == before
+
+
+def test_errors_the_registry_already_has_refuse_the_add_and_are_named_as_such(mini, tmp_path, capsys):
+    mini.add_set(make_set("roses", ["rose", "tulip", "rose", "lily"]))       # an error validate reports
+    mini.sync()
+    new = write_yaml(tmp_path / "trades.yaml", make_set("trades", [{"text": t, "kind": "group_term"}
+                                                                    for t in OCCUPATIONS]))
+    rc, out, err = cli(capsys, "--registry", mini.root, "add", new)
+    assert rc == 1, err
+    assert ("error: file registry/testpaper/sets/roses.yaml, set roses, field 'items[2].text': duplicate item"
+            in err)
+    assert f"0 problem(s) in {new}, 1 elsewhere in the registry; nothing was written" in err
+    assert not (mini.root / "registry" / "testpaper" / "sets" / "trades.yaml").exists()
