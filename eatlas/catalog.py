@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from .errors import EatlasError, ValidationFailed
+from .files import write_text
 from .registry import Registry, check_id, parse_set, parse_template, parse_test, read_yaml, semver_key
 
 KINDS = {"sets": parse_set, "tests": parse_test, "templates": parse_template}
@@ -197,9 +198,7 @@ def render_catalog(cat: dict) -> str:
 
 
 def write_catalog(path: Path, cat: dict) -> None:
-    tmp = path.with_suffix(".yaml.tmp")
-    tmp.write_text(render_catalog(cat), encoding="utf-8")
-    tmp.replace(path)
+    write_text(path, render_catalog(cat), prefix=".catalog-", suffix=".yaml.tmp")    # temp + rename, umask mode
 
 
 def catalog_diff(root: Path, cat: dict) -> list[str]:
@@ -449,18 +448,8 @@ def _write_atomic(dest: Path, text: str) -> None:
     """Write to a temporary name in the same folder (``.eatlas-add-<pid>-*.tmp``, never read as a registry
     file) and rename it into place: a process killed mid-write leaves no partial set or test file."""
     import os
-    import tempfile
 
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f"{_TEMP_PREFIX}{os.getpid()}-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text(dest, text, prefix=f"{_TEMP_PREFIX}{os.getpid()}-", suffix=".tmp", fsync=True)
 
 
 def _clean_stale_temps(root: Path) -> None:

@@ -18,8 +18,9 @@ import hashlib
 import os
 import pickle
 import sys
-import tempfile
 from pathlib import Path
+
+from .files import write_atomic
 
 FOLDERS = ("registry", "templates", "schemas", "loaders")
 
@@ -55,13 +56,11 @@ def state(root: Path) -> str:
 
 
 def _write(path: Path, data: bytes) -> None:
-    """Best effort: a cache that cannot be written is no cache, never an error."""
+    """Best effort: a cache that cannot be written is no cache, never an error. Private (0o600 whatever the
+    umask, eatlas.files): a pickle runs code when loaded, and no one else needs this one."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        write_atomic(path, lambda tmp: tmp.write_bytes(data), prefix=".tmp-", suffix="", private=True)
     except OSError:
         pass
 
