@@ -143,10 +143,13 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("add", help="validate a new set or test file and add it to the registry",
                        description="Validate one new stimulus set or test file, copy it into the registry as "
                        "registry/<source.paper>/sets/<id>.yaml (a file with x, y, a and b is a test: tests/<id>.yaml) "
-                       "and re-index catalog.yaml. Add the sets before the test that names them (id@version), and "
-                       "the paper to registry/sources.yaml first. An existing id is refused; nothing is written "
-                       "when the file, or the registry with it, does not validate. To change an existing set, edit "
-                       "its file, bump its version, add a changelog entry and run 'eatlas catalog --sync'.")
+                       "and add its line to catalog.yaml. Add the sets before the test that names them (id@version), "
+                       "and the paper to registry/sources.yaml first. An existing id is refused; nothing is written "
+                       "when the file, or the registry with it, does not validate: every problem of the file is "
+                       "listed (exit 1). Warnings, the registry's or the file's, are printed and do not block. Only "
+                       "the new file and what it touches are checked; the rest is what 'eatlas validate' found for "
+                       "these files (kept in the registry cache). To change an existing set, edit its file, bump "
+                       "its version, add a changelog entry and run 'eatlas catalog --sync'.")
     a.add_argument("file", help="YAML file of one set or one test (format: docs/registry-format.md)")
     a.set_defaults(fn=registry_cmds.cmd_add)
 

@@ -9,28 +9,36 @@ from .common import _console
 
 
 def cmd_validate(args) -> int:
-    from ..registry import Registry
+    from ..encoders import LOADERS_DIR
+    from ..encoders.loaders import loader_problems
+    from ..registry import Registry, default_root
+    from ..registry import cache as registry_cache
     from ..registry.catalog import unindexed
+    from ..registry.checks import problem_rows, split_warnings
     from ..registry.schemas import check_registry
 
     out, err = _console()
-    reg = Registry(args.registry) if args.registry else Registry()
-    from ..encoders import LOADERS_DIR
-    from ..encoders.loaders import loader_problems
-    from ..registry.checks import split_warnings
-
-    own = reg.root / "loaders"
-    loaders = loader_problems(own if own.is_dir() else LOADERS_DIR)
-    problems, warnings = split_warnings(check_registry(reg) + loaders + unindexed(reg.root, reg.catalog))
+    root = Path(args.registry) if args.registry else default_root()
+    top = root.resolve()
+    state = registry_cache.state(top) if registry_cache.enabled() else None
+    reg = Registry(top)             # always parsed afresh: validate trusts no cache
+    found = check_registry(reg) + unindexed(reg.root, reg.catalog)
+    if state is not None and registry_cache.state(top) == state:
+        # kept for 'eatlas add', which checks only what it adds and takes the rest from here
+        registry_cache.keep(state, reg)
+        registry_cache.record_validation(state, problem_rows(found))
+    own = reg.root / "loaders"              # the model loader entries: checked with the encoders' backends
+    found += loader_problems(own if own.is_dir() else LOADERS_DIR)
+    problems, warnings = split_warnings(found)
     for w in warnings:
         err.print(f"warning: {esc(w.render())}", highlight=False, markup=True, soft_wrap=True)
     if problems:
         for p in problems:
             err.print(f"[red]error[/red]: {esc(p.render())}", highlight=False, markup=True, soft_wrap=True)
-        err.print(f"{len(problems)} problem(s) in {esc(reg.root)}")
+        err.print(f"{len(problems)} problem(s) in {esc(root)}")
         return 1
     out.print(f"ok: {len(reg.sets)} sets, {len(reg.tests)} tests, {len(reg.templates)} templates valid "
-              f"({esc(reg.root)})")
+              f"({esc(root)})")
     return 0
 
 
@@ -156,12 +164,29 @@ def cmd_catalog(args) -> int:
 
 def cmd_add(args) -> int:
     from ..registry import default_root
-    from ..registry.catalog import add
+    from ..registry.catalog import AddRefused, add
 
-    out, _ = _console()
+    out, err = _console()
     root = Path(args.registry) if args.registry else default_root()
-    kind, eid, dest = add(root, Path(args.file))
-    out.print(f"added {kind} {esc(eid)} as {esc(dest.relative_to(root))}; catalog.yaml updated")
+
+    def say(kind: str, problems) -> None:
+        for p in problems:
+            err.print(f"{kind}: {esc(p.render())}", highlight=False, markup=True, soft_wrap=True)
+
+    try:
+        done = add(root, Path(args.file))
+    except AddRefused as e:
+        say("[red]error[/red]", e.problems)
+        say("warning", e.warnings)
+        mine = sum(p.file == e.new_file for p in e.problems)
+        other = len(e.problems) - mine
+        err.print(f"{mine} problem(s) in {esc(e.new_file)}" + (f", {other} elsewhere in the registry" if other
+                                                                  else "") + "; nothing was written",
+                  highlight=False, soft_wrap=True)
+        return 1
+    say("warning", done.warnings)
+    out.print(f"added {done.kind} {esc(done.id)} as {esc(done.dest.relative_to(root))}; catalog.yaml updated",
+              highlight=False)
     return 0
 
 
