@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -15,7 +16,8 @@ from .levels import TEXT_LEVELS as EXPORT_LEVELS
 def _console():
     from rich.console import Console
     out = Console()
-    width = None if out.is_terminal else 160
+    # a pipe or file gets 160 columns, unless COLUMNS asks for a width (rich reads it when width is None)
+    width = None if out.is_terminal or os.environ.get("COLUMNS", "").isdigit() else 160
     return Console(width=width), Console(stderr=True, width=width)
 
 
@@ -97,6 +99,8 @@ def cmd_show(args) -> int:
     t = build_test(reg, spec, args.level, seed=args.seed)
     out.print(f"[bold]test {esc(spec.ref)}[/bold]  {esc(spec.title)}  ({esc(spec.file)})")
     out.print(f"source: {esc(spec.source)}  license: {esc(spec.license)}  levels: {esc(', '.join(spec.levels))}")
+    if spec.methods is not None:
+        out.print(f"methods: {esc(', '.join(spec.methods))} (only these run it)")
     if spec.notes:
         out.print(f"notes: {esc(spec.notes)}")
     out.print(f"level {esc(t.level)}" + (f", template {esc(t.template)}" if t.template else "") +
@@ -218,7 +222,11 @@ def cmd_run(args) -> int:
         raise
     after = method.after_run(outcome, cfg, db=db, registry=args.registry)
     if not args.quiet:
-        out.print(method.summary(outcome) or _results_table(outcome, cfg, method))
+        from .run_summary import results_table
+        out.print(method.summary(outcome) or results_table(outcome, cfg, method, out))
+        if outcome.left_out:
+            out.print(f"[dim]{len(outcome.left_out)} test(s) of the catalog left out, which {esc(method.name)} does "
+                      "not run, e.g. " + esc(outcome.left_out[0][1]) + "[/dim]")
         if outcome.skipped:
             out.print(f"[dim]{len(outcome.skipped)} test/level pair(s) not applicable, e.g. "
                       + esc(f"{outcome.skipped[0][0]} [{outcome.skipped[0][1]}]: {outcome.skipped[0][2]}") + "[/dim]")
@@ -228,38 +236,12 @@ def cmd_run(args) -> int:
         if method.inputs == "matrices" else f"tables {', '.join(sorted(outcome.tables))}"), highlight=False)
     if after:
         out.print(esc(after), highlight=False)
+    if method.inputs == "matrices" and method.effect_size and not args.quiet:
+        from .run_summary import pairing_line
+        from .store import reproduction_counts
+        out.print(esc(pairing_line(reproduction_counts(db, outcome.run["run_id"]), outcome.run["model"])),
+                  highlight=False, soft_wrap=True)
     return 0
-
-
-def _results_table(outcome, cfg, method):
-    from rich.table import Table
-
-    from .legend import legend, mark
-
-    heads, cells = method.summary_columns(outcome) if hasattr(method, "summary_columns") else ([], None)
-    cols = ["test", "version", "level", "n (X,Y,A,B)", "effect size", "p", f"Holm α={cfg.alpha:g}"]
-    table = Table(*cols, *heads, "note",
-                  title=esc(f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']} "
-                            f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})"),
-                  caption=legend(cfg.alpha))
-    own = ", ".join(t.name for t in method.tables)
-    for r in outcome.results:
-        n = ",".join(str(r[f"n_{x}"]) for x in "xyab")
-        if r["status"] != "ok":
-            table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, "-", "-", "-",
-                          *(["-"] * len(heads)), esc(r["reason"]))
-            continue
-        note = f"{r['n_dropped']} dropped" if r["n_dropped"] else ("exact" if r["exact"] else "")
-        extra = list(map(esc, cells(r))) if cells else []
-        if r["effect_size"] is None:        # a method without a WEAT d: its numbers are in its own table
-            table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, "-", "-", "-", *extra,
-                          esc(note or f"see table {own}"))
-            continue
-        es = f"{r['effect_size']:+.2f}" + (f" [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
-                                            if r.get("ci_low") is not None else "")
-        table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, es,
-                      f"{r['p_value']:.2g}", mark(r["holm_significant"]), *extra, esc(note))
-    return table
 
 
 def cmd_sql(args) -> int:
@@ -278,16 +260,63 @@ def cmd_sql(args) -> int:
         from .outputs import neutralise_csv
         sys.stdout.write(neutralise_csv(df).to_csv(index=False))
     elif args.format == "json":
-        sys.stdout.write(df.to_json(orient="records", indent=1) + "\n")
+        sys.stdout.write(_json_records(df) + "\n")
     else:
         import pandas as pd
         from rich.table import Table
-        t = Table(*map(esc, df.columns))      # SQL NULL (None, NaN or NA in the frame) shows as blank
+        t = Table()                 # every value whole: a long one folds onto the next line, never cut with '…'
+        for c in df.columns:
+            t.add_column(esc(c), overflow="fold")
+        # SQL NULL (None, NaN or NA in the frame) shows as blank
         for row in df.itertuples(index=False):
-            t.add_row(*("" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else esc(v) for v in row))
+            t.add_row(*(_sql_cell(v, pd) for v in row))
         out.print(t)
         out.print(f"{len(df)} row(s)")
     return 0
+
+
+def _json_records(df) -> str:
+    """`eatlas sql --format json`: one object per row, every float with all its digits (Python's shortest
+    exact form; pandas' to_json keeps 15 at most), SQL NULL as null, timestamps as epoch milliseconds (as
+    pandas writes them)."""
+    import datetime as dt
+    import decimal
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    def plain(v):
+        if isinstance(v, np.ndarray):
+            return v.tolist()
+        if isinstance(v, np.generic):
+            return v.item()
+        if isinstance(v, (pd.Timestamp, dt.datetime)):
+            ts = pd.Timestamp(v)
+            return int((ts.tz_convert(None) if ts.tzinfo else ts).value // 1_000_000)
+        if isinstance(v, dt.date):
+            return v.isoformat()
+        if isinstance(v, decimal.Decimal):
+            return float(v)
+        if isinstance(v, (bytes, bytearray, memoryview)):
+            return bytes(v).decode("utf-8", "backslashreplace")
+        return str(v)
+
+    rows = df.astype(object).where(df.notna(), None).to_dict(orient="records")
+    return json.dumps(rows, indent=1, default=plain, ensure_ascii=False, allow_nan=False)
+
+
+SQL_DIGITS = 6     # significant digits of a float in `eatlas sql`'s table format (csv and json keep every digit)
+
+
+def _sql_cell(v, pd) -> str:
+    """A cell of `eatlas sql`'s table: NULL (None, NaN, NA) blank, a float to SQL_DIGITS significant digits."""
+    import numpy as np
+    if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and v != v):
+        return ""
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):.{SQL_DIGITS}g}"
+    return esc(v)
 
 
 def cmd_catalog(args) -> int:
@@ -417,6 +446,30 @@ def cmd_show_influence(args) -> int:
 _at_least, _between = at_least, between
 
 
+class _DefaultsHelp(argparse.HelpFormatter):
+    """Every option's default in its help: '(default: X)' is added to an option that has a value by default
+    (not None, not a flag's False) unless its help already gives it; an option without one says in its help
+    what happens when it is left out (tests/test_cli_options.py checks both)."""
+
+    def _get_help_string(self, action):
+        h = action.help or ""
+        d = action.default
+        if not action.option_strings or d is None or d is False or d is argparse.SUPPRESS or "%(default)" in h:
+            return h
+        return f"{h} (default: %(default)s)"
+
+
+class _DefaultModel:
+    """The default model's id, read from the loaders when the help is printed (never when parsing)."""
+
+    def __str__(self) -> str:
+        try:
+            from .encoders import default_model_id
+            return default_model_id()
+        except Exception:           # a broken loader entry says so at 'eatlas run'; the help still prints
+            return "the loader entry marked default: true"
+
+
 class _ListOption(argparse.Action):
     """A list option that takes ``--tests a b``, ``--tests a,b`` and mixtures; repeating it adds to the list."""
 
@@ -456,53 +509,61 @@ def build_parser() -> argparse.ArgumentParser:
     _global_options(p, sub_level=False)
     sub = p.add_subparsers(dest="command", required=True)
 
-    r = sub.add_parser("run", help="run tests on a model and store the results")
-    r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, or a vector file")
+    r = sub.add_parser("run", help="run tests on a model and store the results", formatter_class=_DefaultsHelp)
+    model = r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, or a vector "
+                           "file (default: %(default_model)s)")
+    model.default_model = _DefaultModel()
     r.add_argument("--family", help="model family of a model folder or vector file that is not registered (e.g. "
-                   "bert, glove); recorded with family_source 'user'. Default 'unknown': such a run is set beside "
-                   "no published number")
+                   "bert, glove); recorded with family_source 'user' (default: the registered model's family, else "
+                   "'unknown', which is set beside no published number)")
     r.add_argument("--tests", nargs="+", action=_ListOption, help="test ids, space- or comma-separated "
-                   "(default: every canonical test in the catalog in --language)")
+                   "(default: every canonical test in the catalog in --language that --method runs)")
     r.add_argument("--language", default="en",
-                   help="BCP-47 tag of the tests run when --tests is not given (default en; 'all': every language)")
+                   help="BCP-47 tag of the tests run when --tests is not given ('all': every language)")
     r.add_argument("--levels", nargs="+", action=_ListOption,
                    help=f"space- or comma-separated: {','.join(LEVEL_NAMES)} (default: word,sent, or the levels "
                         "the method runs)")
-    r.add_argument("--seed", type=SEED, default=0)
+    r.add_argument("--seed", type=SEED, default=0, help="seed of the permutation samples, the bootstrap and the "
+                   "truncation of unequal expanded sets")
     r.add_argument("--n-samples", type=_at_least(2), default=100_000,
                    help="permutation samples (exact when fewer partitions)")
     r.add_argument("--alpha", type=PROBABILITY, default=0.01, help="Holm-Bonferroni family-wise level")
     r.add_argument("--parametric", action="store_true", help="normal-approximation p-value (Caliskan et al.)")
     r.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="greater",
-                   help="permutation-test alternative (default greater, as Caliskan et al. and May et al.; "
+                   help="permutation-test alternative (greater as Caliskan et al. and May et al.; "
                         "two-sided: twice the smaller one-sided p, capped at 1)")
     r.add_argument("--ci", type=_between(0.0, 1.0, open_low=True, open_high=True), default=0.95,
-                   help="level of the stimulus-bootstrap confidence interval of each effect size (default 0.95)")
-    r.add_argument("--n-boot", type=_at_least(100), default=10_000, help="bootstrap resamples (default 10,000)")
+                   help="level of the stimulus-bootstrap confidence interval of each effect size")
+    r.add_argument("--n-boot", type=_at_least(100), default=10_000, help="bootstrap resamples")
     r.add_argument("--no-ci", action="store_true", help="compute no confidence interval")
     from .robust import CI_METHODS
     r.add_argument("--ci-method", choices=CI_METHODS, default="percentile",
-                   help="bootstrap interval: percentile (default, as WEATHub) or BCa (bias-corrected and accelerated, "
+                   help="bootstrap interval: percentile (as WEATHub) or BCa (bias-corrected and accelerated, "
                         "scipy.stats.bootstrap; one more leave-one-out pass per result)")
     r.add_argument("--pooling", help="mean, mean_nospecial, cls, last, max (default: the model's)")
-    r.add_argument("--layer", help="-1 (top), a hidden-state index, or 'sum'")
-    r.add_argument("--subword", help="c-word subword choice: first, last, mean")
+    r.add_argument("--layer", help="-1 (top), a hidden-state index, or 'sum' (default: the model's loader entry's, "
+                   "else -1)")
+    r.add_argument("--subword", help="c-word subword choice: first, last, mean (default: last)")
     r.add_argument("--min-coverage", type=_between(0.0, 1.0), default=0.8,
                    help="share of a set's stimuli that must be encodable")
-    r.add_argument("--batch-size", type=POSITIVE, default=64)
+    r.add_argument("--batch-size", type=POSITIVE, default=64, help="texts per forward pass of the model")
     r.add_argument("--trust-remote-code", metavar="MODEL",
                    help="let the model folder's own Python code run; must name the --model, so the trust is "
-                        "given to one model, never by habit")
+                        "given to one model, never by habit (default: no model's code runs)")
     r.add_argument("--wait", type=_between(0.0, 86_400.0), default=0.0, help="seconds to wait for a database in use")
     r.add_argument("--no-cache", action="store_true", help="encode everything afresh; read and write no cache")
-    r.add_argument("--quiet", action="store_true")
+    r.add_argument("--quiet", action="store_true", help="print only the line saying where the run was written")
     _method_options(r)
     r.set_defaults(fn=cmd_run)
 
-    s = sub.add_parser("sql", help="query the results database (read-only unless --write)")
-    s.add_argument("query")
-    s.add_argument("--write", action="store_true")
-    s.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    s = sub.add_parser("sql", help="query the results database (read-only unless --write)",
+                       formatter_class=_DefaultsHelp)
+    s.add_argument("query", help="one SQL statement (DuckDB)")
+    s.add_argument("--write", action="store_true", help="open the database for writing, and let the statement "
+                   "read or write other files (default: read-only, this database only)")
+    s.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                   help="table: for reading, floats rounded to 6 significant digits (1.88987 for "
+                        "1.8898680441288913); csv and json: every digit, for other programs")
     s.set_defaults(fn=cmd_sql)
 
     ls = sub.add_parser("list", help="list tests")
