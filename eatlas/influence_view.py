@@ -23,6 +23,12 @@ def influence_rows(db: str | Path, run: str, test: str, *, level: str | None = N
         if "influence" not in tables:
             raise EatlasError("the database has no influence table (written before EATlas stored it)", file=str(db),
                               hint="run the test again")
+        cols = {r[0] for r in con.execute("DESCRIBE results").fetchall()}
+        if "also_as" in cols:   # a test computed under another id with the same stimuli (results.also_as)
+            kept = con.execute("SELECT test_id FROM results WHERE run_id = ? AND list_contains(also_as, ?) "
+                               "AND NOT EXISTS (SELECT 1 FROM results WHERE run_id = ? AND test_id = ?) LIMIT 1",
+                               [run_id, test, run_id, test]).fetchall()
+            test = kept[0][0] if kept else test
         where, params = "run_id = ? AND test_id = ?", [run_id, test]
         if level:
             where, params = where + " AND level = ?", params + [level]
@@ -62,7 +68,7 @@ def show_influence(db: str | Path, run: str, test: str, *, level: str | None = N
     tables = []
     for lv, res, rows in levels:
         if res["status"] != "ok":
-            title = f"{escape(test)} [{escape(lv)}] run {run_id[:8]}: not run"
+            title = f"{escape(test)} {escape(f'[{lv}]')} run {run_id[:8]}: not run"
             tables.append(Table(title=title))
             continue
         ci = ""
@@ -70,7 +76,7 @@ def show_influence(db: str | Path, run: str, test: str, *, level: str | None = N
             ci = f", CI [{res['ci_low']:+.3f}, {res['ci_high']:+.3f}]"
         stable = {True: "no single stimulus flips the sign", False: "one stimulus left out flips the sign",
                   None: ""}[res["sign_stable"]]
-        title = (f"{escape(test)} [{escape(lv)}] run {run_id[:8]}: d = {res['effect_size']:+.3f}{ci}; "
+        title = (f"{escape(test)} {escape(f'[{lv}]')} run {run_id[:8]}: d = {res['effect_size']:+.3f}{ci}; "
                  f"leave-one-out d in [{_f(res['d_loo_min'])}, {_f(res['d_loo_max'])}]; {stable}")
         t = Table("role", "stimulus", "d without it", "change", title=title)
         for role, item, d, delta in rows:

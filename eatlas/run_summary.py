@@ -9,12 +9,12 @@ is printed as one line (the terminal wraps it; the id comes first and is never s
 from __future__ import annotations
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console, Group
-from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from .console import esc
+from .console import esc, visible
 from .legend import legend, mark
 
 
@@ -44,44 +44,67 @@ def _cells(outcome, method):
     return heads, rows
 
 
-def _table(outcome, cfg, heads, rows, layout: str) -> Table:
-    full, bordered = layout == "full", layout != "bare"
+NOTE_MIN = 12      # the note column (why not run, dropped stimuli) wraps, but never narrower than this
+
+
+def _columns(cfg, heads, rows, layout: str) -> list[tuple[str, list[str], bool]]:
+    """(header, cells as plain text, wraps) of each column of a layout: 'full' has every column, the others
+    drop the version and n per set, put the Holm mark after p and the CI under d."""
+    full = layout == "full"
+    cols = [("test", ["\n".join(c["ids"]) for c in rows], False)]
+    if full:
+        cols.append(("version", [c["version"] for c in rows], False))
+    cols.append(("level", [c["level"] for c in rows], False))
+    if full:
+        cols.append(("n (X,Y,A,B)", [c["n"] for c in rows], True))
+    cols.append(("effect size", [c["d"] + (("  " if full else "\n") + c["ci"] if c["ci"] else "") for c in rows],
+                 full))
+    cols.append(("p", [c["p"] if full else c["p"] + (f" {c['holm']}" if c["holm"] not in ("", "-") else "")
+                       for c in rows], False))
+    if full:
+        cols.append((f"Holm α={cfg.alpha:g}", [c["holm"] for c in rows], True))
+    cols += [(h, [c["extra"][i] for c in rows], True) for i, h in enumerate(heads)]
+    cols.append(("note", [c["note"] for c in rows], True))
+    return cols
+
+
+def _needed(cols, layout: str) -> int:
+    """The fewest columns of text the layout needs: a column that does not wrap as wide as its widest line, one
+    that wraps as its longest word (the note at least NOTE_MIN), plus the borders and padding."""
+    total = 0
+    for head, cells, wraps in cols:
+        lines = [line for text in [head, *cells] for line in text.split("\n")]
+        if wraps:
+            w = max((cell_len(word) for line in lines for word in line.split()), default=1)
+            w = max(w, min(NOTE_MIN, max(map(cell_len, lines)))) if head == "note" else w
+        else:
+            w = max(map(cell_len, lines))
+        total += w
+    n = len(cols)
+    return total + (3 * n + 1 if layout != "bare" else n - 1)
+
+
+def _table(outcome, cfg, cols, layout: str, any_alias: bool) -> Table:
+    bordered = layout != "bare"
     title = esc(f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']} "
                 f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})")
-    caption = legend(cfg.alpha) + ("" if full else "; each test's version and n per set are in table results")
-    if any(len(c["ids"]) > 1 for c in rows):
+    caption = legend(cfg.alpha) + ("" if layout == "full" else "; each test's version and n per set are in table "
+                                                                 "results")
+    if any_alias:
         caption += "; '= id': the same stimuli, computed once, also stand for that test (results.also_as)"
     t = Table(title=title, caption=caption, box=box.HEAVY_HEAD if bordered else None,
-              padding=(0, 1) if bordered else (0, 1, 0, 0), collapse_padding=not bordered,
-              pad_edge=bordered, show_edge=bordered)
-    id_width = max(len(line) for c in rows for line in c["ids"]) if rows else 4
-    t.add_column("test", no_wrap=True, min_width=max(id_width, 4))
-    if full:
-        t.add_column("version", no_wrap=True)
-    t.add_column("level", no_wrap=True)
-    if full:
-        t.add_column("n (X,Y,A,B)", overflow="fold")
-    t.add_column("effect size", no_wrap=not full)
-    t.add_column("p", no_wrap=True)
-    if full:
-        t.add_column(f"Holm α={cfg.alpha:g}")
-    for h in heads:
-        t.add_column(esc(h))
-    t.add_column("note", overflow="fold", ratio=1)
-    for c in rows:
-        d = esc(c["d"]) + (("  " if full else "\n") + esc(c["ci"]) if c["ci"] else "")     # CI beside d, or below
-        p = c["p"] if full else c["p"] + (f" {c['holm']}" if c["holm"] not in ("", "-") else "")
-        cells = [Text("\n".join(c["ids"]))]         # ids match [a-z0-9_+-]: nothing to escape
-        if full:
-            cells.append(esc(c["version"]))
-        cells.append(esc(c["level"]))
-        if full:
-            cells.append(c["n"])
-        cells += [d, esc(p)]
-        if full:
-            cells.append(c["holm"])
-        cells += [esc(x) for x in c["extra"]] + [esc(c["note"])]
-        t.add_row(*cells)
+              padding=(0, 1) if bordered else (0, 1, 0, 0), pad_edge=bordered, show_edge=bordered)
+    for head, cells, wraps in cols:
+        widest = max(cell_len(line) for text in [head, *cells] for line in text.split("\n"))
+        if head == "note":
+            t.add_column(head, overflow="fold", ratio=1, min_width=min(NOTE_MIN, widest))
+        elif wraps:
+            t.add_column(esc(head), overflow="fold")
+        else:
+            t.add_column(esc(head), no_wrap=True, min_width=widest)
+    for r in range(len(cols[0][1])):
+        # plain text, never markup; control characters shown as escapes (eatlas.console.visible)
+        t.add_row(*(Text("\n".join(visible(line) for line in c[1][r].split("\n"))) for c in cols))
     return t
 
 
@@ -100,11 +123,11 @@ def _lines(outcome, cfg, heads, rows) -> Group:
 def results_table(outcome, cfg, method, console: Console):
     """The results of a run over test matrices, laid out to fit ``console``'s width with every id whole."""
     heads, rows = _cells(outcome, method)
+    any_alias = any(len(c["ids"]) > 1 for c in rows)
     for layout in ("full", "compact", "bare"):
-        t = _table(outcome, cfg, heads, rows, layout)
-        # measured as if the console were unbounded: rich clamps a measurement to the width it is given
-        if Measurement.get(console, console.options.update_width(1_000_000), t).minimum <= console.width:
-            return t
+        cols = _columns(cfg, heads, rows, layout)
+        if _needed(cols, layout) <= console.width:
+            return _table(outcome, cfg, cols, layout, any_alias)
     return _lines(outcome, cfg, heads, rows)
 
 

@@ -150,7 +150,7 @@ def test_changing_methods_without_a_version_bump_is_caught(tmp_path, capsys):
 
 # ------------------------------------------------------------------- 2. identical stimuli, computed once
 
-def test_tests_with_identical_stimuli_run_once_and_count_once_in_holm(tmp_path, monkeypatch):
+def test_tests_with_identical_stimuli_run_once_and_count_once_in_holm(tmp_path, monkeypatch, capsys):
     reg = registry(tmp_path)
     family = []
     holm = runner.holm
@@ -158,6 +158,10 @@ def test_tests_with_identical_stimuli_run_once_and_count_once_in_holm(tmp_path, 
     assert run(reg, tmp_path, "--tests", "t2", "t1", "--levels", "word") == 0
     assert rows(tmp_path / "r.duckdb", "SELECT test_id, level, also_as FROM results") == [("t2", "word", ["t1"])]
     assert family == [1]                                    # one result, one member of the Holm family
+    # the other name finds the result's stimulus influence too
+    run_id = rows(tmp_path / "r.duckdb", "SELECT run_id FROM runs")[0][0]
+    assert main(["--db", str(tmp_path / "r.duckdb"), "show-influence", run_id[:8], "t1", "--top", "1"]) == 0
+    assert "t1 [word]" in capsys.readouterr().out
     # named alone, a test runs under its own name
     assert run(reg, tmp_path, "--tests", "t1", "--levels", "word", db="one.duckdb") == 0
     assert rows(tmp_path / "one.duckdb", "SELECT test_id, also_as FROM results") == [("t1", None)]
