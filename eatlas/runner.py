@@ -265,8 +265,9 @@ def _test_ids(reg: Registry, cfg: RunConfig, method, levels) -> tuple[list[str],
         refused = [(t, why) for t in ids if (why := method_why_not(method, reg.tests[t], reg))]
         if refused:
             tid, why = refused[0]
-            more = f"; also {', '.join(t for t, _ in refused[1:])}" if len(refused) > 1 else ""
-            raise EatlasError(why, field="--tests", hint=runs_it(reg.tests[tid], reg) + more)
+            more = (f"; {method.name} does not run {', '.join(t for t, _ in refused[1:])} either"
+                    if len(refused) > 1 else "")
+            raise EatlasError(why + more, field="--tests", hint=runs_it(reg.tests[tid], reg))
         return ids, []
     ids = default_tests(reg, cfg.language)
     if not ids:
