@@ -19,13 +19,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 import uuid
 import zipfile
 from pathlib import Path
 
 import numpy as np
+
+from .files import write_atomic
 
 MAX_SHARDS = 16
 Item = tuple    # (text, (start, end)) in span mode, (text, None) in plain mode
@@ -41,17 +42,12 @@ def key_id(key: dict) -> str:
 
 
 def _atomic_write(folder: Path, name: str, write) -> Path:
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as f:
+    """``write(f)`` into a binary file ``.tmp-*.part`` renamed to ``folder/name`` (eatlas.files: the mode the
+    umask gives, like the user's other files: the vectors of public stimuli, shareable by a lab)."""
+    def fill(tmp: Path) -> None:
+        with open(tmp, "wb") as f:
             write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, folder / name)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return folder / name
+    return write_atomic(folder / name, fill, prefix=".tmp-", suffix=".part", fsync=True)
 
 
 def _read_shard(p: Path) -> dict:

@@ -6,11 +6,14 @@ record a new hash under an unchanged version (the content changed without a vers
 from __future__ import annotations
 
 import difflib
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from .errors import EatlasError
+from .errors import EatlasError, ValidationFailed
+from .files import write_text
 from .registry import Registry, check_id, parse_set, parse_template, parse_test, read_yaml, semver_key
 
 KINDS = {"sets": parse_set, "tests": parse_test, "templates": parse_template}
@@ -195,9 +198,7 @@ def render_catalog(cat: dict) -> str:
 
 
 def write_catalog(path: Path, cat: dict) -> None:
-    tmp = path.with_suffix(".yaml.tmp")
-    tmp.write_text(render_catalog(cat), encoding="utf-8")
-    tmp.replace(path)
+    write_text(path, render_catalog(cat), prefix=".catalog-", suffix=".yaml.tmp")    # temp + rename, umask mode
 
 
 def catalog_diff(root: Path, cat: dict) -> list[str]:
@@ -220,50 +221,224 @@ def dump_entry(doc: dict) -> str:
     return text
 
 
-def add(root: Path, file: Path) -> tuple[str, str, Path]:
-    """Validate a new set or test file, refuse an existing id, write it into the registry and catalog."""
+class AddRefused(ValidationFailed):
+    """``eatlas add`` found errors: every problem of the new file (and any the registry already had),
+    with the warnings, which do not block."""
+
+    def __init__(self, problems: list[EatlasError], warnings: list[EatlasError], new_file: str):
+        super().__init__(problems)
+        self.warnings, self.new_file = warnings, new_file
+
+
+@dataclass
+class Added:
+    kind: str                   # "set" or "test"
+    id: str
+    dest: Path
+    warnings: list              # the new file's warnings and those the registry already had
+    checked_whole: bool         # the registry was validated whole (no outcome recorded for its files)
+
+
+def add(root: Path, file: Path) -> Added:
+    """Validate a new set or test file on the registry as it would be with it, then write it into the
+    registry and catalog.yaml. Nothing is written before every check has passed.
+
+    The new file's problems are all listed (every field, every item; :class:`AddRefused`, exit 1).
+    Only the new entry and what it touches are checked (its fields and items, the sets and templates a
+    test names and its sentence expansions, the tests and variants that name a set, colliding ids); the
+    rest is what ``validate`` found for the registry's files as they are, kept in the registry cache
+    (``eatlas.registry_cache``), or found now, once, when nothing is kept. Errors there refuse the add
+    too; warnings, the new file's or the registry's, are returned and do not block."""
+    import copy
+
+    from . import registry_cache
+    from .checks import from_rows, problem_rows, split_warnings
     from .paths import refuse_bundled
-    from .schemas import check_registry
+    from .registry import parse_yaml
+    from .schemas import check_entry, check_registry, tests_naming
 
     refuse_bundled(root)
     _clean_stale_temps(root)
     doc = read_yaml(file)
     shown = str(file)
     if not isinstance(doc, dict):
-        raise EatlasError("expected a mapping (a set or a test)", file=shown)
+        raise EatlasError("expected a mapping (a set or a test)", file=shown,
+                          hint="a set has id, version, concept, items, ...; a test has x, y, a and b")
     kind = "tests" if all(k in doc for k in ("x", "y", "a", "b")) else "sets"
-    obj = KINDS[kind](doc, shown)
-    paper = obj.source.get("paper")
-    if not isinstance(paper, str) or not paper:
-        raise EatlasError("source has no paper", file=shown, obj=f"{kind[:-1]} {obj.id}", field="source.paper")
-    check_id(paper, shown, f"{kind[:-1]} {obj.id}", "source.paper")
-    reg = Registry(root)
+    what = kind[:-1]
+    own: list[EatlasError] = []                 # the new file's problems, every one
+    obj = KINDS[kind](doc, shown, own)
+    eid = obj.id if obj is not None and obj.id != "?" else None       # '?': a faulty id, listed in 'own'
+    where = {"file": shown, "obj": f"{what} {eid or '?'}"}
+    source = doc.get("source")
+    paper = source.get("paper") if isinstance(source, dict) else None
+    if isinstance(paper, str) and paper and not any(p.field == "source.paper" for p in own):
+        try:
+            check_id(paper, shown, where["obj"], "source.paper")      # it names the folder the file goes to
+        except EatlasError as e:
+            own.append(e)
+            paper = None
+    elif not any(p.field in ("source", "source.paper") for p in own):
+        own.append(EatlasError("source has no paper", field="source.paper", **where,
+                               hint="name the paper key from registry/sources.yaml"))
+    top = root.resolve()      # the registry cache's key names the folder by its full path
+    reg = registry_cache.load(top, lambda: Registry(top))
+    checked = getattr(reg, "_state", None) or registry_cache.state(top)     # the files as they were checked
     store = reg.sets if kind == "sets" else reg.tests
-    if obj.id in store:
-        raise EatlasError(f"{kind[:-1]} {obj.id!r} already exists (version {store[obj.id].version})", file=shown,
-                          field="id", hint="choose a new id, or edit the existing file and bump its version")
-    dest = root / "registry" / paper / kind / f"{obj.id}.yaml"
+    collides = eid is not None and eid in store
+    if collides:
+        own.append(EatlasError(f"{what} {eid!r} already exists (version {store[eid].version})", field="id",
+                               hint="choose a new id, or edit the existing file and bump its version", **where))
+    dest = root / "registry" / paper / kind / f"{eid}.yaml" if isinstance(paper, str) and paper and eid else None
+    rel = dest.relative_to(root).as_posix() if dest is not None else None
     text = dump_entry(doc)
-    if dest.exists() and not _leftover(dest, text):
-        raise EatlasError(f"{dest.relative_to(root)} already exists", file=shown, field="id")
+    if dest is not None and not collides and dest.exists() and not _leftover(dest, text):
+        collides = True
+        own.append(EatlasError(f"{rel} already exists", field="id", **where,
+                               hint="choose a new id; the registry has a file of that name"))
+
+    # validate's outcome for the registry as it is (kept, or found now), less what the entry touches
+    kept = registry_cache.validation(getattr(reg, "_state", None))
+    before = from_rows(kept) if kept is not None else None
+    checked_whole = before is None
+    if before is None:
+        before = check_registry(reg) + unindexed(root, reg.catalog)
+        if not any(p.file == rel for p in before):      # a leftover of an interrupted add is no state to keep
+            registry_cache.record_validation(getattr(reg, "_state", None), problem_rows(before))
+    touched = {f"{what} {eid}"} | {f"{what} {o.id}" for o in store.values() if o.variant_of == eid} | (
+        {f"test {t}" for t in tests_naming(reg, eid)} if kind == "sets" else set())
+    rest = [p for p in before if p.obj not in touched and p.file != rel]
+
+    if obj is not None and not collides:
+        new = copy.copy(reg)                    # the registry with the entry, in memory; nothing is written
+        new.__dict__.pop("_validation_expansions", None)
+        new.sets, new.tests, new.recorded_hash = dict(reg.sets), dict(reg.tests), dict(reg.recorded_hash)
+        (new.sets if kind == "sets" else new.tests)[obj.id] = obj
+        new.recorded_hash[(kind, obj.id)] = obj.hash()
+        found = check_entry(new, kind, obj.id)
+        if kind == "sets":          # the items read without fault, by their place in the file
+            faulty = {int(m[1]) for p in own if (m := _ITEM.match(str(p.field)))}
+            found = _renumbered(found, obj, [n for n in range(len(doc["items"])) if n not in faulty])
+        reported = {(p.obj, p.field) for p in own}      # a field the file's reading already faulted, once
+        own += [p for p in found if not {(p.obj, p.field), (p.obj, str(p.field).split(".")[0]),
+                                         (p.obj, str(p.field).split(".")[-1])} & reported]
+    own_errors, own_warnings = split_warnings(own)
+    errors, warnings = split_warnings(rest)
+    errors, warnings = own_errors + errors, warnings + own_warnings     # the new file's warnings last
+    if errors:
+        raise AddRefused(errors, warnings, shown)
+    assert obj is not None and dest is not None and rel is not None
+    entry = KINDS[kind](parse_yaml(text, rel), rel)       # the file as written, as the catalog will read it
+
+    if registry_cache.state(top) != checked:      # e.g. another add, whose catalog line this one would drop
+        raise EatlasError("the registry changed while add was checking the file; nothing was written",
+                          file=shown, hint="run the same 'eatlas add' again")
     made = [d for d in (dest.parent.parent, dest.parent) if not d.exists()]   # removed again on failure
     dest.parent.mkdir(parents=True, exist_ok=True)
     cat_path = root / "catalog.yaml"
-    old_cat = cat_path.read_bytes()
+    old_text = cat_path.read_text(encoding="utf-8")
+    line = _catalog_entry(kind, entry)
     _write_atomic(dest, text)
     try:
-        sync(root)
-        problems = check_registry(Registry(root))
-        if problems:
-            from .errors import ValidationFailed
-            raise ValidationFailed(problems)
-    except BaseException:       # an error or an interrupt (Ctrl-C)
-        dest.unlink(missing_ok=True)   # leave the registry as it was
-        for d in reversed(made):
-            d.rmdir()
-        cat_path.write_bytes(old_cat)
+        _write_atomic(cat_path, _with_entry(old_text, kind, line, reg.catalog) or
+                      render_catalog(_catalog_with(reg.catalog, kind, line)))
+    except BaseException:       # an error or an interrupt (Ctrl-C) before the catalog was replaced
+        if cat_path.read_text(encoding="utf-8") == old_text:
+            dest.unlink(missing_ok=True)   # leave the registry as it was
+            for d in reversed(made):
+                d.rmdir()
         raise
-    return kind[:-1], obj.id, dest
+    # The files as they are now: their registry is the one checked, with the entry as written; they validate
+    # as 'before' did, less what the entry touched, with what checking the entry found (warnings only here).
+    # Both are kept for the next command.
+    if registry_cache.enabled():
+        key = registry_cache.state(top)
+        registry_cache.keep(key, _registry_with(reg, kind, entry, _catalog_with(reg.catalog, kind, line)))
+        registry_cache.record_validation(key, problem_rows(rest + [_renamed(p, shown, rel) for p in own_warnings]))
+    return Added(what, entry.id, dest, [_renamed(p, shown, rel) for p in warnings], checked_whole)
+
+
+def _registry_with(reg: Registry, kind: str, entry, cat: dict) -> Registry:
+    """``reg`` with one more entry, as :class:`Registry` reads the folder once the entry's file and its
+    catalog line are written (the entries in the catalog's order)."""
+    import copy
+
+    new = copy.copy(reg)
+    new.__dict__.pop("_validation_expansions", None)
+    new.__dict__.pop("_state", None)
+    new.catalog = cat
+    old = getattr(reg, kind)
+    setattr(new, kind, {e["id"]: entry if e["id"] == entry.id else old[e["id"]] for e in cat[kind]})
+    new.recorded_hash = {**reg.recorded_hash, (kind, entry.id): entry.hash()}       # its catalog line's sha256
+    return new
+
+
+_ITEM = re.compile(r"^items\[(\d+)\]")
+
+
+def _renumbered(problems: list[EatlasError], s, kept: list[int]) -> list[EatlasError]:
+    """The set's problems with its items numbered as in the file (an item with a fault of its own is not
+    in the set that was checked)."""
+    if kept == list(range(len(kept))):
+        return problems
+    at = re.compile(r"items\[(\d+)\]")
+
+    def fix(text):
+        return at.sub(lambda m: f"items[{kept[int(m[1])]}]" if int(m[1]) < len(kept) else m[0], text) \
+            if isinstance(text, str) else text
+    return [type(p)(fix(p.message), file=p.file, obj=p.obj, field=fix(p.field), hint=p.hint)
+            if p.obj == f"set {s.id}" else p for p in problems]
+
+
+def _renamed(p: EatlasError, old: str, new: str) -> EatlasError:
+    """The same problem, naming the file where the entry now is."""
+    if p.file != old:
+        return p
+    return type(p)(p.message, file=new, obj=p.obj, field=p.field, hint=p.hint)
+
+
+def _catalog_entry(kind: str, obj) -> dict:
+    """The catalog entry of one set, test or template, as :func:`sync` writes it."""
+    entry = {"id": obj.id, "version": obj.version}
+    if kind != "templates":
+        entry["source"] = obj.source.get("paper")
+    entry["license"] = obj.license
+    entry["language"] = obj.language
+    entry["file"] = obj.file
+    entry["sha256"] = obj.hash()
+    return entry
+
+
+def _catalog_with(cat: dict, kind: str, entry: dict) -> dict:
+    """The catalog with one more entry, where :func:`sync` puts it (entries in the order of their files)."""
+    entries = list(cat.get(kind) or [])
+    key = Path(entry["file"])
+    at = next((n for n, e in enumerate(entries) if isinstance(e, dict) and Path(str(e.get("file"))) > key),
+              len(entries))
+    entries.insert(at, entry)
+    return {**{k: cat.get(k) or [] for k in ("sets", "tests", "templates", "published")}, kind: entries}
+
+
+def _with_entry(text: str, kind: str, entry: dict, cat: dict) -> str | None:
+    """catalog.yaml's text with one line more for the new entry, every other line as it was; None when the
+    text is not one entry a line as :func:`render_catalog` writes it (then the catalog is rendered whole)."""
+    lines = text.splitlines(keepends=True)
+    entries = cat.get(kind) or []
+    head = next((n for n, ln in enumerate(lines) if ln.rstrip("\r\n") in (f"{kind}:", f"{kind}: []")), None)
+    if head is None:
+        return None
+    n = head + 1
+    while n < len(lines) and lines[n].startswith("  - "):
+        n += 1
+    if n - head - 1 != len(entries) or (not entries and lines[head].rstrip("\r\n") != f"{kind}: []"):
+        return None
+    new_entries = _catalog_with(cat, kind, entry)[kind]
+    at = new_entries.index(entry)
+    rendered = "  - " + yaml.safe_dump(entry, default_flow_style=True, sort_keys=False, width=10_000).strip() + "\n"
+    if not entries:
+        lines[head] = f"{kind}:\n"
+    lines.insert(head + 1 + at, rendered)
+    return "".join(lines)
 
 
 _TEMP_PREFIX = ".eatlas-add-"
@@ -273,25 +448,15 @@ def _write_atomic(dest: Path, text: str) -> None:
     """Write to a temporary name in the same folder (``.eatlas-add-<pid>-*.tmp``, never read as a registry
     file) and rename it into place: a process killed mid-write leaves no partial set or test file."""
     import os
-    import tempfile
 
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f"{_TEMP_PREFIX}{os.getpid()}-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text(dest, text, prefix=f"{_TEMP_PREFIX}{os.getpid()}-", suffix=".tmp", fsync=True)
 
 
 def _clean_stale_temps(root: Path) -> None:
     """Remove the temporary files of an ``add`` whose process is gone (killed mid-write)."""
     import os
 
-    for p in (root / "registry").glob(f"*/*/{_TEMP_PREFIX}*.tmp"):
+    for p in [*root.glob(f"{_TEMP_PREFIX}*.tmp"), *(root / "registry").glob(f"*/*/{_TEMP_PREFIX}*.tmp")]:
         try:
             pid = int(p.name[len(_TEMP_PREFIX):].split("-")[0])
             if pid != os.getpid():

@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from functools import lru_cache
 from itertools import combinations
@@ -28,10 +29,30 @@ ROLE_NAMES = {"x": "target X", "y": "target Y", "a": "attribute A", "b": "attrib
 
 
 class ValidationWarning(EatlasError):
-    """A problem validate prints as a warning and that does not fail validate or run: an item shared
-    by a target and an attribute set. Caliskan et al. (2017) define the four concepts as distinct,
-    but authors' lists sometimes share an item (WEATHub: weathub_ko_weat15, weathub_ar_weat14), and
-    a list is never altered; the effect size then includes the item's similarity with itself."""
+    """A problem validate prints as a warning and that does not fail validate, add or run.
+
+    * An item shared by a target and an attribute set. Caliskan et al. (2017) define the four concepts
+      as distinct, but authors' lists sometimes share an item (WEATHub: weathub_ko_weat15,
+      weathub_ar_weat14), and a list is never altered; the effect size then includes the item's
+      similarity with itself.
+    * A set about people whose items are of a kind templates read as things (:func:`kind_problems`)."""
+
+
+_FIELDS = ("message", "file", "obj", "field", "hint")
+
+
+def problem_rows(problems: list[EatlasError]) -> list[dict]:
+    """Problems as plain rows (kept by the registry cache)."""
+    return [{"warning": isinstance(p, ValidationWarning), **{k: getattr(p, k) for k in _FIELDS}} for p in problems]
+
+
+def from_rows(rows: list[dict]) -> list[EatlasError] | None:
+    """The problems of :func:`problem_rows`; None when the rows are not such rows."""
+    try:
+        return [(ValidationWarning if r["warning"] else EatlasError)(r["message"], **{k: r[k] for k in _FIELDS[1:]})
+                for r in rows]
+    except (KeyError, TypeError):
+        return None
 
 
 def split_warnings(problems: list) -> tuple[list, list]:
@@ -87,6 +108,93 @@ def text_problems(sets: list[StimulusSet]) -> list[EatlasError]:
             for ch, what in bad_chars(v):
                 out.append(EatlasError(f"{what} {char_name(ch)} in {_show(v)}", field=f"template_vars.{k}",
                                        hint="remove it", **where))
+    return out
+
+
+# --------------------------------------------------------------------------------- kind and items
+THING_KINDS = ("noun", "mass_noun")          # the kinds sentence templates read as things
+PERSON_KINDS = ("group_term", "name")        # the kinds they read as people
+# Words of a set's concept, id or tags that say its items are people (not guessed from the items).
+_PEOPLE = re.compile(r"(?<![a-z])(occupations?|professions?|professionals?|workers?|people|persons?)(?![a-z])")
+
+
+def _people_words(s: StimulusSet) -> str | None:
+    tags = s.raw.get("tags") if isinstance(s.raw.get("tags"), list) else []
+    text = " ".join([s.concept, s.id.replace("_", " "), *(t for t in tags if isinstance(t, str))])
+    m = _PEOPLE.search(re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower())
+    return m.group(1) if m else None
+
+
+def _thing_sentence(it) -> str:
+    """How May et al.'s bleached templates read a noun or mass noun (their families noun_*_thing, mass_noun)."""
+    from .templates import article_for, forms
+
+    if it.kind == "mass_noun":
+        return f"This is {it.text}."
+    sing, plur = forms(it)
+    return f"{plur[:1].upper()}{plur[1:]} are things." if it.number == "plural" else \
+        f"{article_for(sing).capitalize()} {sing} is a thing."
+
+
+def person_items(reg: Registry) -> dict[tuple[str, str], dict[str, set[str]]]:
+    """(language, case-folded item) -> {person kind: the sets that give the item that kind}."""
+    from .schemas import item_key
+
+    out: dict = {}
+    for s in reg.sets.values():
+        for it in s.items:
+            if it.kind in PERSON_KINDS:
+                out.setdefault((s.language, item_key(it.text, False)), {}).setdefault(it.kind, set()).add(s.id)
+    return out
+
+
+def kind_problems(reg: Registry, sets: list[StimulusSet]) -> list[EatlasError]:
+    """A warning for each set whose items are of a kind that templates read as things (noun, mass_noun)
+    while the set is plainly about people: "A carpenter is a thing." It is about people when its concept,
+    id or tags say occupations, professions, workers, people or persons (the majority of its items are
+    then things to the templates), or when most of those items are people (group_term, name) in the
+    registry's own sets of the same language. Nothing is guessed from capital letters."""
+    from .schemas import item_key
+
+    index = person_items(reg)
+    occupation_sets = sorted(o.id for o in reg.sets.values() if _people_words(o) and o.items
+                             and sum(i.kind == "group_term" for i in o.items) * 2 > len(o.items))
+    out = []
+    for s in sets:
+        things = [(n, it) for n, it in enumerate(s.items) if it.kind in THING_KINDS]
+        if not things:
+            continue
+        word = _people_words(s)
+        known = {}
+        for n, it in things:
+            elsewhere = {k: ids - {s.id} for k, ids in index.get((s.language, item_key(it.text, False)), {}).items()}
+            elsewhere = {k: ids for k, ids in elsewhere.items() if ids}
+            if elsewhere:
+                known[n] = elsewhere
+        if word and len(things) * 2 >= len(s.items):
+            suggest, why = "group_term", f"the set's concept says {word}"
+            seen_in = occupation_sets
+        elif len(known) >= 2 and len(known) * 2 >= len(things):
+            kinds = Counter(k for e in known.values() for k in e)
+            suggest = kinds.most_common(1)[0][0]
+            seen_in = sorted({i for e in known.values() for i in e.get(suggest, ())})
+            shown = ", ".join(_show(s.items[n].text) for n in list(known)[:3])
+            more = ", ..." if len(known) > 3 else ""
+            why = f"{len(known)} of them ({shown}{more}) are {suggest} in the registry's own sets"
+        else:
+            continue
+        n0, first = things[0]
+        kinds = sorted({it.kind for _, it in things})
+        declared = s.raw.get("kind") in THING_KINDS and "kind" not in (
+            s.raw["items"][n0] if isinstance(s.raw.get("items"), list) and isinstance(s.raw["items"][n0], dict)
+            else {})
+        where = f" ({', '.join(seen_in[:3])}{', ...' if len(seen_in) > 3 else ''})" if seen_in else ""
+        out.append(ValidationWarning(
+            f"{len(things)} of {len(s.items)} items are kind {' or '.join(kinds)}, which sentence templates read "
+            f"as things ({_show(_thing_sentence(first))}), but {why}",
+            file=s.file, obj=f"set {s.id}", field="kind" if declared else f"items[{n0}].kind",
+            hint=f"if the items denote people, write kind: {suggest}, as the registry's sets of "
+                 f"{'occupations' if suggest == 'group_term' and word else 'such items'} do{where}"))
     return out
 
 

@@ -22,24 +22,32 @@ def _console():
 
 
 def cmd_validate(args) -> int:
+    from . import registry_cache
     from .catalog import unindexed
-    from .registry import Registry
+    from .checks import problem_rows, split_warnings
+    from .registry import Registry, default_root
     from .schemas import check_registry
 
     out, err = _console()
-    reg = Registry(args.registry) if args.registry else Registry()
-    from .checks import split_warnings
-
-    problems, warnings = split_warnings(check_registry(reg) + unindexed(reg.root, reg.catalog))
+    root = Path(args.registry) if args.registry else default_root()
+    top = root.resolve()
+    state = registry_cache.state(top) if registry_cache.enabled() else None
+    reg = Registry(top)             # always parsed afresh: validate trusts no cache
+    found = check_registry(reg) + unindexed(reg.root, reg.catalog)
+    if state is not None and registry_cache.state(top) == state:
+        # kept for 'eatlas add', which checks only what it adds and takes the rest from here
+        registry_cache.keep(state, reg)
+        registry_cache.record_validation(state, problem_rows(found))
+    problems, warnings = split_warnings(found)
     for w in warnings:
         err.print(f"warning: {esc(w.render())}", highlight=False, markup=True, soft_wrap=True)
     if problems:
         for p in problems:
             err.print(f"[red]error[/red]: {esc(p.render())}", highlight=False, markup=True, soft_wrap=True)
-        err.print(f"{len(problems)} problem(s) in {esc(reg.root)}")
+        err.print(f"{len(problems)} problem(s) in {esc(root)}")
         return 1
     out.print(f"ok: {len(reg.sets)} sets, {len(reg.tests)} tests, {len(reg.templates)} templates valid "
-              f"({esc(reg.root)})")
+              f"({esc(root)})")
     return 0
 
 
@@ -348,13 +356,30 @@ def cmd_catalog(args) -> int:
 
 
 def cmd_add(args) -> int:
-    from .catalog import add
+    from .catalog import AddRefused, add
     from .registry import default_root
 
-    out, _ = _console()
+    out, err = _console()
     root = Path(args.registry) if args.registry else default_root()
-    kind, eid, dest = add(root, Path(args.file))
-    out.print(f"added {kind} {esc(eid)} as {esc(dest.relative_to(root))}; catalog.yaml updated")
+
+    def say(kind: str, problems) -> None:
+        for p in problems:
+            err.print(f"{kind}: {esc(p.render())}", highlight=False, markup=True, soft_wrap=True)
+
+    try:
+        done = add(root, Path(args.file))
+    except AddRefused as e:
+        say("[red]error[/red]", e.problems)
+        say("warning", e.warnings)
+        mine = sum(p.file == e.new_file for p in e.problems)
+        other = len(e.problems) - mine
+        err.print(f"{mine} problem(s) in {esc(e.new_file)}" + (f", {other} elsewhere in the registry" if other
+                                                                  else "") + "; nothing was written",
+                  highlight=False, soft_wrap=True)
+        return 1
+    say("warning", done.warnings)
+    out.print(f"added {done.kind} {esc(done.id)} as {esc(done.dest.relative_to(root))}; catalog.yaml updated",
+              highlight=False)
     return 0
 
 
@@ -604,10 +629,13 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("add", help="validate a new set or test file and add it to the registry",
                        description="Validate one new stimulus set or test file, copy it into the registry as "
                        "registry/<source.paper>/sets/<id>.yaml (a file with x, y, a and b is a test: tests/<id>.yaml) "
-                       "and re-index catalog.yaml. Add the sets before the test that names them (id@version), and "
-                       "the paper to registry/sources.yaml first. An existing id is refused; nothing is written "
-                       "when the file, or the registry with it, does not validate. To change an existing set, edit "
-                       "its file, bump its version, add a changelog entry and run 'eatlas catalog --sync'.")
+                       "and add its line to catalog.yaml. Add the sets before the test that names them (id@version), "
+                       "and the paper to registry/sources.yaml first. An existing id is refused; nothing is written "
+                       "when the file, or the registry with it, does not validate: every problem of the file is "
+                       "listed (exit 1). Warnings, the registry's or the file's, are printed and do not block. Only "
+                       "the new file and what it touches are checked; the rest is what 'eatlas validate' found for "
+                       "these files (kept in the registry cache). To change an existing set, edit its file, bump "
+                       "its version, add a changelog entry and run 'eatlas catalog --sync'.")
     a.add_argument("file", help="YAML file of one set or one test (format: docs/registry-format.md)")
     a.set_defaults(fn=cmd_add)
 

@@ -5,7 +5,8 @@ or a file the user put there. Each folder eatlas writes into holds a manifest,
 ``.eatlas-manifest.json``: the path (relative to that folder) and sha256 of every file eatlas wrote
 there. An existing file may be replaced only when the manifest lists it with the hash it still has
 (so a file the user edited since is refused too); a file is written to a temporary name in the
-same folder and renamed into place, then recorded.
+same folder and renamed into place (eatlas.files: with the permissions the user's umask gives),
+then recorded.
 
 Also here: :func:`neutralise_csv`, the OWASP defence against formula injection in CSV outputs.
 """
@@ -15,12 +16,12 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 
 from .errors import EatlasError
+from .files import write_atomic
 
 MANIFEST = ".eatlas-manifest.json"
 REGISTRY_PARTS = ("registry", "templates", "schemas", "loaders")    # folders of a registry root that eatlas reads
@@ -134,17 +135,11 @@ class Outputs:
 
     # ------------------------------------------------------------------ writing
     def _replace(self, rel: str, write) -> Path:
+        """``write(tmp)`` into ``.eatlas-tmp-*`` beside the file, renamed into place (eatlas.files: the
+        mode the user's umask gives; the temporary file is removed on any error or interrupt)."""
         dest = self.folder / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".eatlas-tmp-", suffix=dest.suffix)
-        os.close(fd)
-        try:
-            write(tmp)
-            os.replace(tmp, dest)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return dest
+        return write_atomic(dest, write, prefix=".eatlas-tmp-")
 
     def write(self, rel: str, write, *, save: bool = True) -> Path:
         """``write(tmp_path)`` writes the file; it is renamed to ``folder/rel`` and recorded."""

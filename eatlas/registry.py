@@ -102,8 +102,7 @@ def _vet_yaml(root: yaml.Node, shown: str) -> None:
                 "; registry files are data and are safe-loaded, nothing in them is run" if code else ""),
                 file=shown, hint="remove the tag and write plain YAML values")
         if len(on_path) >= MAX_YAML_DEPTH:
-            raise EatlasError(f"nested more than {MAX_YAML_DEPTH} levels deep{where(node)}", file=shown,
-                              hint="registry files are a few levels deep; check the brackets and indentation")
+            raise _too_deep(node.start_mark, shown)
         on_path.add(nid)
         stack.append((node, True))
         if isinstance(node, yaml.SequenceNode):
@@ -157,12 +156,56 @@ def _build_plain(root: yaml.Node, loader, shown: str) -> Any:
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)    # libyaml when built with it: ~10x faster
 
 
+def _too_deep(mark, shown: str) -> EatlasError:
+    return EatlasError(f"nested more than {MAX_YAML_DEPTH} levels deep at line {mark.line + 1}, "
+                       f"column {mark.column + 1}", file=shown,
+                       hint="registry files are a few levels deep; check the brackets and indentation")
+
+
+def _event_depth(text: str, shown: str) -> None:
+    """Raise EATlas's depth error when the document nests more than MAX_YAML_DEPTH levels before any
+    syntax error; return otherwise. It reads the event stream of PyYAML's pure-Python parser, which has
+    no nesting limit of its own and does not recurse, and stops at the first level too deep. So the
+    message is the same whether the installed parser stops deep nesting itself (libyaml 0.2.6, in
+    PyYAML 6.0.4's wheels: at 1,000 levels, in its own words), runs out of Python stack (the
+    pure-Python composer, at a few hundred), or has no limit. Called only when parsing failed: normal
+    files pay nothing for it."""
+    parser = yaml.SafeLoader(text)
+    depth = 0
+    try:
+        while True:
+            event = parser.get_event()
+            if event is None or isinstance(event, yaml.StreamEndEvent):
+                return
+            if isinstance(event, (yaml.CollectionStartEvent, yaml.ScalarEvent, yaml.AliasEvent)) \
+                    and depth >= MAX_YAML_DEPTH:        # depth: the node's open ancestors, as in _vet_yaml
+                raise _too_deep(event.start_mark, shown)
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except (yaml.YAMLError, RecursionError):
+        return                  # a syntax error before any level too deep: the caller reports its own
+    finally:
+        parser.dispose()
+
+
 def parse_yaml(text: str, shown: str) -> Any:
     """Safe-load one YAML document, bounded (see :func:`_vet_yaml`); None for an empty document."""
     loader = None
     try:
         loader = _Loader(text)      # the pure-Python reader refuses control characters here already
-        node = loader.get_single_node()
+        try:
+            node = loader.get_node() if loader.check_node() else None
+            second = loader.check_node()
+        except (yaml.YAMLError, RecursionError) as e:
+            if not isinstance(e, yaml.reader.ReaderError):
+                _event_depth(text, shown)       # too deep is said in EATlas's words, whatever the parser
+            raise
+        if second:
+            raise EatlasError("the file holds more than one YAML document", file=shown,
+                              hint="one document per file: a line '---' after the first document starts another; "
+                                   "remove it and what follows, or move that part to a file of its own")
         if node is None:
             return None
         if not _MAY_ALIAS.search(text):     # no anchor, alias, tag or merge key: one checking pass builds it
@@ -181,8 +224,8 @@ def parse_yaml(text: str, shown: str) -> Any:
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         lines = text.splitlines()
         line = lines[mark.line] if mark is not None and 0 <= mark.line < len(lines) else ""
-        hint = "indent with spaces: YAML does not allow tabs" if "\t" in line[:mark.column + 1] or "tab" in problem \
-            else "one document per file" if "another document" in problem else \
+        tab = mark is not None and "\t" in line[:mark.column + 1]
+        hint = "indent with spaces: YAML does not allow tabs" if tab else \
             "check the indentation, the colons and the quoting near that line"
         raise EatlasError(f"malformed YAML{where}: {problem}", file=shown, hint=hint) from None
     except UnicodeEncodeError:      # lone surrogates (not from a file: read_yaml decodes strict UTF-8)
@@ -490,122 +533,191 @@ def _check_variant(doc: dict, file: str, obj: str) -> tuple[str | None, str | No
     return label, of
 
 
-def parse_set(doc: Any, file: str) -> StimulusSet:
-    if not isinstance(doc, dict):
-        raise _not_mapping("a stimulus set", doc, file)
-    sid = check_id(doc.get("id"), file, "set ?")
-    obj = f"set {sid}"
-    _check_keys(doc, SET_KEYS, file, obj)
-    version = check_version(doc.get("version"), file, obj)
-    concept = _need(doc, "concept", str, file, obj)
-    lic = _need(doc, "license", str, file, obj)
-    source = _check_source(doc, file, obj)
-    _optional(doc, "notes", str, file, obj)
-    changelog = _check_changelog(doc, file, obj)
-    _check_bool(doc, "case_sensitive", True, file, obj)
-    language = check_language(doc, file, obj)
-    set_kind = _optional(doc, "kind", str, file, obj)
-    _optional(doc, "license_note", str, file, obj)
+class _Checks:
+    """Runs the independent checks of one file. Without a list (loading the registry) the first problem
+    is raised; with one (``eatlas add``, which lists every problem of a new file) each problem is added
+    to it, the check gives ``default`` and the next check runs."""
+
+    def __init__(self, problems: list | None):
+        self.problems = problems
+        self.failed = False
+
+    def __call__(self, fn, *args, default=None, **kw):
+        if self.problems is None:
+            return fn(*args, **kw)
+        try:
+            return fn(*args, **kw)
+        except EatlasError as e:
+            self.problems.append(e)
+            self.failed = True
+            return default
+
+
+def _fail(error: EatlasError):
+    raise error
+
+
+def _source_kind(doc: dict, file: str, obj: str) -> list:
     source_kind = doc.get("source_kind") or []
     if isinstance(source_kind, str):
         source_kind = [source_kind]
     if not isinstance(source_kind, list) or not all(isinstance(k, str) for k in source_kind):
         raise EatlasError("source_kind must be a list of tags", file=file, obj=obj, field="source_kind",
                           hint="e.g. source_kind: [social_science]; the tags are in schemas/stimuli.yaml")
-    variant, variant_of = _check_variant(doc, file, obj)
-    raw_items = _need(doc, "items", list, file, obj)
-    items = []
-    for n, it in enumerate(raw_items):
-        fld = f"items[{n}]"
-        if isinstance(it, str):
-            if set_kind is None:
-                raise EatlasError(f"item {it!r:.60} is a bare string; give its kind", file=file, obj=obj,
-                                  field=fld, hint="write - {text: ..., kind: noun}, or declare the set's kind: "
-                                                  "(e.g. kind: name) so its items may be bare strings")
-            it = {"text": it}
-        if not isinstance(it, dict):
-            raise EatlasError(f"expected a mapping, got {_typename(it)}", file=file, obj=obj, field=fld,
-                              hint="write - {text: ..., kind: noun}")
-        _check_keys(it, ITEM_KEYS, file, obj, prefix=f"{fld}.")
-        for k, v in it.items():
-            if v is not None and not isinstance(v, str):
-                raise EatlasError(f"expected text, got {_typename(v)} {v!r:.40}", file=file, obj=obj,
-                                  field=f"{fld}.{k}", hint="quote values such as yes/no/numbers")
-        if it.get("kind") is None and set_kind is not None:
-            it = {**it, "kind": set_kind}
-        for k in ("text", "kind"):
-            if it.get(k) is None:
-                raise EatlasError(f"the item has no {k}", file=file, obj=obj, field=f"{fld}.{k}",
-                                  hint="every item needs text and kind: - {text: ..., kind: noun}")
-        items.append(Item(**{k: (normalize_text(v) if k == "text" else v) for k, v in it.items() if v is not None}))
+    return list(source_kind)
+
+
+def _parse_item(it: Any, n: int, set_kind: str | None, file: str, obj: str, check: _Checks) -> Item | None:
+    """One item of a set; None when it has a problem (raised, or added to the list)."""
+    fld = f"items[{n}]"
+    if isinstance(it, str):
+        if set_kind is None:
+            return check(_fail, EatlasError(f"item {it!r:.60} is a bare string; give its kind", file=file, obj=obj,
+                                            field=fld, hint="write - {text: ..., kind: noun}, or declare the set's "
+                                                            "kind: (e.g. kind: name) so its items may be bare strings"))
+        it = {"text": it}
+    if not isinstance(it, dict):
+        return check(_fail, EatlasError(f"expected a mapping, got {_typename(it)}", file=file, obj=obj, field=fld,
+                                        hint="write - {text: ..., kind: noun}"))
+    failed = check.failed
+    check.failed = False
+    check(_check_keys, it, ITEM_KEYS, file, obj, prefix=f"{fld}.")
+    for k, v in it.items():
+        if v is not None and not isinstance(v, str):
+            check(_fail, EatlasError(f"expected text, got {_typename(v)} {v!r:.40}", file=file, obj=obj,
+                                     field=f"{fld}.{k}", hint="quote values such as yes/no/numbers"))
+    if it.get("kind") is None and set_kind is not None:
+        it = {**it, "kind": set_kind}
+    for k in ("text", "kind"):
+        if it.get(k) is None:
+            check(_fail, EatlasError(f"the item has no {k}", file=file, obj=obj, field=f"{fld}.{k}",
+                                     hint="every item needs text and kind: - {text: ..., kind: noun}"))
+    bad, check.failed = check.failed, failed or check.failed
+    if bad:
+        return None
+    return Item(**{k: (normalize_text(v) if k == "text" else v) for k, v in it.items() if v is not None})
+
+
+def parse_set(doc: Any, file: str, problems: list | None = None) -> StimulusSet | None:
+    """The set a file holds. With ``problems`` (a list), every problem is added to it instead of the
+    first being raised, and the set is built from what could be read, so that its content can be checked
+    too (a faulty id reads as '?', a faulty version as None, a faulty item is left out); None when it
+    has no list of items."""
+    if not isinstance(doc, dict):
+        raise _not_mapping("a stimulus set", doc, file)
+    check = _Checks(problems)
+    sid = check(check_id, doc.get("id"), file, "set ?")
+    obj = f"set {sid or '?'}"
+    check(_check_keys, doc, SET_KEYS, file, obj)
+    version = check(check_version, doc.get("version"), file, obj)
+    concept = check(_need, doc, "concept", str, file, obj, default="")
+    lic = check(_need, doc, "license", str, file, obj, default="")
+    source = check(_check_source, doc, file, obj, default={})
+    check(_optional, doc, "notes", str, file, obj)
+    changelog = check(_check_changelog, doc, file, obj, default=[])
+    check(_check_bool, doc, "case_sensitive", True, file, obj)
+    language = check(check_language, doc, file, obj, default=DEFAULT_LANGUAGE)
+    set_kind = check(_optional, doc, "kind", str, file, obj)
+    check(_optional, doc, "license_note", str, file, obj)
+    source_kind = check(_source_kind, doc, file, obj, default=[])
+    variant, variant_of = check(_check_variant, doc, file, obj, default=(None, None))
+    raw_items = check(_need, doc, "items", list, file, obj)
+    items = [i for i in (_parse_item(it, n, set_kind, file, obj, check) for n, it in enumerate(raw_items or []))
+             if i is not None]
     tv = doc.get("template_vars") or {}
     if not isinstance(tv, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in tv.items()):
-        raise EatlasError("template_vars must map names to text", file=file, obj=obj, field="template_vars",
-                          hint="e.g. template_vars: {subject: he, possessive: his}")
-    return StimulusSet(id=sid, version=version, concept=concept, items=items, license=lic, source=source,
+        check(_fail, EatlasError("template_vars must map names to text", file=file, obj=obj, field="template_vars",
+                                 hint="e.g. template_vars: {subject: he, possessive: his}"))
+        tv = {}
+    if raw_items is None:
+        return None
+    return StimulusSet(id=sid or "?", version=version, concept=concept, items=items, license=lic, source=source,
                        file=file, notes=doc.get("notes"), changelog=changelog,
                        template_vars=tv, group=doc.get("group"), language=language,
-                       source_kind=list(source_kind), variant=variant, variant_of=variant_of, raw=doc)
+                       source_kind=source_kind, variant=variant, variant_of=variant_of, raw=doc)
 
 
-def parse_test(doc: Any, file: str) -> TestSpec:
+def _parse_expansion(lvl: Any, spec: Any, file: str, obj: str, check: _Checks) -> Expansion | None:
+    fld = f"expansions.{lvl}"
+    if lvl not in EXPANSIONS:
+        return check(_fail, EatlasError(f"unknown expansion level {lvl!r}", file=file, obj=obj, field=fld,
+                                        hint="sent or sent(u); c-word levels reuse these sentences"))
+    if not isinstance(spec, dict):
+        return check(_fail, EatlasError("expected a mapping with 'template'", file=file, obj=obj, field=fld,
+                                        hint=f"write {lvl}: {{template: may2019_bleached@1.0.0}}"))
+    check(_check_keys, spec, {"template", "families", "vars"}, file, obj, prefix=f"{fld}.")   # does not stop it
+    failed = check.failed
+    check.failed = False
+    check(parse_ref, spec.get("template"), file, obj, f"{fld}.template")
+    fams = spec.get("families") or {}
+    if not isinstance(fams, dict) or set(fams) - set(ROLES) or not all(isinstance(v, str) for v in fams.values()):
+        check(_fail, EatlasError("families must map roles x, y, a, b to a family name", file=file, obj=obj,
+                                 field=f"{fld}.families", hint="e.g. families: {x: name, y: name}"))
+    vs = spec.get("vars") or {}
+    if not isinstance(vs, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in vs.items()):
+        check(_fail, EatlasError("vars must map names to text", file=file, obj=obj, field=f"{fld}.vars",
+                                 hint="e.g. vars: {occupation: engineer}"))
+    bad, check.failed = check.failed, failed or check.failed
+    return None if bad else Expansion(template=spec["template"], families=dict(fams), vars=dict(vs))
+
+
+def parse_test(doc: Any, file: str, problems: list | None = None) -> TestSpec | None:
+    """The test a file holds; ``problems`` as for :func:`parse_set` (a faulty expansion is left out;
+    None when one of its four sets could not be read)."""
     if not isinstance(doc, dict):
         raise _not_mapping("a test", doc, file)
-    tid = check_id(doc.get("id"), file, "test ?")
-    obj = f"test {tid}"
-    _check_keys(doc, TEST_KEYS, file, obj)
-    version = check_version(doc.get("version"), file, obj)
-    title = _need(doc, "title", str, file, obj)
-    lic = _need(doc, "license", str, file, obj)
-    source = _check_source(doc, file, obj)
-    _optional(doc, "notes", str, file, obj)
-    _optional(doc, "bias_type", str, file, obj)
-    _optional(doc, "license_note", str, file, obj)
-    _check_changelog(doc, file, obj)
-    language = check_language(doc, file, obj)
-    variant, variant_of = _check_variant(doc, file, obj)
+    check = _Checks(problems)
+    tid = check(check_id, doc.get("id"), file, "test ?")
+    obj = f"test {tid or '?'}"
+    check(_check_keys, doc, TEST_KEYS, file, obj)
+    version = check(check_version, doc.get("version"), file, obj)
+    title = check(_need, doc, "title", str, file, obj, default="")
+    lic = check(_need, doc, "license", str, file, obj, default="")
+    source = check(_check_source, doc, file, obj, default={})
+    check(_optional, doc, "notes", str, file, obj)
+    check(_optional, doc, "bias_type", str, file, obj)
+    check(_optional, doc, "license_note", str, file, obj)
+    check(_check_changelog, doc, file, obj)
+    language = check(check_language, doc, file, obj, default=DEFAULT_LANGUAGE)
+    variant, variant_of = check(_check_variant, doc, file, obj, default=(None, None))
     sets = {}
     for role in ROLES:
-        parse_ref(doc.get(role), file, obj, role)
-        sets[role] = doc[role]
+        if check(parse_ref, doc.get(role), file, obj, role) is not None:
+            sets[role] = doc[role]
     level = doc.get("level", "word")
     exps = {}
     raw_exps = doc.get("expansions") or {}
     if not isinstance(raw_exps, dict):
-        raise EatlasError("expansions must be a mapping level -> {template: id@version}", file=file, obj=obj,
-                          field="expansions", hint="e.g. expansions: {sent: {template: may2019_bleached@1.0.0}}")
+        check(_fail, EatlasError("expansions must be a mapping level -> {template: id@version}", file=file,
+                                 obj=obj, field="expansions",
+                                 hint="e.g. expansions: {sent: {template: may2019_bleached@1.0.0}}"))
+        raw_exps = {}
     for lvl, spec in raw_exps.items():
-        fld = f"expansions.{lvl}"
-        if lvl not in EXPANSIONS:
-            raise EatlasError(f"unknown expansion level {lvl!r}", file=file, obj=obj, field=fld,
-                              hint="sent or sent(u); c-word levels reuse these sentences")
-        if not isinstance(spec, dict):
-            raise EatlasError("expected a mapping with 'template'", file=file, obj=obj, field=fld,
-                              hint=f"write {lvl}: {{template: may2019_bleached@1.0.0}}")
-        _check_keys(spec, {"template", "families", "vars"}, file, obj, prefix=f"{fld}.")
-        parse_ref(spec.get("template"), file, obj, f"{fld}.template")
-        fams = spec.get("families") or {}
-        if not isinstance(fams, dict) or set(fams) - set(ROLES) or not all(isinstance(v, str) for v in fams.values()):
-            raise EatlasError("families must map roles x, y, a, b to a family name", file=file, obj=obj,
-                              field=f"{fld}.families", hint="e.g. families: {x: name, y: name}")
-        vs = spec.get("vars") or {}
-        if not isinstance(vs, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in vs.items()):
-            raise EatlasError("vars must map names to text", file=file, obj=obj, field=f"{fld}.vars",
-                              hint="e.g. vars: {occupation: engineer}")
-        exps[lvl] = Expansion(template=spec["template"], families=dict(fams), vars=dict(vs))
-    if not isinstance(level, str) or (level != "word" and level not in exps):
-        raise EatlasError(f"level {level!r:.40} is neither 'word' nor one of the test's expansions", file=file,
-                          obj=obj, field="level", hint=f"one of: word{''.join(', ' + k for k in exps)}")
+        exp = _parse_expansion(lvl, spec, file, obj, check)
+        if exp is not None:
+            exps[lvl] = exp
+    if isinstance(level, str) and level in raw_exps and level not in exps:
+        pass                    # its expansion is faulty, and said so
+    elif not isinstance(level, str) or (level != "word" and level not in exps):
+        check(_fail, EatlasError(f"level {level!r:.40} is neither 'word' nor one of the test's expansions",
+                                 file=file, obj=obj, field="level",
+                                 hint=f"one of: word{''.join(', ' + k for k in exps)}"))
+        level = "word"
     aliases = doc.get("aliases") or []
     if not isinstance(aliases, list) or not all(isinstance(a, dict) for a in aliases):
-        raise EatlasError("aliases must be a list of {paper, name}", file=file, obj=obj, field="aliases",
-                          hint="write - {paper: may2019, name: sent-weat1}")
-    return TestSpec(id=tid, version=version, title=title, level=level, sets=sets,
-                    expansions=exps, license=lic, source=source, file=file, bias_type=doc.get("bias_type"),
-                    aliases=aliases, notes=doc.get("notes"),
-                    equal_targets=_check_bool(doc, "equal_targets", True, file, obj),
-                    equal_attributes=_check_bool(doc, "equal_attributes", False, file, obj), language=language,
-                    variant=variant, variant_of=variant_of, methods=_check_methods(doc, file, obj), raw=doc)
+        check(_fail, EatlasError("aliases must be a list of {paper, name}", file=file, obj=obj, field="aliases",
+                                 hint="write - {paper: may2019, name: sent-weat1}"))
+        aliases = []
+    equal_targets = check(_check_bool, doc, "equal_targets", True, file, obj, default=True)
+    equal_attributes = check(_check_bool, doc, "equal_attributes", False, file, obj, default=False)
+    methods = check(_check_methods, doc, file, obj)
+    if len(sets) < len(ROLES):
+        return None
+    return TestSpec(id=tid or "?", version=version, title=title, level=level, sets=sets, expansions=exps,
+                    license=lic, source=source, file=file,
+                    bias_type=doc.get("bias_type"), aliases=aliases, notes=doc.get("notes"),
+                    equal_targets=equal_targets, equal_attributes=equal_attributes, language=language,
+                    variant=variant, variant_of=variant_of, methods=methods, raw=doc)
 
 
 def _check_methods(doc: dict, file: str, obj: str) -> tuple[str, ...] | None:

@@ -2,12 +2,13 @@
 thousands of YAML files again.
 
 The key is the content of every file the registry reads (the path and bytes of ``catalog.yaml`` and
-of everything under ``registry/``, ``templates/`` and ``schemas/``, hashed), the folder, the EATlas
+of everything under ``registry/``, ``templates/``, ``schemas/`` and ``loaders/``, hashed), the folder, the EATlas
 version and Python's: any edit, added or removed file gives a new key, and the registry is parsed
 afresh. (Reading and hashing the files takes a tenth of the time parsing them does; sizes and
 modification times alone would miss an edit of the same length within one clock tick.)
 Only what loaded without error is kept, and a test list
-is marked valid only after ``validate``'s checks passed on it. The entries live beside the embedding
+is marked valid only after ``validate``'s checks passed on it; what ``validate`` found for the whole
+registry (its errors and warnings) is kept too, for ``eatlas add``. The entries live beside the embedding
 cache (``$EATLAS_CACHE/registry/``, removed by ``eatlas cache clear``); ``EATLAS_REGISTRY_CACHE=0``
 switches them off. They are pickles: the cache folder is the user's own, as for the vectors.
 """
@@ -17,10 +18,11 @@ import hashlib
 import os
 import pickle
 import sys
-import tempfile
 from pathlib import Path
 
-FOLDERS = ("registry", "templates", "schemas")
+from .files import write_atomic
+
+FOLDERS = ("registry", "templates", "schemas", "loaders")
 # Bumped when what a parsed registry holds changes within one EATlas version (2: TestSpec.methods), so that
 # an entry pickled by the code before is not taken for one of today's.
 FORMAT = 2
@@ -57,13 +59,11 @@ def state(root: Path) -> str:
 
 
 def _write(path: Path, data: bytes) -> None:
-    """Best effort: a cache that cannot be written is no cache, never an error."""
+    """Best effort: a cache that cannot be written is no cache, never an error. Private (0o600 whatever the
+    umask, eatlas.files): a pickle runs code when loaded, and no one else needs this one."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        write_atomic(path, lambda tmp: tmp.write_bytes(data), prefix=".tmp-", suffix="", private=True)
     except OSError:
         pass
 
@@ -91,6 +91,23 @@ def load(root: Path, build):
     return reg
 
 
+def keep(key: str | None, reg) -> None:
+    """Keep ``reg`` as the parsed registry of the state ``key`` (``eatlas add``: the registry it checked, with
+    the entry it wrote, is the registry of the files it leaves)."""
+    if not key or not enabled():
+        return
+    import copy
+
+    reg = copy.copy(reg)
+    for scratch in ("_validation_expansions", "_state"):        # what checking it left on it
+        reg.__dict__.pop(scratch, None)
+    try:
+        data = pickle.dumps(reg, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return
+    _write(folder() / f"{key}.pickle", data)
+
+
 def _valid_marker(reg, test_ids: list[str]) -> Path | None:
     key = getattr(reg, "_state", None)
     if not key or not enabled():
@@ -108,3 +125,36 @@ def mark_valid(reg, test_ids: list[str]) -> None:
     m = _valid_marker(reg, test_ids)
     if m is not None:
         _write(m, b"")
+
+
+# ------------------------------------------------------------------ validate's outcome, per registry state
+# What 'eatlas validate' (or an 'eatlas add' that checked the registry whole) found for the files as they
+# are: its errors and warnings (eatlas.checks.problem_rows), kept under the state's key. 'eatlas add' then
+# checks only the new entry and what it touches, and takes the rest from here.
+def _outcome_path(key: str | None) -> Path | None:
+    if not key or not enabled():
+        return None
+    return folder() / f"{key}.validate.json"
+
+
+def validation(key: str | None) -> list[dict] | None:
+    """validate's problems recorded for this state, as rows; None if none are."""
+    import json
+
+    path = _outcome_path(key)
+    if path is None:
+        return None
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return rows if isinstance(rows, list) and all(isinstance(r, dict) for r in rows) else None
+
+
+def record_validation(key: str | None, rows: list[dict]) -> None:
+    """Keep validate's problems (as rows) for this state (best effort, like the rest of the cache)."""
+    import json
+
+    path = _outcome_path(key)
+    if path is not None:
+        _write(path, json.dumps(rows, ensure_ascii=False).encode("utf-8"))

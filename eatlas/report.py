@@ -5,8 +5,8 @@ May et al. 2019 Figure 1), ``forest`` (effect sizes with their bootstrap CIs, mo
 published numbers marked; forest_plots), ``influence`` (beside it: each result's most influential stimuli,
 "Bad Seeds"; influence_table), then each method's own sections, from its plug-in's ``report``
 (eatlas.methods: ``eat-map``, ML-EAT Level 2; ``ceat``, CEAT draws), ``reproduction`` (ours against the
-published effect sizes) and ``provenance`` (every stimulus set). Figures are inline SVG, drawn with matplotlib's
-Agg canvas (the plots) or written directly (the EAT-Maps).
+published effect sizes) and ``provenance`` (the tests, sets and templates the shown runs used). Figures are
+inline SVG, drawn with matplotlib's Agg canvas (the plots) or written directly (the EAT-Maps).
 """
 from __future__ import annotations
 
@@ -421,17 +421,71 @@ def _number(v) -> float | None:
     return v if np.isfinite(v) else None
 
 
-def provenance(reg: Registry | None) -> list[dict]:
-    if reg is None:
-        return []
-    out = []
-    for s in reg.sets.values():
-        src = s.source
-        cite = (reg.sources.get(src.get("paper")) or {}).get("citation", "")
-        out.append({"ref": s.ref, "concept": s.concept, "paper": src.get("paper"), "citation": cite,
-                    "section": src.get("section"), "table": src.get("table"),
-                    "authors_file": src.get("authors_file"), "license": s.license, "notes": s.notes, "file": s.file})
-    return out
+def inputs_used(con, tables: set[str], reg: Registry | None, tests_of_runs: dict[str, set[str]]) -> dict:
+    """The tests, stimulus sets and templates the shown runs used (``tests_of_runs``: run id -> the tests of its
+    shown rows): what each run recorded in table ``run_inputs`` (version and content hash,
+    eatlas.provenance), with each one's provenance from the registry; a run that recorded none (written before
+    ``run_inputs`` existed, or by other means) counts with what its tests name in the registry now. A row whose
+    registry copy is gone or differs now (version or content) says so in ``changed``."""
+    from .provenance import run_inputs
+
+    runs = sorted(tests_of_runs)
+    rows, recorded = [], set()
+    if runs and "run_inputs" in tables:
+        marks = ", ".join("?" * len(runs))
+        found = con.execute(f"SELECT DISTINCT run_id, kind, id, version, sha256 FROM run_inputs "
+                            f"WHERE run_id IN ({marks})", runs).fetchall()
+        recorded = {r[0] for r in found}
+        rows = [dict(zip(("kind", "id", "version", "sha256"), r[1:])) for r in found]
+    derived = [r for r in runs if r not in recorded]
+    for rid in derived if reg is not None else ():
+        for tid in sorted(tests_of_runs[rid]):
+            try:
+                rows += run_inputs(reg, [tid])
+            except EatlasError:       # a test this registry does not hold (or names a set it lacks)
+                continue
+    seen, out = set(), {"test": [], "set": [], "template": []}
+    for r in rows:
+        key = (r["kind"], r["id"], r["version"], r["sha256"])
+        if key in seen or r["kind"] not in out:
+            continue
+        seen.add(key)
+        out[r["kind"]].append(_input_row(reg, r))
+    order = list(reg.tests) if reg is not None else []
+    out["test"].sort(key=lambda e: (order.index(e["id"]) if e["id"] in order else len(order), e["id"], e["ref"]))
+    out["set"].sort(key=lambda e: (e["id"], e["ref"]))
+    out["template"].sort(key=lambda e: (e["id"], e["ref"]))
+    papers = {e["paper"] for kind in out.values() for e in kind if e["paper"]}
+    return {"tests": out["test"], "sets": out["set"], "templates": out["template"], "runs": runs,
+            "derived": [r[:8] for r in derived],
+            "papers": sorted(papers),
+            "in_registry": {k: len(getattr(reg, k)) if reg is not None else 0 for k in ("tests", "sets", "templates")}}
+
+
+def _input_row(reg: Registry | None, r: dict) -> dict:
+    """One used test, set or template: what the run read (id, version, content hash) and its provenance now."""
+    kind, oid, version, sha = r["kind"], r["id"], r["version"], r["sha256"]
+    store = {"test": "tests", "set": "sets", "template": "templates"}[kind]
+    obj = getattr(reg, store).get(oid) if reg is not None else None
+    if obj is None:
+        changed = "not in this registry"
+    elif obj.version != version:
+        changed = f"the registry holds {obj.ref} now"
+    elif obj.hash() != sha:
+        changed = f"the registry's {obj.ref} has other content now"
+    else:
+        changed = None
+    src = (getattr(obj, "source", None) or {}) if obj is not None else {}
+    paper = src.get("paper")
+    row = {"kind": kind, "id": oid, "ref": f"{oid}@{version}", "sha256": sha, "changed": changed, "paper": paper,
+           "citation": (reg.sources.get(paper) or {}).get("citation", "") if reg is not None and paper else ""}
+    if kind == "set":
+        row.update(concept=obj.concept if obj else "", section=src.get("section"), table=src.get("table"),
+                   authors_file=src.get("authors_file"), license=obj.license if obj else "",
+                   notes=obj.notes if obj else None)
+    elif kind == "test":
+        row.update(title=obj.title if obj else "", license=obj.license if obj else "")
+    return row
 
 
 def references(reg: Registry | None, *frames: pd.DataFrame) -> list[dict]:
@@ -529,6 +583,12 @@ def build_report(db: str | Path, *, run_id: str | None = None, registry: str | P
         method_sections = [sec for m in all_methods().values() for sec in m.report(ctx)]
         frames = [f for sec in method_sections for f in sec.get("frames", [])]
         shown = sorted(set().union(*(set(d["run_id"]) for d in (results, *frames) if len(d))))
+        tests_of_runs = {r: set() for r in shown}
+        for d in (results, *frames):
+            if len(d) and "test_id" in d.columns:
+                for rid, tid in d[["run_id", "test_id"]].drop_duplicates().itertuples(index=False):
+                    tests_of_runs[rid].add(str(tid))
+        inputs = inputs_used(con, tables, reg, tests_of_runs)
         runs_df = con.execute(f"SELECT * FROM runs WHERE run_id IN ({', '.join('?' * len(shown))}) "
                               "ORDER BY finished_at", shown).fetchdf() if shown else pd.DataFrame(columns=["run_id"])
         repro = pd.DataFrame()
@@ -560,8 +620,8 @@ def build_report(db: str | Path, *, run_id: str | None = None, registry: str | P
         influence=influence,
         method_sections=method_sections,
         reproduction=reproduction_scatter(repro) if len(repro) else None,
-        sets=provenance(reg), svg_safe=_safe, fmt=_fmt,
-        sources=sorted((k, (v or {}).get("citation", "")) for k, v in reg.sources.items()),
+        inputs=inputs, svg_safe=_safe, fmt=_fmt,
+        sources=sorted((k, (reg.sources.get(k) or {}).get("citation", "")) for k in inputs["papers"]),
         references=references(reg, results, *frames))
 
 

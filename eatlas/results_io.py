@@ -20,13 +20,13 @@ import datetime as _dt
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
 from .errors import EatlasError
+from .files import new_temp_dir, umask_folders
 from .outputs import sha256_of
 from .store import connect, init_schema, rollback
 
@@ -92,7 +92,7 @@ def export_results(db: str | Path, out: str | Path) -> dict:
         if "runs" not in tables:
             raise EatlasError("no runs to export", file=str(db), hint="run 'eatlas run' first")
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        tmp = new_temp_dir(out.parent, f".{out.name}.")      # its contents become the user's files: umask modes
         try:
             manifest = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "eatlas_version": __version__,
                         "exported_at": _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat(),
@@ -115,6 +115,7 @@ def export_results(db: str | Path, out: str | Path) -> dict:
                         entry["files"][f.relative_to(tmp).as_posix()] = sha256_of(f)
                 manifest["tables"][t] = entry
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            umask_folders(tmp)          # DuckDB makes its partition folders 0o755 whatever the umask
             _replace(out, tmp, old)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -138,18 +138,50 @@ def _messages(fc: pd.DataFrame, df: pd.DataFrame) -> list[EatlasError]:
             col = f.get("column")
             pos = f"items[{row['position']}]." if row is not None else ""
             fld = {"item": "text", "set_id": "id"}.get(col, col)
-            value = f["failure_case"]
-            if name == "str_length" and col == "item" and isinstance(value, str) and not value.strip():
-                out.append(EatlasError("the item's text is empty", field=f"{pos}{fld}",
-                                       hint="give the stimulus as the source prints it, or remove the item", **where))
-            else:
-                out.append(EatlasError(f"value {value!r} fails check {check}", field=f"{pos}{fld}",
-                                       hint=_check_hint(name, col), **where))
+            msg, hint = _column_message(name, col, fld, f["failure_case"])
+            out.append(EatlasError(msg, field=f"{pos}{fld}", hint=hint, **where))
         if out and out[-1].render() in seen:   # a frame-wide check reports once per column
             out.pop()
         elif out:
             seen.add(out[-1].render())
     return out
+
+
+def _column_message(name: str, col, fld: str, value) -> tuple[str, str | None]:
+    """EATlas's words for a failed column check of schemas/stimuli.yaml (never pandera's rendering of
+    the check): the message and what to do."""
+    what = "the item's text" if col == "item" else fld
+    if name == "str_length" and isinstance(value, str):
+        if not value.strip():
+            return "the item's text is empty", "give the stimulus as the source prints it, or remove the item"
+        stats = _check_statistics(col, "str_length")
+        most, least = stats.get("max_value"), stats.get("min_value")
+        if most is not None and len(value) > most:
+            return (f"{what} is {len(value):,} characters long, over the limit of {most:,}",
+                    f"a stimulus is a word, a phrase or a sentence of at most {most:,} characters")
+        return (f"{what} is {len(value):,} characters long, under the minimum of {least}",
+                "give the stimulus as the source prints it")
+    if name == "isin":
+        return f"unknown {fld} {value!r}", _check_hint(name, col)
+    if name == "no_outer_whitespace":
+        return f"{what} {value!r} begins or ends with white space", "remove leading/trailing spaces"
+    if name == "str_matches":
+        return f"{fld} {value!r} is not in the form the registry uses", _check_hint(name, col)
+    if name == "not_nullable":
+        return f"the item has no {fld}", f"give {fld}"
+    if name.startswith("dtype"):
+        return f"{fld} {value!r} is not text", "quote values such as yes/no/numbers"
+    return (f"{fld} {value!r} breaks the rule {name!r} of schemas/stimuli.yaml",
+            "see docs/registry-format.md for the values each field takes")
+
+
+def _check_statistics(col, name: str) -> dict:
+    schema = stimulus_schema()
+    if col in schema.columns:
+        for c in schema.columns[col].checks:
+            if c.name == name:
+                return dict(c.statistics or {})
+    return {}
 
 
 def _check_hint(name: str, col) -> str | None:
@@ -210,12 +242,18 @@ def check_test(reg: Registry, tid: str) -> list[EatlasError]:
                                                 field=f"{fld}.families.{role}",
                                                 hint=f"one of: {', '.join(sorted(map(str, tmpl.families)))}",
                                                 **where))
-    if problems:
-        return problems
+    unresolved = bool(problems)         # a set or template it names is not there: the rest needs them
     for p, q in (("x", "y"), ("a", "b")):
         if spec.sets[p] == spec.sets[q]:
             problems.append(EatlasError(f"{p} and {q} are the same set", field=q,
                                         hint="the two concepts of a pair need different sets", **where))
+    if reg.sources and spec.source.get("paper") not in reg.sources:
+        problems.append(EatlasError(f"unknown paper {spec.source.get('paper')!r}", field="source.paper",
+                                    hint="add it to registry/sources.yaml", **where))
+    if unresolved:
+        return problems
+    for p, q in (("x", "y"), ("a", "b")):
+        if spec.sets[p] == spec.sets[q]:
             continue
         cs = lambda s: s.raw.get("case_sensitive", True) is not False  # noqa: E731
         kp = {item_key(i.text, cs(sets[p])): i.text for i in sets[p].items}
@@ -227,9 +265,6 @@ def check_test(reg: Registry, tid: str) -> list[EatlasError]:
     if spec.level == "word" and spec.equal_targets and len(sets["x"].items) != len(sets["y"].items):
         problems.append(EatlasError(f"|X|={len(sets['x'].items)} and |Y|={len(sets['y'].items)} differ",
                                     field="x/y", hint="balance the targets or set equal_targets: false", **where))
-    if reg.sources and spec.source.get("paper") not in reg.sources:
-        problems.append(EatlasError(f"unknown paper {spec.source['paper']!r}", field="source.paper",
-                                    hint="add it to registry/sources.yaml", **where))
     too_many = sentence_count_problem(reg, spec)
     if too_many is not None:
         return problems + [too_many]
@@ -270,11 +305,29 @@ def check_tests(reg: Registry, test_ids: list[str]) -> list[EatlasError]:
                   [reg.templates[i] for i in reg.templates if i in tmpl_ids])
 
 
-def _check(reg: Registry, sets: list, test_ids: list[str], templates: list) -> list[EatlasError]:
-    from .checks import tag_problems, template_problems, text_problems
+def tests_naming(reg: Registry, set_id: str) -> list[str]:
+    """The tests that name a set (in any role)."""
+    return [t for t, spec in reg.tests.items() if any(ref.split("@")[0] == set_id for ref in spec.sets.values())]
+
+
+def check_entry(reg: Registry, kind: str, eid: str) -> list[EatlasError]:
+    """Every check of ``validate`` whose outcome an entry new to the registry can change, on a registry
+    that holds it (``eatlas add``): the entry's own fields and items; for a set, every test that names it
+    and the variants that name it; for a test, its sets, templates and sentence expansions as it uses them.
+    The rest of the registry is as ``validate`` found it before the entry came."""
+    if kind == "sets":
+        s = reg.sets[eid]
+        return _check(reg, [s], tests_naming(reg, eid), [], only={("set", eid)})
+    return _check(reg, [], [eid], [], only={("test", eid)})
+
+
+def _check(reg: Registry, sets: list, test_ids: list[str], templates: list,
+           only: set | None = None) -> list[EatlasError]:
+    from .checks import kind_problems, tag_problems, template_problems, text_problems
 
     problems = check_stimuli(sets)
     problems += text_problems(sets)
+    problems += kind_problems(reg, sets)
     problems += tag_problems([*sets, *(reg.tests[t] for t in test_ids)])
     for s in sets:
         if not s.items:
@@ -286,6 +339,8 @@ def _check(reg: Registry, sets: list, test_ids: list[str], templates: list) -> l
     for obj in [*sets, *(reg.tests[t] for t in test_ids), *templates]:
         log = obj.raw.get("changelog") or []
         kind = type(obj).__name__.replace("StimulusSet", "set").replace("TestSpec", "test").lower()
+        if semver_key(obj.version) is None:
+            continue            # a new file's faulty version (eatlas add), reported as such
         if not any(isinstance(e, dict) and str(e.get("version")) == obj.version for e in log):
             problems.append(EatlasError(f"changelog has no entry for version {obj.version}", file=obj.file,
                                         obj=f"{kind} {obj.id}", field="changelog",
@@ -309,22 +364,28 @@ def _check(reg: Registry, sets: list, test_ids: list[str], templates: list) -> l
             problems.append(e)
             continue
         problems += template_problems(t)
-    problems += check_variants(reg)
+    problems += check_variants(reg, only)
     for tid in test_ids:
         problems += check_test(reg, tid)
     problems += check_hashes(reg, {"sets": {s.id for s in sets}, "tests": set(test_ids),
                                    "templates": {t.id for t in templates}})
-    problems += check_published(reg)
+    if only is None:        # a new set or test changes no published table's checks (they only name tests)
+        problems += check_published(reg)
     return problems
 
 
-def check_variants(reg: Registry) -> list[EatlasError]:
+def check_variants(reg: Registry, only: set | None = None) -> list[EatlasError]:
     """``variant_of`` names a canonical entry of the same kind, which is not itself a variant; a test's
-    language is the language of its sets and of the templates of its levels."""
+    language is the language of its sets and of the templates of its levels. With ``only`` ({(kind, id)}),
+    the checks those entries bear on: theirs, those of the variants naming them, of the tests using them."""
+    def wanted(kind, obj) -> bool:
+        return only is None or (kind, obj.id) in only or (kind, obj.variant_of) in only or (
+            kind == "test" and any(("set", ref.split("@")[0]) in only for ref in obj.sets.values()))
+
     out = []
     for kind, store in (("set", reg.sets), ("test", reg.tests)):
         for obj in store.values():
-            if obj.variant_of is None:
+            if obj.variant_of is None or not wanted(kind, obj):
                 continue
             where = {"file": obj.file, "obj": f"{kind} {obj.id}", "field": "variant_of"}
             canon = store.get(obj.variant_of)
@@ -336,6 +397,8 @@ def check_variants(reg: Registry) -> list[EatlasError]:
                                        hint=f"link every variant to the canonical {kind}: "
                                             f"variant_of: {canon.variant_of}", **where))
     for spec in reg.tests.values():
+        if not wanted("test", spec):
+            continue
         where = {"file": spec.file, "obj": f"test {spec.id}"}
         for role in ROLES:
             s = reg.sets.get(spec.sets[role].split("@")[0])

@@ -1,13 +1,22 @@
 """Shared fixtures: small registries written into tmp folders, and a tiny random-weight BERT."""
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config):
+    """The tests never read or write the user's embedding cache (~/.cache/eatlas): a session without
+    EATLAS_CACHE set gets a fresh one of its own (tests that need another set theirs)."""
+    if not os.environ.get("EATLAS_CACHE"):
+        os.environ["EATLAS_CACHE"] = tempfile.mkdtemp(prefix="eatlas-test-cache-")
 
 
 def write_yaml(path: Path, doc) -> Path:

@@ -133,7 +133,7 @@ def test_empty_file(mini, capsys):
 
 def test_several_documents_in_one_file(mini, capsys):
     write_raw(mini, ROSES, (mini.root / ROSES).read_text() + "---\nid: other\n")
-    says(*validate(mini, capsys), ROSES, "set roses", "another document", "one document per file")
+    says(*validate(mini, capsys), ROSES, "set roses", "more than one YAML document", "one document per file")
 
 
 def test_billion_laughs_is_bounded(mini, capsys):
@@ -182,9 +182,69 @@ def test_duplicate_keys(mini, capsys):
 
 def test_absurd_nesting(mini, capsys):
     write_raw(mini, ROSES, "id: roses\nnotes: " + "[" * 5000 + "]" * 5000 + "\n")
-    says(*validate(mini, capsys), ROSES, "set roses", "nested ", "deep", "check the brackets")
+    says(*validate(mini, capsys), ROSES, "set roses", "nested more than 64 levels deep at line 2",
+         "check the brackets", code=2)
     write_raw(mini, ROSES, "id: roses\nnotes: " + "[" * 100 + "]" * 100 + "\n")
-    says(*validate(mini, capsys), ROSES, "set roses", "nested more than 64 levels", "check the brackets")
+    says(*validate(mini, capsys), ROSES, "set roses", "nested more than 64 levels deep at line 2",
+         "check the brackets", code=2)
+
+
+_LOADERS = [pytest.param(getattr(yaml, "CSafeLoader", None), id="libyaml",
+                         marks=pytest.mark.skipif(not getattr(yaml, "__with_libyaml__", False),
+                                                  reason="PyYAML built without libyaml")),
+            pytest.param(yaml.SafeLoader, id="pure-python")]
+
+
+def _parsers_own_limit(loader) -> int | None:
+    """The nesting depth from which ``loader`` itself refuses a block list (libyaml 0.2.6, in PyYAML 6.0.4's
+    wheels: 1,000 levels; the pure-Python composer: where Python's stack runs out), found by bisection;
+    None when it takes 20,000 levels."""
+    def refuses(n):
+        ld = loader("- " * n + "x\n")
+        try:
+            ld.get_single_node()
+            return False
+        except (yaml.YAMLError, RecursionError):
+            return True
+        finally:
+            ld.dispose()
+    lo, hi = 1, 20_000
+    if not refuses(hi):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if refuses(mid) else (mid + 1, hi)
+    return lo
+
+
+@pytest.mark.parametrize("loader", _LOADERS)
+def test_nesting_message_is_eatlas_own_whatever_the_parser(mini, capsys, monkeypatch, loader):
+    """EATlas's depth limit (64) speaks, in its own words, below the parser's own limit, at it and far
+    above it, whichever PyYAML release and loader is installed (libyaml stops deep nesting itself since
+    0.2.6, with its own message)."""
+    import eatlas.registry as registry
+
+    monkeypatch.setattr(registry, "_Loader", loader)
+    theirs = _parsers_own_limit(loader)
+    ours = registry.MAX_YAML_DEPTH
+    assert theirs is None or theirs > ours + 2
+    depths = [ours + 1] + ([theirs - 1, theirs + 1, 2 * theirs] if theirs else [5_000])
+    shapes = {"flow list": lambda n: "id: roses\nnotes: " + "[" * n + "]" * n + "\n",
+              "flow mapping": lambda n: "id: roses\nnotes: " + "{a: " * n + "b" + "}" * n + "\n",
+              "block mapping": lambda n: "id: roses\nnotes:\n" + "".join(" " * (i + 1) + f"k{i}:\n" for i in range(n))
+              + " " * (n + 1) + "v\n",
+              "block list": lambda n: "id: roses\nnotes:\n" + "- " * n + "x\n"}
+    for shape, text in shapes.items():
+        for n in depths:
+            with pytest.raises(EatlasError) as e:
+                parse_yaml(text(n), ROSES)
+            msg = e.value.render()
+            assert msg.startswith(f"file {ROSES}: nested more than {ours} levels deep at line "), (shape, n, msg)
+            assert msg.endswith("(registry files are a few levels deep; check the brackets and indentation)"), msg
+        assert parse_yaml(text(ours - 2), ROSES)["id"] == "roses"       # within the limit: read as it is
+    write_raw(mini, ROSES, shapes["flow list"](depths[-1]))     # and through validate: file, object, exit 2
+    says(*validate(mini, capsys), f"file {ROSES}, set roses: nested more than {ours} levels deep at line 2",
+         "check the brackets and indentation", code=2)
 
 
 def test_non_utf8_file(mini, capsys):
@@ -587,9 +647,10 @@ def db_with_a_run(tmp_path):
 
 
 def test_sql_with_bad_sql(db_with_a_run, capsys):
-    says(*cli(capsys, "--db", db_with_a_run, "sql", "SELEC * FROM runs"), "r.duckdb", "SQL error: Parser Error",
+    # EATlas's words (file, "SQL error", the tables to query); what follows "SQL error:" is DuckDB's own
+    says(*cli(capsys, "--db", db_with_a_run, "sql", "SELEC * FROM runs"), "file ", "r.duckdb", "SQL error: ",
          "tables: runs, results", code=2)
-    says(*cli(capsys, "--db", db_with_a_run, "sql", "SELECT nope FROM runs"), "SQL error: Binder Error",
+    says(*cli(capsys, "--db", db_with_a_run, "sql", "SELECT nope FROM runs"), "r.duckdb", "SQL error: ",
          "tables: runs, results", code=2)
 
 

@@ -22,8 +22,10 @@ def test_add_a_new_set_and_test(mini, tmp_path, capsys):
 def test_add_refuses_existing_id(mini, tmp_path, capsys):
     dup = write_yaml(tmp_path / "roses.yaml", make_set("roses", ["peony", "aster", "iris", "lupin"], version="2.0.0"))
     before = (mini.root / "catalog.yaml").read_bytes()
-    assert main(["--registry", str(mini.root), "add", str(dup)]) == 2
-    assert "already exists" in capsys.readouterr().err
+    assert main(["--registry", str(mini.root), "add", str(dup)]) == 1       # a problem of the file, listed
+    err = capsys.readouterr().err
+    assert "roses.yaml, set roses, field 'id': set 'roses' already exists (version 1.0.0)" in err
+    assert "1 problem(s) in" in err and "nothing was written" in err
     assert (mini.root / "catalog.yaml").read_bytes() == before
 
 
@@ -37,7 +39,7 @@ def test_add_rejects_invalid_and_leaves_registry_as_it_was(mini, tmp_path, capsy
     assert (mini.root / "catalog.yaml").read_bytes() == before
     nosource = make_set("weeds", ["thistle", "nettle"])
     nosource["source"] = {"section": "x"}
-    assert main(["--registry", str(mini.root), "add", str(write_yaml(tmp_path / "w.yaml", nosource))]) == 2
+    assert main(["--registry", str(mini.root), "add", str(write_yaml(tmp_path / "w.yaml", nosource))]) == 1
     assert "source.paper" in capsys.readouterr().err
     unknown = make_set("weeds", ["thistle", "nettle"])
     unknown["source"] = {"paper": "nopaper", "section": "x"}      # a paper registry/sources.yaml does not cite

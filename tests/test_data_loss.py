@@ -410,7 +410,8 @@ def test_exported_items_are_neutralised(mini, tmp_path, capsys):
 # ============================================================ 7. eatlas add, interrupted, can be retried
 def _add_killed(mini, new: Path, where: str):
     """``eatlas add`` in a child process that dies (os._exit, no clean-up) at ``where``."""
-    hook = {"after-write": "import eatlas.catalog as c; c.sync = lambda *a, **k: os._exit(9)",
+    hook = {"after-write": "import eatlas.catalog as c; c.render_catalog = c._with_entry = "
+                           "lambda *a, **k: os._exit(9)",       # the set's file is in place, the catalog not yet
             "mid-write": "os.replace = lambda *a, **k: os._exit(9)"}[where]
     code = f"import os, sys; {hook}; from eatlas.cli import main; main(['--registry', {str(mini.root)!r}, 'add', " \
            f"{str(new)!r}])"

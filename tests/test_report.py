@@ -152,6 +152,66 @@ def test_one_run(db, tmp_path):
     assert main(["--db", str(db), "report", "--run", "nope", str(tmp_path / "r.html")]) == 2
 
 
+def _listed(html: str) -> dict[str, list[str]]:
+    """The refs (id@version) listed under each heading of the provenance section."""
+    sec = html[html.index('<section id="provenance">'):html.index('<section id="references">')]
+    return {part.split("</h3>")[0]: re.findall(r"<tr><td><code>([^<]+)</code></td>", part)
+            for part in sec.split("<h3>")[1:]}
+
+
+def _used(reg, tests) -> dict[str, set[str]]:
+    """The tests, sets and templates that ``tests`` name in ``reg``, as refs."""
+    specs = [reg.tests[t] for t in tests]
+    return {"Tests": {s.ref for s in specs},
+            "Stimulus sets": {reg.get_set(r).ref for s in specs for r in s.sets.values()},
+            "Templates": {reg.get_template(e.template).ref for s in specs for e in s.expansions.values()}}
+
+
+def test_provenance_lists_what_the_runs_used_and_no_other_set(tmp_path):
+    """A run of two tests records its inputs (table run_inputs): the report lists exactly their tests, sets and
+    templates, with their content hashes, and says how to see the whole registry."""
+    from eatlas.runner import RunConfig, run
+    from tests.static_models import write_static_model
+
+    reg, db = load_registry(), tmp_path / "two.duckdb"
+    run(RunConfig(model=str(write_static_model(tmp_path / "m.txt", 1)), tests=["weat1", "weat2"], levels=("word",),
+                  n_samples=100, use_cache=False), db=db)
+    html = build_report(db)
+    listed, want = _listed(html), _used(reg, ["weat1", "weat2"])
+    assert {k: sorted(v) for k, v in listed.items() if k != "Sources"} == {k: sorted(v) for k, v in want.items()}
+    assert len(listed["Stimulus sets"]) == 6 < len(reg.sets)            # not the whole registry's
+    note = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html[html.index('id="provenance"'):]))
+    assert f"2 test(s), 6 stimulus set(s) and {len(want['Templates'])} template(s)" in note
+    assert f"of the {len(reg.tests)} tests, {len(reg.sets)} sets and {len(reg.templates)} templates" in note
+    assert "eatlas show ID" in note and "eatlas publish DIR" in note and "recorded no inputs" not in note
+    assert reg.sets["flowers"].hash()[:12] in html
+    assert "Sources caliskan2017:" in note and "tan2019:" not in note     # only the papers of what is listed
+
+
+def test_provenance_of_runs_that_recorded_no_inputs_and_of_a_set_changed_since(db, mini, tmp_path, capsys):
+    # the fixture's runs were written without run_inputs (as before that table): their tests' sets as named now
+    html = build_report(db)
+    assert "recorded no inputs" in html
+    shown = _used(load_registry(), ["weat1", "weat3", "weat+occ"])
+    assert set(_listed(html)["Stimulus sets"]) == shown["Stimulus sets"]
+    # a set edited after the run without a version bump: the run's hash is listed, and the change is named
+    from eatlas import registry
+    from tests.conftest import make_set
+    from tests.test_data_loss import cli, vectors
+
+    rdb = tmp_path / "m.duckdb"
+    assert cli(capsys, "--registry", mini.root, "--db", rdb, "run", "--model", vectors(tmp_path / "v.txt"),
+               "--tests", "t1", "--levels", "word", "--n-samples", "100", "--no-cache", "--quiet")[0] == 0
+    before = mini.load().sets["roses"].hash()
+    mini.add_set(make_set("roses", ["rose", "tulip", "daisy", "iris"]))
+    mini.sync()
+    registry._DEFAULT.clear()            # the registry changed since this process loaded it
+    html = build_report(rdb, registry=mini.root)
+    row = next(r for r in html.split("<tr>") if "<code>roses@1.0.0</code>" in r)
+    assert before[:12] in row and "the registry&#39;s roses@1.0.0 has other content now" in row
+    assert sorted(_listed(html)["Stimulus sets"]) == ["bad@1.0.0", "bugs@1.0.0", "good@1.0.0", "roses@1.0.0"]
+
+
 def _browser() -> str | None:
     return next((p for p in map(shutil.which, BROWSERS) if p), None)
 

@@ -50,7 +50,7 @@ def test_unequal_targets(mini):
 
 def test_unknown_kind(mini):
     mini.add_set(make_set("roses", [{"text": "rose", "kind": "flower"}, "tulip", "daisy", "lily"]))
-    msg = only(problems(mini.sync()), "isin", "set roses")
+    msg = only(problems(mini.sync()), "unknown kind 'flower'", "set roses", "one of: name, noun")
     assert "items[0].kind" in msg and "'flower'" in msg
 
 

@@ -179,7 +179,8 @@ def test_template_bomb_refused_by_run_before_expanding(mini, capsys, vectors, tm
 # ----------------------------------------------------------------------------- 4. run applies validate's checks
 @pytest.mark.parametrize("change, needle", [
     (lambda d: d["items"].append({"text": "rose", "kind": "noun"}), "duplicate item"),
-    (lambda d: d["items"].append({"text": "r" * 100_000, "kind": "noun"}), "fails check str_length"),
+    (lambda d: d["items"].append({"text": "r" * 100_000, "kind": "noun"}),
+     "is 100,000 characters long, over the limit of 4,000"),
     (lambda d: d["items"][0].update(kind="Name"), "one of: name, noun"),
     (lambda d: d["items"][0].update(text="ro\u200bse"), "U+200B ZERO WIDTH SPACE"),
 ])
