@@ -32,7 +32,7 @@ def kind(doc) -> str:
         return "test"
     if "families" in doc or "parts" in doc:
         return "template"
-    if "expansions" in doc:
+    if "expansions" in doc or set(doc) == {"methods"}:       # a fragment of a test
         return "expansions"
     if "models" in doc and "paper" in doc:
         return "published_models"

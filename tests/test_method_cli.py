@@ -1,10 +1,15 @@
 """`eatlas run --method mleat|ceat|ibd`: the methods beside WEAT from the command line, stored with the run."""
+import re
+import shlex
+
 import duckdb
 import numpy as np
 import pytest
+from conftest import ROOT
 
 from eatlas.cli import main
 from eatlas.encoders import entry_installed, model_entries
+from eatlas.run_summary import REPRODUCE_COMMAND
 
 W2V = "word2vec-googlenews-wefe-subset"
 needs_w2v = pytest.mark.skipif(not entry_installed(model_entries()[W2V]),
@@ -19,33 +24,46 @@ def tables(db) -> set[str]:
         con.close()
 
 
+def readme_reproduction_command() -> list[str]:
+    """The command of README's "What reproduces" (its first bash block), as argv after 'eatlas'."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("**What reproduces.**"):]
+    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1).replace("\\\n", " ")
+    argv = shlex.split(block.splitlines()[0])
+    assert argv[0] == "eatlas"
+    return argv[1:]
+
+
 @needs_w2v
-def test_mleat_on_googlenews_reproduces_ml_eat_table4_where_every_stimulus_is_present(tmp_path, capsys):
+def test_readmes_reproduction_command_gives_the_99_numbers_it_promises(tmp_path, capsys):
     """ML-EAT Table 4 is GoogleNews word2vec; the wefe subset holds the same vectors for the words it has.
-    Where no stimulus of a test is missing, all 11 printed Level 1-3 numbers must round to ours. Table 4's
-    rows of weat2, weat9 and 'EA/AA18' come from the lists the authors' notebook changes for Google News:
-    they are paired with those variants (wolfe2024_gnews_*), which reproduce as well."""
+    README's "What reproduces" promises every one of the 99 printed Level 1-3 numbers of the nine tests whose
+    stimuli are all present, for the command it prints: run as printed, all 99 must round to ours. Table 4's
+    rows of weat2, weat9 and 'EA/AA18' come from the lists the authors' notebook changes for Google News: they
+    are paired with those variants (wolfe2024_gnews_*), which the command names."""
     db, maps = tmp_path / "r.duckdb", tmp_path / "maps"
-    variants = ["wolfe2024_gnews_weat2", "wolfe2024_gnews_weat5", "wolfe2024_gnews_weat9"]
-    tests = ["weat1", "weat2", "weat3", "weat4", "weat6", "weat7", "weat8", "weat9", "weat10", *variants]
-    rc = main(["--db", str(db), "run", "--method", "mleat", "--model", W2V, "--levels", "word", "--tests", *tests,
-               "--maps", str(maps), "--no-cache"])
-    assert rc == 0
-    assert "EAT pattern" in capsys.readouterr().out
+    argv = readme_reproduction_command()
+    assert " ".join(argv) == REPRODUCE_COMMAND[len("eatlas "):]       # the command a run points to
+    tests = argv[argv.index("--tests") + 1:]
+    assert main(["--db", str(db), *argv, "--maps", str(maps), "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert "EAT pattern" in out
+    assert out.rstrip().splitlines()[-1] == (
+        "reproduction: 9 of this run's 9 result(s) pair with a number a paper printed for this model (eatlas sql "
+        "\"SELECT * FROM reproduction\"); ML-EAT: 99 of 99 printed Level 1-3 numbers agree with ours "
+        "(mleat_reproduction)")
     con = duckdb.connect(str(db), read_only=True)
     complete = [r[0] for r in con.execute(
         "SELECT test_id FROM results WHERE n_dropped = 0 AND status = 'ok' ORDER BY test_id").fetchall()]
-    assert complete == ["weat1", "weat3", "weat4", "weat6", "weat7", "weat8", *variants]
-    rows = con.execute("SELECT test_id, column_label, our_value, published_value, agrees FROM mleat_reproduction "
-                       "WHERE table_id = 'Table 4' AND test_id IN (SELECT unnest(?))", [complete]).fetchall()
-    assert len(rows) == 11 * len(complete) == 99
-    assert [r for r in rows if not r[4]] == []
-    # Every printed Table 4 number whose stimuli are all in the subset: 99 of Table 4's 110 (weat10 lacks 'Billy').
-    assert con.execute("SELECT count(*) FILTER (agrees), count(*) FROM mleat_reproduction WHERE table_id = 'Table 4' "
-                       "AND test_id <> 'weat10'").fetchone() == (99, 99)
-    # A dropped stimulus is recorded, never silently lost: 'axe', 'short-term', 'Billy' are not in the subset.
-    dropped = dict(con.execute("SELECT test_id, dropped FROM results WHERE n_dropped > 0").fetchall())
-    assert dropped == {"weat2": '{"y": ["axe"]}', "weat9": '{"a": ["short-term"]}', "weat10": '{"x": ["Billy"]}'}
+    assert complete == sorted(tests) and len(tests) == 9
+    assert con.execute("SELECT count(*) FILTER (agrees), count(*) FROM mleat_reproduction WHERE table_id = 'Table 4'"
+                       ).fetchone() == (99, 99)
+    assert [r for r in con.execute("SELECT test_id, column_label, our_value, published_value FROM mleat_reproduction "
+                                   "WHERE NOT agrees").fetchall()] == []
+    # README's second command, on this database
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    query = re.search(r'eatlas sql "(.*?)"', readme[readme.index("**What reproduces.**"):], re.S).group(1)
+    assert con.execute(query).fetchall() == [(99, 99)]
     # Level 1 of an ML-EAT run is the WEAT: results and mleat_results agree, and the run says its method.
     assert con.execute("SELECT count(*) FROM results r JOIN mleat_results m USING (run_id, test_id, level) "
                        "WHERE r.effect_size = m.level1_effect_size AND r.p_value = m.level1_p_value"
@@ -58,6 +76,17 @@ def test_mleat_on_googlenews_reproduces_ml_eat_table4_where_every_stimulus_is_pr
         + ["grid.png", "grid.svg", ".eatlas-manifest.json"])
     assert (maps / "grid.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "<svg" in (maps / "weat6_word.svg").read_text()
+    con.close()
+    # With the paper's own lists, a stimulus missing from the subset is recorded, never silently lost:
+    # 'axe', 'short-term', 'Billy' are not in it, and weat10's numbers then differ in part.
+    assert main(["--db", str(db), "run", "--method", "mleat", "--model", W2V, "--levels", "word", "--tests",
+                 "weat2", "weat9", "weat10", "--no-maps", "--no-cache", "--quiet"]) == 0
+    con = duckdb.connect(str(db), read_only=True)
+    dropped = dict(con.execute("SELECT test_id, dropped FROM results WHERE n_dropped > 0").fetchall())
+    assert dropped == {"weat2": '{"y": ["axe"]}', "weat9": '{"a": ["short-term"]}', "weat10": '{"x": ["Billy"]}'}
+    assert con.execute("SELECT count(*) FILTER (agrees), count(*) FROM mleat_reproduction WHERE test_id = 'weat10'"
+                       ).fetchone() == (7, 11)
+    con.close()
 
 
 def test_mleat_run_on_tiny_bert_stores_every_level_and_default_maps_beside_the_db(tiny_bert, tmp_path):

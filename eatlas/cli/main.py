@@ -17,6 +17,30 @@ from . import cache_cmds, registry_cmds, results_cmds, run_cmds
 _at_least, _between = at_least, between
 
 
+class _DefaultsHelp(argparse.HelpFormatter):
+    """Every option's default in its help: '(default: X)' is added to an option that has a value by default
+    (not None, not a flag's False) unless its help already gives it; an option without one says in its help
+    what happens when it is left out (tests/test_cli_options.py checks both)."""
+
+    def _get_help_string(self, action):
+        h = action.help or ""
+        d = action.default
+        if not action.option_strings or d is None or d is False or d is argparse.SUPPRESS or "%(default)" in h:
+            return h
+        return f"{h} (default: %(default)s)"
+
+
+class _DefaultModel:
+    """The default model's id, read from the loaders when the help is printed (never when parsing)."""
+
+    def __str__(self) -> str:
+        try:
+            from ..encoders import default_model_id
+            return default_model_id()
+        except Exception:           # a broken loader entry says so at 'eatlas run'; the help still prints
+            return "the loader entry marked default: true"
+
+
 class _ListOption(argparse.Action):
     """A list option that takes ``--tests a b``, ``--tests a,b`` and mixtures; repeating it adds to the list."""
 
@@ -56,53 +80,61 @@ def build_parser() -> argparse.ArgumentParser:
     _global_options(p, sub_level=False)
     sub = p.add_subparsers(dest="command", required=True)
 
-    r = sub.add_parser("run", help="run tests on a model and store the results")
-    r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, or a vector file")
+    r = sub.add_parser("run", help="run tests on a model and store the results", formatter_class=_DefaultsHelp)
+    model = r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, or a vector "
+                           "file (default: %(default_model)s)")
+    model.default_model = _DefaultModel()
     r.add_argument("--family", help="model family of a model folder or vector file that is not registered (e.g. "
-                   "bert, glove); recorded with family_source 'user'. Default 'unknown': such a run is set beside "
-                   "no published number")
+                   "bert, glove); recorded with family_source 'user' (default: the registered model's family, else "
+                   "'unknown', which is set beside no published number)")
     r.add_argument("--tests", nargs="+", action=_ListOption, help="test ids, space- or comma-separated "
-                   "(default: every canonical test in the catalog in --language)")
+                   "(default: every canonical test in the catalog in --language that --method runs)")
     r.add_argument("--language", default="en",
-                   help="BCP-47 tag of the tests run when --tests is not given (default en; 'all': every language)")
+                   help="BCP-47 tag of the tests run when --tests is not given ('all': every language)")
     r.add_argument("--levels", nargs="+", action=_ListOption,
                    help=f"space- or comma-separated: {','.join(LEVEL_NAMES)} (default: word,sent, or the levels "
                         "the method runs)")
-    r.add_argument("--seed", type=SEED, default=0)
+    r.add_argument("--seed", type=SEED, default=0, help="seed of the permutation samples, the bootstrap and the "
+                   "truncation of unequal expanded sets")
     r.add_argument("--n-samples", type=_at_least(2), default=100_000,
                    help="permutation samples (exact when fewer partitions)")
     r.add_argument("--alpha", type=PROBABILITY, default=0.01, help="Holm-Bonferroni family-wise level")
     r.add_argument("--parametric", action="store_true", help="normal-approximation p-value (Caliskan et al.)")
     r.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="greater",
-                   help="permutation-test alternative (default greater, as Caliskan et al. and May et al.; "
+                   help="permutation-test alternative (greater as Caliskan et al. and May et al.; "
                         "two-sided: twice the smaller one-sided p, capped at 1)")
     r.add_argument("--ci", type=_between(0.0, 1.0, open_low=True, open_high=True), default=0.95,
-                   help="level of the stimulus-bootstrap confidence interval of each effect size (default 0.95)")
-    r.add_argument("--n-boot", type=_at_least(100), default=10_000, help="bootstrap resamples (default 10,000)")
+                   help="level of the stimulus-bootstrap confidence interval of each effect size")
+    r.add_argument("--n-boot", type=_at_least(100), default=10_000, help="bootstrap resamples")
     r.add_argument("--no-ci", action="store_true", help="compute no confidence interval")
     from ..stats.robust import CI_METHODS
     r.add_argument("--ci-method", choices=CI_METHODS, default="percentile",
-                   help="bootstrap interval: percentile (default, as WEATHub) or BCa (bias-corrected and accelerated, "
+                   help="bootstrap interval: percentile (as WEATHub) or BCa (bias-corrected and accelerated, "
                         "scipy.stats.bootstrap; one more leave-one-out pass per result)")
     r.add_argument("--pooling", help="mean, mean_nospecial, cls, last, max (default: the model's)")
-    r.add_argument("--layer", help="-1 (top), a hidden-state index, or 'sum'")
-    r.add_argument("--subword", help="c-word subword choice: first, last, mean")
+    r.add_argument("--layer", help="-1 (top), a hidden-state index, or 'sum' (default: the model's loader entry's, "
+                   "else -1)")
+    r.add_argument("--subword", help="c-word subword choice: first, last, mean (default: last)")
     r.add_argument("--min-coverage", type=_between(0.0, 1.0), default=0.8,
                    help="share of a set's stimuli that must be encodable")
-    r.add_argument("--batch-size", type=POSITIVE, default=64)
+    r.add_argument("--batch-size", type=POSITIVE, default=64, help="texts per forward pass of the model")
     r.add_argument("--trust-remote-code", metavar="MODEL",
                    help="let the model folder's own Python code run; must name the --model, so the trust is "
-                        "given to one model, never by habit")
+                        "given to one model, never by habit (default: no model's code runs)")
     r.add_argument("--wait", type=_between(0.0, 86_400.0), default=0.0, help="seconds to wait for a database in use")
     r.add_argument("--no-cache", action="store_true", help="encode everything afresh; read and write no cache")
-    r.add_argument("--quiet", action="store_true")
+    r.add_argument("--quiet", action="store_true", help="print only the line saying where the run was written")
     _method_options(r)
     r.set_defaults(fn=run_cmds.cmd_run)
 
-    s = sub.add_parser("sql", help="query the results database (read-only unless --write)")
-    s.add_argument("query")
-    s.add_argument("--write", action="store_true")
-    s.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    s = sub.add_parser("sql", help="query the results database (read-only unless --write)",
+                       formatter_class=_DefaultsHelp)
+    s.add_argument("query", help="one SQL statement (DuckDB)")
+    s.add_argument("--write", action="store_true", help="open the database for writing, and let the statement "
+                   "read or write other files (default: read-only, this database only)")
+    s.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                   help="table: for reading, floats rounded to 6 significant digits (1.88987 for "
+                        "1.8898680441288913); csv and json: every digit, for other programs")
     s.set_defaults(fn=results_cmds.cmd_sql)
 
     ls = sub.add_parser("list", help="list tests")

@@ -98,6 +98,8 @@ def cmd_show(args) -> int:
     t = build_test(reg, spec, args.level, seed=args.seed)
     out.print(f"[bold]test {esc(spec.ref)}[/bold]  {esc(spec.title)}  ({esc(spec.file)})")
     out.print(f"source: {esc(spec.source)}  license: {esc(spec.license)}  levels: {esc(', '.join(spec.levels))}")
+    if spec.methods is not None:
+        out.print(f"methods: {esc(', '.join(spec.methods))} (only these run it)")
     if spec.notes:
         out.print(f"notes: {esc(spec.notes)}")
     out.print(f"level {esc(t.level)}" + (f", template {esc(t.template)}" if t.template else "") +

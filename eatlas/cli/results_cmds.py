@@ -24,16 +24,63 @@ def cmd_sql(args) -> int:
         from ..guard import neutralise_csv
         sys.stdout.write(neutralise_csv(df).to_csv(index=False))
     elif args.format == "json":
-        sys.stdout.write(df.to_json(orient="records", indent=1) + "\n")
+        sys.stdout.write(_json_records(df) + "\n")
     else:
         import pandas as pd
         from rich.table import Table
-        t = Table(*map(esc, df.columns))      # SQL NULL (None, NaN or NA in the frame) shows as blank
+        t = Table()                 # every value whole: a long one folds onto the next line, never cut with '…'
+        for c in df.columns:
+            t.add_column(esc(c), overflow="fold")
+        # SQL NULL (None, NaN or NA in the frame) shows as blank
         for row in df.itertuples(index=False):
-            t.add_row(*("" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else esc(v) for v in row))
+            t.add_row(*(_sql_cell(v, pd) for v in row))
         out.print(t)
         out.print(f"{len(df)} row(s)")
     return 0
+
+
+def _json_records(df) -> str:
+    """`eatlas sql --format json`: one object per row, every float with all its digits (Python's shortest
+    exact form; pandas' to_json keeps 15 at most), SQL NULL as null, timestamps as epoch milliseconds (as
+    pandas writes them)."""
+    import datetime as dt
+    import decimal
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    def plain(v):
+        if isinstance(v, np.ndarray):
+            return v.tolist()
+        if isinstance(v, np.generic):
+            return v.item()
+        if isinstance(v, (pd.Timestamp, dt.datetime)):
+            ts = pd.Timestamp(v)
+            return int((ts.tz_convert(None) if ts.tzinfo else ts).value // 1_000_000)
+        if isinstance(v, dt.date):
+            return v.isoformat()
+        if isinstance(v, decimal.Decimal):
+            return float(v)
+        if isinstance(v, (bytes, bytearray, memoryview)):
+            return bytes(v).decode("utf-8", "backslashreplace")
+        return str(v)
+
+    rows = df.astype(object).where(df.notna(), None).to_dict(orient="records")
+    return json.dumps(rows, indent=1, default=plain, ensure_ascii=False, allow_nan=False)
+
+
+SQL_DIGITS = 6     # significant digits of a float in `eatlas sql`'s table format (csv and json keep every digit)
+
+
+def _sql_cell(v, pd) -> str:
+    """A cell of `eatlas sql`'s table: NULL (None, NaN, NA) blank, a float to SQL_DIGITS significant digits."""
+    import numpy as np
+    if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and v != v):
+        return ""
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):.{SQL_DIGITS}g}"
+    return esc(v)
 
 
 def cmd_report(args) -> int:
@@ -102,7 +149,7 @@ def show_influence(db: str | Path, run: str, test: str, *, level: str | None = N
     tables = []
     for lv, res, rows in levels:
         if res["status"] != "ok":
-            title = f"{escape(test)} [{escape(lv)}] run {run_id[:8]}: not run"
+            title = f"{escape(test)} {escape(f'[{lv}]')} run {run_id[:8]}: not run"
             tables.append(Table(title=title))
             continue
         ci = ""
@@ -110,7 +157,7 @@ def show_influence(db: str | Path, run: str, test: str, *, level: str | None = N
             ci = f", CI [{res['ci_low']:+.3f}, {res['ci_high']:+.3f}]"
         stable = {True: "no single stimulus flips the sign", False: "one stimulus left out flips the sign",
                   None: ""}[res["sign_stable"]]
-        title = (f"{escape(test)} [{escape(lv)}] run {run_id[:8]}: d = {res['effect_size']:+.3f}{ci}; "
+        title = (f"{escape(test)} {escape(f'[{lv}]')} run {run_id[:8]}: d = {res['effect_size']:+.3f}{ci}; "
                  f"leave-one-out d in [{_f(res['d_loo_min'])}, {_f(res['d_loo_max'])}]; {stable}")
         t = Table("role", "stimulus", "d without it", "change", title=title)
         for role, item, d, delta in rows:

@@ -94,7 +94,11 @@ def cmd_run(args) -> int:
         raise
     after = method.after_run(outcome, cfg, db=db, registry=args.registry)
     if not args.quiet:
-        out.print(method.summary(outcome) or _results_table(outcome, cfg, method))
+        from ..run_summary import results_table
+        out.print(method.summary(outcome) or results_table(outcome, cfg, method, out))
+        if outcome.left_out:
+            out.print(f"[dim]{len(outcome.left_out)} test(s) of the catalog left out, which {esc(method.name)} does "
+                      "not run, e.g. " + esc(outcome.left_out[0][1]) + "[/dim]")
         if outcome.skipped:
             out.print(f"[dim]{len(outcome.skipped)} test/level pair(s) not applicable, e.g. "
                       + esc(f"{outcome.skipped[0][0]} [{outcome.skipped[0][1]}]: {outcome.skipped[0][2]}") + "[/dim]")
@@ -104,38 +108,13 @@ def cmd_run(args) -> int:
         if method.inputs == "matrices" else f"tables {', '.join(sorted(outcome.tables))}"), highlight=False)
     if after:
         out.print(esc(after), highlight=False)
+    if method.inputs == "matrices" and method.effect_size and not args.quiet:
+        from ..run_summary import pairing_line
+        from ..store import reproduction_counts
+        out.print(esc(pairing_line(reproduction_counts(db, outcome.run["run_id"]), outcome.run["model"])),
+                  highlight=False, soft_wrap=True)
     return 0
 
-
-def _results_table(outcome, cfg, method):
-    from rich.table import Table
-
-    from ..legend import legend, mark
-
-    heads, cells = method.summary_columns(outcome) if hasattr(method, "summary_columns") else ([], None)
-    cols = ["test", "version", "level", "n (X,Y,A,B)", "effect size", "p", f"Holm α={cfg.alpha:g}"]
-    table = Table(*cols, *heads, "note",
-                  title=esc(f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']} "
-                            f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})"),
-                  caption=legend(cfg.alpha))
-    own = ", ".join(t.name for t in method.tables)
-    for r in outcome.results:
-        n = ",".join(str(r[f"n_{x}"]) for x in "xyab")
-        if r["status"] != "ok":
-            table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, "-", "-", "-",
-                          *(["-"] * len(heads)), esc(r["reason"]))
-            continue
-        note = f"{r['n_dropped']} dropped" if r["n_dropped"] else ("exact" if r["exact"] else "")
-        extra = list(map(esc, cells(r))) if cells else []
-        if r["effect_size"] is None:        # a method without a WEAT d: its numbers are in its own table
-            table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, "-", "-", "-", *extra,
-                          esc(note or f"see table {own}"))
-            continue
-        es = f"{r['effect_size']:+.2f}" + (f" [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
-                                            if r.get("ci_low") is not None else "")
-        table.add_row(esc(r["test_id"]), esc(r["test_version"]), esc(r["level"]), n, es,
-                      f"{r['p_value']:.2g}", mark(r["holm_significant"]), *extra, esc(note))
-    return table
 
 
 def cmd_sweep(args) -> int:

@@ -181,6 +181,14 @@ class Method:
     options: ClassVar[tuple[Option, ...]] = ()
     tables: ClassVar[tuple[Table, ...]] = ()
     cite: ClassVar[str] = ""                              # the formula's source, as docs/methods.md cites it
+    # The fewest stimuli per role (x, y, a, b) the method can compute with. A test whose set holds fewer is
+    # not one the method runs (left out of its default run, refused when named); one left with fewer
+    # encodable stimuli by a model is stored as not run. WEAT's d needs a standard deviation: 2 each.
+    min_stimuli: ClassVar[dict[str, int]] = {"x": 2, "y": 2, "a": 2, "b": 2}
+    # Whether it runs the tests that declare no `methods:` (docs/registry-format.md): every method over
+    # embeddings does; a method of another kind (e.g. prompting a generative model) runs only the tests
+    # whose `methods:` name it.
+    undeclared: ClassVar[bool] = True
 
     def check(self, cfg) -> None:
         """Refuse bad option values before any work (raise EatlasError naming the option)."""
@@ -245,6 +253,9 @@ def register(cls: type[Method]) -> type[Method]:
     bad = [lv for lv in cls.levels if lv not in ALL_LEVELS]
     if bad:
         raise TypeError(f"method {cls.name}: unknown level(s) {', '.join(bad)}")
+    if set(cls.min_stimuli) - {"x", "y", "a", "b"} or not all(isinstance(n, int) and n >= 0
+                                                              for n in cls.min_stimuli.values()):
+        raise TypeError(f"method {cls.name}: min_stimuli maps roles x, y, a, b to counts")
     unknown = [s for s in cls.stats if s not in STATS_OPTIONS]
     if unknown:
         raise TypeError(f"method {cls.name}: unknown statistics option(s) {', '.join(unknown)}")

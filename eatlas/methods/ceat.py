@@ -77,7 +77,8 @@ class Ceat(Method):
     options = (
         Option("--corpus", dict(nargs="+", help="text file (one sentence or comment per line), parquet file, or a "
                                 "dataset folder saved with datasets' save_to_disk; or several shards (text, .jsonl, "
-                                "parquet; paths or fsspec URLs)")),
+                                "parquet; paths or fsspec URLs); required by --method ceat, which has no default "
+                                "corpus")),
         Option("--engine", dict(choices=("local", "ray"), default="local",
                                 help="ray: one Ray Data task per corpus shard finds and samples the contexts, and an "
                                      "actor pool (a GPU each where the cluster has them) encodes them")),
@@ -85,7 +86,7 @@ class Ceat(Method):
         Option("--corpus-column", dict(help="text column of a parquet file or dataset (default: text)")),
         Option("--contexts-out", dict(help="folder for contexts.parquet, the contexts and their vectors (default: "
                                            "ceat-contexts/<run id> beside the database)")),
-        Option("--n-draws", dict(type=at_least(2), default=10_000)),
+        Option("--n-draws", dict(type=at_least(2), default=10_000, help="draws of one context per stimulus")),
         Option("--sampling", dict(choices=("paper", "authors_code"), default="paper",
                                   help="paper: without replacement where a stimulus has enough contexts; "
                                        "authors_code: always with replacement, as the authors' code")),

@@ -66,7 +66,7 @@ class Ibd(Method):
                                            "e.g. AF MM (default: every group of the registry)")),
                Option("--eibd-rule", dict(choices=("any", "all"), default="any",
                                           help="EIBD drops a word when any constituent (race, gender) score exceeds "
-                                               "t (the paper, default) or only when all do (the rule the authors' "
+                                               "t (any: the paper) or only when all do (all: the rule the authors' "
                                                "code intends)")),)
     tables = (Table("ibd_results", IbdRow, per_test=False, doc="IBD/EIBD detection per group"),
               Table("ibd_words", IbdWordRow, per_test=False, open=True, doc="every attribute word's scores"))

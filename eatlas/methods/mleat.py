@@ -77,7 +77,7 @@ class MlEat(Method):
         Option("--effect-threshold", dict(type=between(0.0, 100.0), default=0.2,
                                           help="Level-2 |d| of an association")),
         Option("--mleat-p", dict(choices=("permutation", "authors"), default="permutation",
-                                 help="p-values: permutation test (default), or the authors' code (normal fit to the "
+                                 help="p-values: permutation test, or the authors' code (normal fit to the "
                                       "permutation distribution, smaller tail, at every level; docs/methods.md)")),
         Option("--maps", dict(help="folder for the EAT-Maps (default: eat-maps/<run id> beside the database)")),
         Option("--no-maps", dict(action="store_true", help="draw no EAT-Map")),

@@ -64,6 +64,7 @@ class SameMethod(Method):
     effect_size = False
     stats = ()
     options = ()
+    min_stimuli = {"x": 1, "y": 1, "a": 1, "b": 1}     # means and cosines: one stimulus each suffices
     tables = (
         Table("same_results", SameResult,
               doc="SAME, skew and stereotype of X u Y, X and Y against groups A, B (Schröder et al. 2021)"),

@@ -72,12 +72,13 @@ class SceatMethod(Method):
     inputs = "matrices"
     effect_size = False
     stats = ("n_samples", "parametric")
+    min_stimuli = {"x": 0, "y": 0, "a": 1, "b": 1}     # one target is a test; A and B (three together) below
     options = (
         Option("--sceat-alpha", dict(type=ALPHA_TYPE, default=DEFAULT_ALPHA, metavar="P",
-                                     help="significance of a target's association (ML-EAT's rule; default 0.05)")),
+                                     help="significance of a target's association (ML-EAT's rule)")),
         Option("--sceat-threshold", dict(type=THRESHOLD_TYPE, default=DEFAULT_THRESHOLD, metavar="D",
                                          help="|d| above which a significant target is associated "
-                                              "(ML-EAT's rule; default 0.2)")),
+                                              "(ML-EAT's rule)")),
     )
     tables = (
         Table("sceat_results", SceatRow, key=("role", "item"),

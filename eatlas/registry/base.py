@@ -374,6 +374,7 @@ class TestSpec:
     language: str = DEFAULT_LANGUAGE
     variant: str | None = None
     variant_of: str | None = None
+    methods: tuple[str, ...] | None = None     # the methods that run it (None: every method over embeddings)
     raw: dict = field(default_factory=dict, repr=False)
 
     __test__ = False  # not a pytest class
@@ -388,9 +389,11 @@ class TestSpec:
         return out + list(self.expansions)
 
     def hash(self) -> str:
+        # `methods` counts as content when declared (a test without it keeps its old hash)
         return content_hash({"sets": self.sets, "level": self.level,
                              "expansions": {k: vars(v) for k, v in self.expansions.items()},
-                             "language": None if self.language == DEFAULT_LANGUAGE else self.language})
+                             "language": None if self.language == DEFAULT_LANGUAGE else self.language,
+                             "methods": list(self.methods) if self.methods is not None else None})
 
 
 _TYPE_WORDS = {str: "text", dict: "a mapping", list: "a list", bool: "true or false"}
@@ -707,13 +710,29 @@ def parse_test(doc: Any, file: str, problems: list | None = None) -> TestSpec | 
         aliases = []
     equal_targets = check(_check_bool, doc, "equal_targets", True, file, obj, default=True)
     equal_attributes = check(_check_bool, doc, "equal_attributes", False, file, obj, default=False)
+    methods = check(_check_methods, doc, file, obj)
     if len(sets) < len(ROLES):
         return None
     return TestSpec(id=tid or "?", version=version, title=title, level=level, sets=sets, expansions=exps,
                     license=lic, source=source, file=file,
                     bias_type=doc.get("bias_type"), aliases=aliases, notes=doc.get("notes"),
                     equal_targets=equal_targets, equal_attributes=equal_attributes, language=language,
-                    variant=variant, variant_of=variant_of, raw=doc)
+                    variant=variant, variant_of=variant_of, methods=methods, raw=doc)
+
+
+def _check_methods(doc: dict, file: str, obj: str) -> tuple[str, ...] | None:
+    """A test's `methods:`: the names of the methods that run it, e.g. [llm-iat]. A name need not be installed
+    (a plug-in method may come later); absent: every method over embeddings (docs/registry-format.md)."""
+    if "methods" not in doc:
+        return None
+    names = doc["methods"]
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and ID_RE.match(n) for n in names):
+        raise EatlasError(f"methods must be a non-empty list of method names, got {names!r:.60}", file=file, obj=obj,
+                          field="methods", hint="e.g. methods: [weat, mleat]; leave it out for every method")
+    if len(set(names)) < len(names):
+        raise EatlasError("methods names a method twice", file=file, obj=obj, field="methods",
+                          hint="list each method once")
+    return tuple(names)
 
 
 def parse_template(doc: Any, file: str) -> Template:

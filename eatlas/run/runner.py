@@ -75,6 +75,8 @@ class RunOutcome:
     run: dict
     results: list[dict]
     skipped: list[tuple[str, str, str]] = field(default_factory=list)   # (test, level, why)
+    left_out: list[tuple[str, str]] = field(default_factory=list)       # (test, why): default-run tests the method
+                                                                        # does not run, not selected
     tables: dict = field(default_factory=dict)      # the method's own tables, name -> DataFrame
     details: dict = field(default_factory=dict)     # (test id, level) -> the method's in-memory result
 
@@ -255,23 +257,85 @@ def _check_value(o, value) -> None:
             raise EatlasError(str(e), field=o.flag) from None
 
 
-def _test_ids(reg: Registry, cfg: RunConfig, method, levels) -> list[str]:
+def _test_ids(reg: Registry, cfg: RunConfig, method, levels) -> tuple[list[str], list[tuple[str, str]]]:
+    """The tests of a run, and the default run's tests the method does not run (with why), left out. A test
+    named with --tests that the method does not run is refused, before anything is loaded."""
     # A test named twice (or by id and by alias) runs once.
     if cfg.tests:
-        return list(dict.fromkeys(reg.get_test_spec(t).id for t in cfg.tests))
+        ids = list(dict.fromkeys(reg.get_test_spec(t).id for t in cfg.tests))
+        refused = [(t, why) for t in ids if (why := method_why_not(method, reg.tests[t], reg))]
+        if refused:
+            tid, why = refused[0]
+            more = (f"; {method.name} does not run {', '.join(t for t, _ in refused[1:])} either"
+                    if len(refused) > 1 else "")
+            raise EatlasError(why + more, field="--tests", hint=runs_it(reg.tests[tid], reg))
+        return ids, []
     ids = default_tests(reg, cfg.language)
     if not ids:
         langs = sorted({t.language for t in reg.tests.values()})
         raise EatlasError(f"no test in language {cfg.language!r}", field="language",
                           hint=f"one of: {', '.join(langs)}, or all")
+    left_out = [(t, why) for t in ids if (why := method_why_not(method, reg.tests[t], reg))]
+    ids = [t for t in ids if t not in dict(left_out)]
     if method.inputs != "matrices":      # the tests the method can take (CEAT: word lists)
         ids = [t for t in ids if any(_why_not(method, reg.tests[t], lv) is None for lv in levels)]
-    return ids
+    return ids, left_out
 
 
 def _why_not(method, spec, level: str) -> str | None:
     own = getattr(method, "why_not", None)
     return own(spec, level) if own else LEVELS[level].why_not(spec)
+
+
+def declared_why_not(method, spec) -> str | None:
+    """Why ``method`` does not run test ``spec`` by the test's `methods:` (None: it may)."""
+    if spec.methods is None:
+        return None if method.undeclared else (f"{method.name} runs only the tests whose methods: name it, and "
+                                               f"{spec.id} declares none")
+    if method.name in spec.methods:
+        return None
+    named = ", ".join(spec.methods)
+    return f"{spec.id} is a test for {'method' if len(spec.methods) == 1 else 'methods'} {named} " \
+           f"(its methods: in {spec.file}), not for {method.name}"
+
+
+def size_why_not(method, counts: dict, what: str) -> str | None:
+    """Why ``method`` cannot compute with sets of these sizes (role -> count; ``what`` names them), or None."""
+    short = [r for r in ROLES if counts[r] < method.min_stimuli.get(r, 0)]
+    if not short:
+        return None
+    return f"{method.name} needs {_least(method)}; {what} " + ", ".join(f"{r.upper()} {counts[r]}" for r in short)
+
+
+def _least(method) -> str:
+    """The method's ``min_stimuli`` in words: 'at least 2 stimuli in each of X, Y, A, B'."""
+    least = {r: method.min_stimuli.get(r, 0) for r in ROLES}
+    if len(set(least.values())) == 1:
+        return f"at least {least['x']} stimuli in each of X, Y, A, B"
+    return "at least " + ", ".join(f"{n} stimuli in {r.upper()}" for r, n in least.items() if n)
+
+
+def method_why_not(method, spec, reg: Registry) -> str | None:
+    """Why ``method`` does not run test ``spec`` at all (None: it runs it): its `methods:`, or sets smaller
+    than the method's ``min_stimuli`` (counted in items of the sets, which a sentence level only multiplies)."""
+    why = declared_why_not(method, spec)
+    if why:
+        return why
+    counts = {r: len(reg.get_set(spec.sets[r]).items) for r in ROLES}
+    return size_why_not(method, counts, f"the sets of {spec.id} hold")
+
+
+def runs_it(spec, reg: Registry) -> str:
+    """Which installed method runs test ``spec``, as a hint: 'run it with --method X', or that none does."""
+    ok = [m.name for m in _methods.all_methods().values()
+          if m.inputs in ("matrices", "corpus") or spec.methods is not None and m.name in spec.methods]
+    ok = [n for n in ok if method_why_not(_methods.get(n), spec, reg) is None]
+    if ok:
+        return "run it with " + " or ".join(f"--method {n}" for n in ok)
+    if spec.methods is not None:
+        return (f"no installed method runs it: it waits for a plug-in method called {' or '.join(spec.methods)}; "
+                "leave it out of --tests")
+    return "no installed method runs it; leave it out of --tests"
 
 
 class _Context:
@@ -312,7 +376,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     levels = check_config(cfg, method)
     started = _now()
     if method.inputs != "matrices":
-        test_ids = _test_ids(reg, cfg, method, levels) if method.inputs == "corpus" else []
+        test_ids, left_out = _test_ids(reg, cfg, method, levels) if method.inputs == "corpus" else ([], [])
         if test_ids:
             refuse_invalid(reg, test_ids)
         ctx = _Context(reg, cfg, test_ids, levels, encoder, progress)
@@ -320,8 +384,8 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
         run = run_record(cfg, ctx.encoder, reg, test_ids=mr.test_ids or test_ids, levels=mr.levels or list(levels),
                          started=started, n_samples=mr.n_samples, settings=mr.settings)
         return RunOutcome(run=run, results=[], tables=_frames(method, mr.rows, run["run_id"]),
-                          details={"": mr.detail} if mr.detail is not None else {})
-    test_ids = _test_ids(reg, cfg, method, levels)
+                          details={"": mr.detail} if mr.detail is not None else {}, left_out=left_out)
+    test_ids, left_out = _test_ids(reg, cfg, method, levels)
     refuse_invalid(reg, test_ids)
     built, skipped = [], []
     n_pairs, done = len(test_ids) * len(levels), 0
@@ -332,14 +396,18 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
         for lv in levels:
             done += 1
             why = _why_not(method, spec, lv)
+            if not why:
+                t = build_test(reg, spec, lv, seed=cfg.seed)
+                why = size_why_not(method, {r: len(t.concepts[r]) for r in ROLES}, f"at {lv} it has")
             if why:
                 skipped.append((tid, lv, why))
             else:
-                built.append(build_test(reg, spec, lv, seed=cfg.seed))
+                built.append(t)
             if progress:
                 progress(Phase("expanding", n_pairs, done, item=f"{tid} [{lv}]"))
     if not built:
         raise EatlasError("nothing to run: no test has the requested levels", field="levels")
+    built, also = same_stimuli(built, _canonical_rank(reg, cfg, test_ids))
     if encoder is None:
         encoder = _load(cfg, progress)
     cache = (cache or EmbeddingCache()) if cfg.use_cache else None
@@ -350,6 +418,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
         progress(Phase("testing", len(built), 0))
     for n, t in enumerate(built, 1):
         row, out = _one(t, vectors, covered, encoder, cfg, method)
+        row["also_as"] = also.get((t.id, t.level)) or None
         results.append(row)
         if out is not None:
             for name, table_rows in out.rows.items():
@@ -369,7 +438,47 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     for r in results:
         r["run_id"] = run["run_id"]
     return RunOutcome(run=run, results=results, skipped=skipped, tables=_frames(method, rows, run["run_id"]),
-                      details=details)
+                      details=details, left_out=left_out)
+
+
+def stimuli_key(t: Test) -> tuple:
+    """What a test at a level measures: its level and the expanded stimuli of X, Y, A and B, in order (text,
+    character span, source word). Two tests with the same key give the same numbers."""
+    return (t.level, *(tuple((s.text, s.span, s.stimulus) for s in t.concepts[r].stimuli) for r in ROLES))
+
+
+def same_stimuli(built: list[Test], rank) -> tuple[list[Test], dict]:
+    """One test of each group of ``built`` whose stimuli are identical at a level (:func:`stimuli_key`): the
+    one ``rank`` puts first. Returns those tests, in their order, and (kept id, level) -> the other ids, the
+    names the result also stands for (results.also_as). Computed once, such a result counts once in Holm."""
+    groups: dict[tuple, list[Test]] = {}
+    for t in built:
+        groups.setdefault(stimuli_key(t), []).append(t)
+    keep, also = set(), {}
+    for ts in groups.values():
+        first = min(ts, key=lambda t: rank(t.id))
+        keep.add(id(first))
+        if len(ts) > 1:
+            also[(first.id, first.level)] = [t.id for t in sorted(ts, key=lambda t: rank(t.id)) if t is not first]
+    return [t for t in built if id(t) in keep], also
+
+
+def _canonical_rank(reg: Registry, cfg: RunConfig, test_ids: list[str]):
+    """Which of several tests with identical stimuli a run keeps: with --tests, the one named first; in the
+    default run, the test of the earliest paper (its year in registry/sources.yaml), then the catalog's order.
+    A canonical test comes before a variant of it."""
+    order = {t: i for i, t in enumerate(test_ids)}
+    if cfg.tests:
+        return lambda tid: (order[tid],)
+    try:
+        sources = reg.sources
+    except EatlasError:
+        sources = {}
+
+    def year(tid):
+        y = (sources.get(reg.tests[tid].source.get("paper")) or {}).get("year")
+        return y if isinstance(y, int) else 10_000
+    return lambda tid: (year(tid), bool(reg.tests[tid].variant_of), order[tid])
 
 
 def _now() -> _dt.datetime:
@@ -458,11 +567,12 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
         dropped["reasons"] = reasons        # text -> why, for stimuli dropped for another reason than vocabulary
     row["dropped"] = dropped
     short = [r for r in ROLES if len(t.concepts[r]) and row[f"n_{r}"] / len(t.concepts[r]) < cfg.min_coverage]
-    if short or any(row[f"n_{r}"] < 2 for r in ROLES):
+    least = method.min_stimuli
+    if short or any(row[f"n_{r}"] < least.get(r, 0) for r in ROLES):
         row["status"] = "not_run"
         row["reason"] = "too few encodable stimuli: " + ", ".join(
             f"{r.upper()} {row[f'n_{r}']}/{len(t.concepts[r])}" for r in ROLES) + \
-            f" (min coverage {cfg.min_coverage:.0%}, at least 2 each)"
+            f" (min coverage {cfg.min_coverage:.0%}; {method.name} needs {_least(method)})"
         return row, None
     clash = same_vectors(mats, kept)
     if clash:

@@ -80,6 +80,7 @@ class ResultRow:
     d_loo_min: float | None
     d_loo_max: float | None
     sign_stable: bool | None
+    also_as: list[str] | None       # the run's other tests with identical stimuli at this level, computed once as this
 
 
 def _table_ddl(name: str, cols: list[tuple[str, str, bool]], key: tuple[str, ...] | None, refs: bool) -> str:
@@ -122,9 +123,18 @@ def schema_ddl() -> list[tuple[str, str, list]]:
 # paper states (size, corpus, dimension). `reproduction_loose` adds same-family pairs (a printed 'cbow-<f>'
 # family, May et al. and Tan & Celis: sentences as the mean of word vectors, matches our static runs of family
 # <f>), with `match` = same_model | same_family and `differs` saying what differs (model, size, corpus,
-# dimension). Results and runs are first cut down to the (test, level) pairs some paper printed (semi-join):
-# with a million results this halves the time of the plain join (benchmarks/bench_duckdb.py).
-VIEWS = """
+# dimension). A result also stands for the run's tests with identical stimuli (results.also_as, computed once):
+# a number printed under any of their names pairs with it, `published_test_id` saying which. Results and runs
+# are first cut down to the (test, level) pairs some paper printed (semi-join): with a million results this
+# halves the time of the plain join (benchmarks/bench_duckdb.py).
+# The paper's model is the run's (eatlas.encoders.identity): the paper names it, states its size or corpus, and every
+# fact it states (size, corpus, dimension) is the run's registered identity's too.
+_SAME_MODEL = """(p.p_name IS NOT NULL AND lower(p.p_name) = lower(ru.model_name)
+            AND (p.p_size IS NOT NULL OR p.p_corpus IS NOT NULL)
+            AND (p.p_size IS NULL OR lower(p.p_size) = lower(coalesce(ru.model_size, '')))
+            AND (p.p_corpus IS NULL OR lower(p.p_corpus) = lower(coalesce(ru.model_corpus, '')))
+            AND (p.p_dimension IS NULL OR p.p_dimension = ru.model_dimension))"""
+VIEWS = f"""
 CREATE OR REPLACE VIEW reproduction_loose AS
 WITH p AS (
     SELECT pr.test_id, pr.level, regexp_replace(pr.model_family, '^cbow-', '') AS model_family, pr.paper,
@@ -134,25 +144,34 @@ WITH p AS (
     FROM published_results pr LEFT JOIN published_models pm ON pm.paper = pr.paper AND pm.model = pr.model
     WHERE pr.statistic = 'effect_size' AND NOT pr.missing
       AND pr.column_label NOT LIKE 'Level 2%'   -- ML-EAT Level 2 effect sizes are single-target, not the WEAT
-), j AS (
+), r AS (          -- a result's own test id, and the ids it also stands for (results.also_as: the run's tests
+                    -- with identical stimuli, computed once): a number printed under any of them pairs with it
+    SELECT *, test_id AS published_test_id FROM results
+    WHERE status = 'ok' AND effect_size IS NOT NULL         -- a method without a WEAT d (SAME, SC-EAT): none
+      AND (test_id, level) IN (SELECT test_id, level FROM p)
+), ra AS (
+    SELECT *, unnest(also_as) AS published_test_id FROM results
+    WHERE also_as IS NOT NULL AND status = 'ok' AND effect_size IS NOT NULL
+), j AS (           -- two joins, not one over a union of r and ra: the plain one keeps the plan (and the speed)
+                    -- of a store without also_as
     SELECT r.*, ru.model_family, ru.family_source, ru.model_name, ru.model_size, ru.model_corpus,
-           ru.model_dimension, p.* EXCLUDE (test_id, level, model_family),
-           (p.p_name IS NOT NULL AND lower(p.p_name) = lower(ru.model_name)
-            AND (p.p_size IS NOT NULL OR p.p_corpus IS NOT NULL)
-            AND (p.p_size IS NULL OR lower(p.p_size) = lower(coalesce(ru.model_size, '')))
-            AND (p.p_corpus IS NULL OR lower(p.p_corpus) = lower(coalesce(ru.model_corpus, '')))
-            AND (p.p_dimension IS NULL OR p.p_dimension = ru.model_dimension)) AS same_model,
+           ru.model_dimension, p.* EXCLUDE (test_id, level, model_family), {_SAME_MODEL} AS same_model,
            p.model_family = ru.model_family AS same_family
-    FROM (SELECT * FROM results
-          WHERE status = 'ok' AND effect_size IS NOT NULL     -- a method without a WEAT d (SAME, SC-EAT): none
-            AND (test_id, level) IN (SELECT test_id, level FROM p)) r
-    JOIN runs ru USING (run_id)
+    FROM r JOIN runs ru USING (run_id)
     JOIN p ON p.test_id = r.test_id AND p.level = r.level
+          AND (p.model_family = ru.model_family OR lower(p.p_name) = lower(ru.model_name))
+    UNION ALL
+    SELECT r.*, ru.model_family, ru.family_source, ru.model_name, ru.model_size, ru.model_corpus,
+           ru.model_dimension, p.* EXCLUDE (test_id, level, model_family), {_SAME_MODEL} AS same_model,
+           p.model_family = ru.model_family AS same_family
+    FROM ra r JOIN runs ru USING (run_id)
+    JOIN p ON p.test_id = r.published_test_id AND p.level = r.level
           AND (p.model_family = ru.model_family OR lower(p.p_name) = lower(ru.model_name))
 )
 SELECT run_id, test_id, test_version, level, model, model_family, family_source,
        effect_size AS our_effect_size, p_value AS our_p_value, holm_significant AS our_significant,
-       paper, table_id, published_model, row_label, column_label, published_effect_size, published_significance,
+       paper, table_id, published_test_id, published_model, row_label, column_label, published_effect_size,
+       published_significance,
        effect_size - published_effect_size AS difference,
        CASE WHEN same_model THEN 'same_model' ELSE 'same_family' END AS match,
        concat_ws('; ',
@@ -177,15 +196,20 @@ SELECT * EXCLUDE (differs) FROM reproduction_loose WHERE match = 'same_model';
 -- precision (|ours - printed| <= half a unit of its last printed digit). Same model only, as `reproduction`;
 -- `mleat_reproduction_loose` adds same-family pairs with `match` and `differs`.
 CREATE OR REPLACE VIEW mleat_reproduction_loose AS
-WITH ours AS (
-    SELECT m.run_id, m.test_id, m.test_version, m.level, ru.model, ru.model_family, ru.model_name,
-           ru.model_size, ru.model_corpus, ru.model_dimension, m.pattern,
+WITH mm AS (        -- each ML-EAT result under its test's id and the ids it also stands for (results.also_as)
+    SELECT *, test_id AS published_test_id FROM mleat_results
+    UNION ALL BY NAME
+    SELECT m.*, unnest(r.also_as) AS published_test_id
+    FROM mleat_results m JOIN results r USING (run_id, test_id, level) WHERE r.also_as IS NOT NULL
+), ours AS (
+    SELECT m.run_id, m.test_id, m.test_version, m.level, m.published_test_id, ru.model, ru.model_family,
+           ru.model_name, ru.model_size, ru.model_corpus, ru.model_dimension, m.pattern,
            unnest(['Level 1: A,B,X,Y', 'Level 2: A,B,X', 'Level 2: A,B,Y',
                    'Level 3: A,X mean', 'Level 3: A,X std', 'Level 3: B,X mean', 'Level 3: B,X std',
                    'Level 3: A,Y mean', 'Level 3: A,Y std', 'Level 3: B,Y mean', 'Level 3: B,Y std']) AS column_label,
            unnest([m.level1_effect_size, m.x_effect_size, m.y_effect_size, m.ax_mean, m.ax_std, m.bx_mean,
                    m.bx_std, m.ay_mean, m.ay_std, m.by_mean, m.by_std]) AS our_value
-    FROM mleat_results m JOIN runs ru USING (run_id)
+    FROM mm m JOIN runs ru USING (run_id)
 ), pub AS (
     SELECT pr.*, pm.name AS p_name, pm.size AS p_size, pm.corpus AS p_corpus, pm.dimension AS p_dimension
     FROM published_results pr LEFT JOIN published_models pm ON pm.paper = pr.paper AND pm.model = pr.model
@@ -199,11 +223,11 @@ WITH ours AS (
             AND (p.p_corpus IS NULL OR lower(p.p_corpus) = lower(coalesce(o.model_corpus, '')))
             AND (p.p_dimension IS NULL OR p.p_dimension = o.model_dimension)) AS same_model
     FROM ours o
-    JOIN pub p ON p.test_id = o.test_id AND p.level = o.level AND p.column_label = o.column_label
+    JOIN pub p ON p.test_id = o.published_test_id AND p.level = o.level AND p.column_label = o.column_label
               AND (p.model_family = o.model_family OR lower(p.p_name) = lower(o.model_name))
 )
 SELECT j.run_id, j.test_id, j.test_version, j.level, j.model, j.model_family,
-       j.table_id, j.published_model, j.row_label, j.column_label,
+       j.table_id, j.published_test_id, j.published_model, j.row_label, j.column_label,
        j.our_value, TRY_CAST(j.value AS DOUBLE) AS published_value, j.significance AS published_significance,
        j.our_value - TRY_CAST(j.value AS DOUBLE) AS difference,
        abs(j.our_value - TRY_CAST(j.value AS DOUBLE))
@@ -222,7 +246,7 @@ SELECT j.run_id, j.test_id, j.test_version, j.level, j.model, j.model_family,
               THEN 'dimension ' || coalesce(CAST(j.model_dimension AS VARCHAR), '?') || ' vs ' || j.p_dimension END
        ) AS differs
 FROM j
-LEFT JOIN pub pp ON pp.test_id = j.test_id AND pp.level = j.level AND pp.table_id = j.table_id
+LEFT JOIN pub pp ON pp.test_id = j.published_test_id AND pp.level = j.level AND pp.table_id = j.table_id
           AND pp.model = j.published_model AND pp.statistic = 'pattern'
 WHERE j.same_model OR j.p_family = j.model_family;
 
@@ -497,6 +521,27 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
             raise EatlasError(f"the run could not be written, and nothing of it was: {first}", file=str(db),
                               hint="check the free space and permissions, then run again") from None
         raise
+    finally:
+        con.close()
+
+
+def reproduction_counts(db: str | Path, run_id: str) -> dict:
+    """How a stored run's results pair with the papers' printed numbers: ``results`` (its results with a WEAT
+    effect size), ``same_model`` (those in view ``reproduction``), ``loose_only`` (in ``reproduction_loose``
+    only: a model of the same family), and ML-EAT's ``mleat`` and ``mleat_agree`` (printed Level 1-3 numbers
+    beside the run's in ``mleat_reproduction``, and how many of them agree)."""
+    con = connect(db, read_only=True)
+    try:
+        one = lambda sql: con.execute(sql, [run_id]).fetchone()[0]     # noqa: E731
+        out = {"results": one("SELECT count(*) FROM results WHERE run_id = ? AND status = 'ok' "
+                              "AND effect_size IS NOT NULL"),
+               "same_model": one("SELECT count(DISTINCT (test_id, level)) FROM reproduction WHERE run_id = ?")}
+        out["loose_only"] = con.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT test_id, level FROM reproduction_loose WHERE run_id = ? EXCEPT "
+            "SELECT DISTINCT test_id, level FROM reproduction WHERE run_id = ?)", [run_id, run_id]).fetchone()[0]
+        out["mleat"], out["mleat_agree"] = con.execute(
+            "SELECT count(*), count(*) FILTER (agrees) FROM mleat_reproduction WHERE run_id = ?", [run_id]).fetchone()
+        return out
     finally:
         con.close()
 

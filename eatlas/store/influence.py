@@ -23,6 +23,12 @@ def influence_rows(db: str | Path, run: str, test: str, *, level: str | None = N
         if "influence" not in tables:
             raise EatlasError("the database has no influence table (written before EATlas stored it)", file=str(db),
                               hint="run the test again")
+        cols = {r[0] for r in con.execute("DESCRIBE results").fetchall()}
+        if "also_as" in cols:   # a test computed under another id with the same stimuli (results.also_as)
+            kept = con.execute("SELECT test_id FROM results WHERE run_id = ? AND list_contains(also_as, ?) "
+                               "AND NOT EXISTS (SELECT 1 FROM results WHERE run_id = ? AND test_id = ?) LIMIT 1",
+                               [run_id, test, run_id, test]).fetchall()
+            test = kept[0][0] if kept else test
         where, params = "run_id = ? AND test_id = ?", [run_id, test]
         if level:
             where, params = where + " AND level = ?", params + [level]

