@@ -18,22 +18,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .blas import single_threaded
+from .cosine import unit_rows as _unit_rows
 
 CI_METHODS = ("percentile", "BCa")
 # Indices of the largest block in one chunk of bootstrap resamples: small enough that a chunk's working
 # arrays come back from the allocator rather than as fresh pages from the system (2**21 spent a fifth of
 # the bootstraps' time in page faults), large enough that the per-chunk overhead does not show.
 CHUNK_INDICES = 1 << 18
-
-
-def _unit_rows(m: np.ndarray, name: str) -> np.ndarray:
-    m = np.asarray(m, dtype=np.float64)
-    if m.ndim != 2 or m.shape[0] == 0:
-        raise ValueError(f"{name} must be a non-empty 2-D matrix (one row per stimulus), got shape {m.shape}")
-    norms = np.linalg.norm(m, axis=1, keepdims=True)
-    if np.any(norms == 0) or not np.all(np.isfinite(norms)):
-        raise ValueError(f"{name} has a zero or non-finite row; cosine similarity is undefined")
-    return m / norms
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import subsets
 from .blas import single_threaded
-from .robust import _unit_rows
+from .cosine import unit_rows as _unit_rows
 
 
 @dataclass(frozen=True)
