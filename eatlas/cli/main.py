@@ -75,7 +75,10 @@ def _method_options(r: argparse.ArgumentParser) -> None:
                 g.add_argument(o.flag, **o.kwargs)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
+    """The parser of every subcommand. ``methods=False`` leaves out what the method plug-ins declare (run's
+    per-method options, sweep's --method): main() builds it so when neither 'run' nor 'sweep' is on the
+    command line, and a command that cannot reach them does not import the plug-ins (or numpy) first."""
     p = argparse.ArgumentParser(prog="eatlas", description="Embedding Association Tests: registry, runs, results.")
     _global_options(p, sub_level=False)
     sub = p.add_subparsers(dest="command", required=True)
@@ -124,7 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--wait", type=_between(0.0, 86_400.0), default=0.0, help="seconds to wait for a database in use")
     r.add_argument("--no-cache", action="store_true", help="encode everything afresh; read and write no cache")
     r.add_argument("--quiet", action="store_true", help="print only the line saying where the run was written")
-    _method_options(r)
+    if methods:
+        _method_options(r)
     r.set_defaults(fn=run_cmds.cmd_run)
 
     s = sub.add_parser("sql", help="query the results database (read-only unless --write)",
@@ -233,10 +237,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "of --language)")
     sw.add_argument("--language", default="en")
     sw.add_argument("--levels", nargs="+", action=_ListOption, default=list(DEFAULT_LEVELS))
-    from .. import methods
-    sw.add_argument("--method", choices=[n for n, m in methods.all_methods().items() if m.inputs == "matrices"],
-                    default="weat", help="a method over the tests' four matrices (its own options keep their "
-                                         "defaults)")
+    if methods:
+        from .. import methods as plugins
+        sw.add_argument("--method", choices=[n for n, m in plugins.all_methods().items() if m.inputs == "matrices"],
+                            default="weat", help="a method over the tests' four matrices (its own options keep their "
+                                             "defaults)")
     sw.add_argument("--seed", type=SEED, default=0)
     sw.add_argument("--n-samples", type=_at_least(2), default=100_000)
     sw.add_argument("--alpha", type=PROBABILITY, default=0.01)
@@ -272,8 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(methods=bool({"run", "sweep"} & set(argv))).parse_args(argv)
     except SystemExit as e:          # argparse has printed the usage and the problem
         return e.code if isinstance(e.code, int) else 2
     try:
