@@ -15,11 +15,15 @@ A run records where its family came from (``family_source``): ``loader`` (a regi
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import yaml
 
+from ..columns import as_columns
 from ..errors import EatlasError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FIELDS = ("name", "size", "corpus")
 FAMILY_SOURCES = ("loader", "fingerprint", "user", "unknown")
@@ -67,6 +71,14 @@ def recognise_folder(path: Path, fingerprint: str, entries: dict) -> str | None:
 
 def read_published_models(reg) -> pd.DataFrame:
     """Every ``registry/<paper>/published/models.yaml``: the published tables' models as the papers state them."""
+    import pandas as pd
+
+    df = pd.DataFrame(published_model_rows(reg), columns=PUBLISHED_MODEL_COLUMNS)
+    return df.astype({"dimension": "Int64"})
+
+
+def published_model_rows(reg) -> list[dict]:
+    """The rows of :func:`read_published_models`, as dicts."""
     rows = []
     for p in sorted((Path(reg.root) / "registry").glob("*/published/models.yaml")):
         rel = str(p.relative_to(reg.root))
@@ -88,8 +100,7 @@ def read_published_models(reg) -> pd.DataFrame:
                          "model_family": m.get("model_family"),
                          **{f: (str(m[f]) if m.get(f) not in (None, "") else None) for f in FIELDS},
                          "dimension": dim, "stated_in": str(m["stated_in"]), "source_file": rel})
-    df = pd.DataFrame(rows, columns=PUBLISHED_MODEL_COLUMNS)
-    return df.astype({"dimension": "Int64"})
+    return rows
 
 
 def init(con) -> None:
@@ -102,10 +113,10 @@ def init(con) -> None:
 
 
 def refresh(con, reg) -> int:
-    df = read_published_models(reg)
+    rows = published_model_rows(reg)
     con.execute("DELETE FROM published_models")
-    if len(df):
-        con.register("_pm", df)
+    if rows:
+        con.register("_pm", as_columns(rows, PUBLISHED_MODEL_COLUMNS))
         con.execute(f"INSERT INTO published_models SELECT {', '.join(PUBLISHED_MODEL_COLUMNS)} FROM _pm")
         con.unregister("_pm")
-    return len(df)
+    return len(rows)

@@ -13,12 +13,16 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import pandas as pd
 
+from ..columns import as_columns
 from ..errors import EatlasError
 from ..registry.published import PUBLISHED_COLUMNS, read_published
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass
@@ -495,13 +499,14 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
                     [run[c] for c in cols])
         provenance.write(con, run["run_id"], inputs)
         if results:
-            df = pd.DataFrame(results)
-            df["dropped"] = df["dropped"].map(lambda d: json.dumps(d or {}, sort_keys=True))
-            con.register("_res", df)
-            con.execute(f"INSERT INTO results ({', '.join(df.columns)}) SELECT {', '.join(df.columns)} FROM _res")
+            res = as_columns([{**r, "dropped": json.dumps(r.get("dropped") or {}, sort_keys=True)} for r in results])
+            con.register("_res", res)
+            con.execute(f"INSERT INTO results ({', '.join(res)}) SELECT {', '.join(res)} FROM _res")
             con.unregister("_res")
-        for name, frame in (extra_tables or {}).items():
-            con.register("_extra", frame)
+        for name in extra_tables or {}:
+            # a run's MethodTables give their columns (no DataFrame, no pandas); a DataFrame is scanned as it is
+            columns = getattr(extra_tables, "columns", None)
+            con.register("_extra", columns(name) if callable(columns) else extra_tables[name])
             con.execute(f"CREATE TABLE IF NOT EXISTS {name} AS SELECT * FROM _extra WHERE false")
             # An open table (Table(open=True), e.g. one column per pair of groups) may get new columns: add
             # them, typed as the new rows are, so no column is ever dropped.
@@ -607,6 +612,7 @@ def query(db: str | Path, sql: str, *, write: bool = False, wait_s: float = 0.0,
         try:
             rel = con.execute(sql)
             if rel is None or rel.description is None:
+                import pandas as pd
                 return pd.DataFrame()       # a statement that returns no rows (a comment only, SET, ...)
             return rel.fetchdf()
         except duckdb.Error as e:
