@@ -11,7 +11,8 @@ import json
 import os
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from collections.abc import MutableMapping
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -877,6 +878,58 @@ class Registry:
                 return t
         raise EatlasError(f"unknown test {test_id!r}", hint=_suggest(test_id, self.tests, "'eatlas list'"))
 
+    def versions(self, kind: str) -> dict[str, str]:
+        """id -> version of every entry of ``kind`` (sets, tests, templates), without reading the entries a
+        registry from the cache has not decoded yet."""
+        entries = getattr(self, kind)
+        return entries.versions() if isinstance(entries, LazyEntries) else {k: v.version for k, v in entries.items()}
+
+    # ---------------------------------------------------------------- plain data (eatlas.registry.cache)
+    def to_plain(self) -> tuple[dict, list]:
+        """The registry as plain data (mappings, lists, text, numbers, dates; no objects): a head (the folder,
+        the catalog, the recorded hashes and each kind's entries as [id, version, file]) and the entries, in
+        the order the head lists them. :meth:`from_plain` makes the registry again."""
+        head = {"root": str(self.root), "catalog": self.catalog,
+                "recorded_hash": [[k, i, h] for (k, i), h in self.recorded_hash.items()], "entries": {}}
+        entries = []
+        for kind in _PLAIN:
+            head["entries"][kind] = [[eid, obj.version, obj.file] for eid, obj in getattr(self, kind).items()]
+            entries += [_plain_entry(obj) for obj in getattr(self, kind).values()]
+        return head, entries
+
+    @classmethod
+    def from_plain(cls, head: dict, entry, n: int) -> Registry:
+        """The registry of :meth:`to_plain`'s ``head``; ``entry(i)`` gives its i-th entry (of ``n``), which is
+        decoded when the entry is first used. An entry that cannot be decoded (a damaged cache file) is read
+        from its YAML file instead, checked as any file is."""
+        reg = cls.__new__(cls)
+        reg.root = Path(head["root"])
+        reg._top = reg.root.resolve()
+        reg.catalog = head["catalog"]
+        reg.recorded_hash = {(k, i): h for k, i, h in head["recorded_hash"]}
+        at = 0
+        for kind, (make, parse) in _PLAIN.items():
+            pending = {}
+            for eid, version, file in head["entries"][kind]:
+                if not (isinstance(eid, str) and isinstance(version, str) and isinstance(file, str)):
+                    raise ValueError("not an entry of the index")
+                pending[eid] = _Pending(at, version, file)
+                at += 1
+
+            def decode(eid, p, make=make, parse=parse, kind=kind):
+                try:
+                    obj = make(entry(p.n))
+                    if obj.id == eid and obj.version == p.version and obj.file == p.file:
+                        return obj
+                except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+                    pass
+                path = reg.resolve(p.file, "catalog.yaml", f"catalog {kind[:-1]} {eid}")
+                return parse(read_yaml(path, shown=p.file), p.file)
+            setattr(reg, kind, LazyEntries(pending, decode))
+        if at != n:
+            raise ValueError("the index does not match the entries")
+        return reg
+
     @cached_property
     def sources(self) -> dict:
         from .cite import check_sources  # the bibliography's schema lives with the citation code
@@ -885,6 +938,88 @@ class Registry:
         if p.is_symlink() or p.exists():        # like every file the registry reads: inside the folder
             p = self.resolve("registry/sources.yaml", "registry/sources.yaml", "sources")
         return check_sources((read_yaml(p, root=self.root) or {}) if p.is_file() else {})
+
+
+class _Pending(tuple):
+    """An entry of a registry from the cache not decoded yet: its place in the cache file, version and file."""
+    __slots__ = ()
+
+    def __new__(cls, n: int, version: str, file: str):
+        return super().__new__(cls, (n, version, file))
+
+    n = property(lambda self: self[0])
+    version = property(lambda self: self[1])
+    file = property(lambda self: self[2])
+
+
+class LazyEntries(MutableMapping):
+    """id -> set, test or template of a registry from the cache (:meth:`Registry.from_plain`), each decoded
+    when first read: a run of one test decodes its own four sets, not the registry's thousands. Iterating
+    over the values decodes them all. Pickled (e.g. for a Ray worker), it is a plain dict."""
+
+    def __init__(self, pending: dict, decode):
+        self._d, self._decode = pending, decode
+
+    def __getitem__(self, key):
+        v = self._d[key]
+        if isinstance(v, _Pending):
+            v = self._d[key] = self._decode(key, v)
+        return v
+
+    def __setitem__(self, key, value):
+        self._d[key] = value
+
+    def __delitem__(self, key):
+        del self._d[key]
+
+    def __contains__(self, key) -> bool:
+        return key in self._d
+
+    def __iter__(self):
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __repr__(self) -> str:
+        return f"LazyEntries({len(self._d)} entries)"
+
+    def __reduce__(self):
+        return dict, (dict(self.items()),)
+
+    def versions(self) -> dict[str, str]:
+        return {k: v.version for k, v in self._d.items()}
+
+
+_ITEM_FIELDS = tuple(f.name for f in fields(Item))
+
+
+def _plain_entry(obj) -> dict:
+    """A set, test or template as plain data (its fields; items as lists, expansions as mappings)."""
+    out = {f.name: getattr(obj, f.name) for f in fields(obj)}
+    if isinstance(obj, StimulusSet):
+        out["items"] = [[getattr(i, k) for k in _ITEM_FIELDS] for i in obj.items]
+    elif isinstance(obj, TestSpec):
+        out["expansions"] = {lvl: vars(e) for lvl, e in obj.expansions.items()}
+    return out
+
+
+def _set_from_plain(d: dict) -> StimulusSet:
+    return StimulusSet(**{**d, "items": [Item(*i) for i in d["items"]]})
+
+
+def _test_from_plain(d: dict) -> TestSpec:
+    return TestSpec(**{**d, "expansions": {lvl: Expansion(**e) for lvl, e in d["expansions"].items()}})
+
+
+def _template_from_plain(d: dict) -> Template:
+    return Template(**d)
+
+
+# kind -> (from plain data, from a parsed YAML document): the registry's entries in the cache, in this order
+_PLAIN = {"sets": (_set_from_plain, lambda doc, file: parse_set(doc, file)),
+          "tests": (_test_from_plain, lambda doc, file: parse_test(doc, file)),
+          "templates": (_template_from_plain, lambda doc, file: parse_template(doc, file))}
 
 
 def _suggest(name: str, known, where: str) -> str:
@@ -899,5 +1034,5 @@ def load_registry(root: str | Path | None = None) -> Registry:
     key = str(Path(root).resolve()) if root is not None else str(default_root().resolve())
     if key not in _DEFAULT:
         from . import cache as registry_cache
-        _DEFAULT[key] = registry_cache.load(Path(key), lambda: Registry(key))
+        _DEFAULT[key] = registry_cache.load(Path(key), lambda: Registry(key), Registry.from_plain)
     return _DEFAULT[key]

@@ -122,8 +122,8 @@ def registry_state(reg: Registry, test_ids: list[str]) -> dict:
         pass
     return {"root": str(reg.root), "commit": commit,
             "tests": {t: reg.tests[t].version for t in test_ids},
-            "sets": {sid: s.version for sid, s in reg.sets.items()},
-            "templates": {tid: t.version for tid, t in reg.templates.items()},
+            "sets": reg.versions("sets"),
+            "templates": reg.versions("templates"),
             "inputs": run_inputs(reg, test_ids)}     # content hashes, also in table run_inputs (registry.provenance)
 
 

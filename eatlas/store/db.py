@@ -11,9 +11,9 @@ import os
 import re
 import tempfile
 import time
+import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import duckdb
 
@@ -21,7 +21,7 @@ from ..columns import as_columns
 from ..errors import EatlasError
 from ..registry.published import PUBLISHED_COLUMNS, read_published
 
-if TYPE_CHECKING:
+if typing.TYPE_CHECKING:
     import pandas as pd
 
 
