@@ -163,3 +163,27 @@ def test_values_yaml_has_and_json_lacks_come_back_as_they_were():
     assert from_json(json.dumps(to_json(value))) == value
     with pytest.raises(TypeError):
         to_json(object())
+
+
+def test_the_files_digest_is_kept_by_their_stats_and_an_edit_is_still_seen(mini, fresh, monkeypatch):
+    """state() reads and hashes every file only when their stats (size, inode, modification and change
+    times) moved since it last did; an edit that keeps the length and puts the modification time back still
+    moves the change time, and is seen."""
+    import os
+
+    from eatlas.registry import cache
+    monkeypatch.setattr(cache, "RACY_NS", 0)         # the files were just written: keep the digest anyway
+    root = mini.root.resolve()
+    first = cache.state(root)
+    assert list(fresh.glob("*.stat"))
+    monkeypatch.setattr(cache, "_content", lambda *a: pytest.fail("the files were read again"))
+    assert cache.state(root) == first                 # from the stats: no file read
+    monkeypatch.undo()
+    monkeypatch.setenv("EATLAS_CACHE", str(fresh.parent))
+    roses = mini.root / "registry" / "testpaper" / "sets" / "roses.yaml"
+    st = os.stat(roses)
+    _edit(roses, "tulip", "tulop")
+    os.utime(roses, ns=(st.st_atime_ns, st.st_mtime_ns))      # same size, same modification time
+    assert cache.state(root) != first
+    _edit(roses, "tulop", "tulip")
+    assert cache.state(root) == first                 # the content, not the stats, is the key

@@ -5,7 +5,8 @@ The key is the content of every file the registry reads (the path and bytes of `
 of everything under ``registry/``, ``templates/``, ``schemas/`` and ``loaders/``, hashed), the folder, the EATlas
 version and Python's: any edit, added or removed file gives a new key, and the registry is parsed
 afresh. (Reading and hashing the files takes a tenth of the time parsing them does; sizes and
-modification times alone would miss an edit of the same length within one clock tick.)
+modification times alone would miss an edit of the same length within one clock tick. The digest is kept
+with the files' stats, change times included, and read back while those are unchanged: :func:`state`.)
 Only what loaded without error is kept, and a test list
 is marked valid only after ``validate``'s checks passed on it; what ``validate`` found for the whole
 registry (its errors and warnings) is kept too, for ``eatlas add``. The entries live beside the embedding
@@ -32,6 +33,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -55,16 +57,65 @@ def folder() -> Path:
     return cache_dir() / "registry"
 
 
-def state(root: Path) -> str:
-    """A digest of the registry folder's files as they are now (path and content)."""
-    from .. import __version__
-
-    h = hashlib.blake2b(f"{root}\0{__version__}\0{FORMAT}\0{sys.version}".encode())
+def _paths(root: Path) -> list[Path]:
     paths = [root / "catalog.yaml"]
     for name in FOLDERS:
         for base, dirs, files in os.walk(root / name):
             dirs.sort()
             paths += [Path(base) / f for f in sorted(files)]
+    return paths
+
+
+RACY_NS = 2_000_000_000     # a file changed less than this before its stat was taken may change again unseen
+
+
+def _stats(root: Path, paths: list[Path]) -> tuple[str, int]:
+    """A digest of every file's stat (size, inode, modification and change times) and the newest of those
+    times. The change time (ctime) is set by the system on every write and cannot be set back by a program."""
+    h = hashlib.blake2b(str(root).encode(), digest_size=16)
+    newest = 0
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError as e:
+            h.update(f"{p}\0gone {e.errno}\0".encode())
+            continue
+        h.update(f"{p}\0{st.st_size}\0{st.st_ino}\0{st.st_dev}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0".encode())
+        newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
+    return h.hexdigest(), newest
+
+
+def state(root: Path) -> str:
+    """A digest of the registry folder's files as they are now (path and content).
+
+    Reading and hashing every file takes a few tenths of a second on a large registry, a run's warm start
+    most of it; so the digest is kept beside the files' stats (``<folder digest>.stat``) and taken from
+    there while every file's size, inode, modification and change time are what they were. The change
+    time moves on every write, so an edit is always seen, unless it came within the same clock tick as the
+    stats the digest was kept with: a digest is kept only when every file is at least two seconds old (as
+    git's index does for 'racily clean' files). The digest itself stays one of the files' content."""
+    from .. import __version__
+
+    paths = _paths(root)
+    seed = f"{root}\0{__version__}\0{FORMAT}\0{sys.version}"
+    memo = folder() / f"{hashlib.blake2b(seed.encode(), digest_size=16).hexdigest()}.stat" if enabled() else None
+    stats = None
+    if memo is not None:
+        stats, newest = _stats(root, paths)
+        try:
+            kept = json.loads(memo.read_text(encoding="utf-8"))
+            if isinstance(kept, dict) and kept.get("stats") == stats and isinstance(kept.get("state"), str):
+                return kept["state"]
+        except (OSError, ValueError):
+            pass
+    digest = _content(root, paths, seed)
+    if memo is not None and newest < time.time_ns() - RACY_NS and _stats(root, _paths(root))[0] == stats:
+        _write(memo, json.dumps({"stats": stats, "state": digest}).encode("utf-8"))
+    return digest
+
+
+def _content(root: Path, paths: list[Path], seed: str) -> str:
+    h = hashlib.blake2b(seed.encode())
     for p in paths:
         try:
             data = p.read_bytes()
