@@ -2,7 +2,9 @@
 
 ``base``: reading a registry's files safely (bounded YAML), their data classes and parsers, the
 :class:`Registry` and :func:`load_registry` (re-exported here, as when this package was one module,
-``eatlas/registry.py``); ``stimuli``: a test expanded at a level (``templates``: the sentence templates);
+``eatlas/registry.py``); ``models``: each kind of file as a declared model (pydantic), their problems in
+EATlas's words, and their JSON Schema; ``terms``: the files' vocabulary (id and version forms, kinds,
+roles); ``stimuli``: a test expanded at a level (``templates``: the sentence templates);
 ``catalog``: catalog.yaml and ``eatlas add``; ``schemas`` and ``checks`` (``textcheck``): validation;
 ``published``: the papers' published-results tables; ``cite``, ``licenses``: citations and licences;
 ``provenance``: the content hashes a run records; ``cache``: the parsed registry kept between runs.
