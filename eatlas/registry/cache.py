@@ -57,19 +57,19 @@ def folder() -> Path:
     return cache_dir() / "registry"
 
 
-def _paths(root: Path) -> list[Path]:
-    paths = [root / "catalog.yaml"]
+def _paths(root: Path) -> list[str]:
+    paths = [os.path.join(root, "catalog.yaml")]
     for name in FOLDERS:
-        for base, dirs, files in os.walk(root / name):
+        for base, dirs, files in os.walk(os.path.join(root, name)):
             dirs.sort()
-            paths += [Path(base) / f for f in sorted(files)]
+            paths += [os.path.join(base, f) for f in sorted(files)]
     return paths
 
 
 RACY_NS = 2_000_000_000     # a file changed less than this before its stat was taken may change again unseen
 
 
-def _stats(root: Path, paths: list[Path]) -> tuple[str, int]:
+def _stats(root: Path, paths: list[str]) -> tuple[str, int]:
     """A digest of every file's stat (size, inode, modification and change times) and the newest of those
     times. The change time (ctime) is set by the system on every write and cannot be set back by a program."""
     h = hashlib.blake2b(str(root).encode(), digest_size=16)
@@ -114,15 +114,17 @@ def state(root: Path) -> str:
     return digest
 
 
-def _content(root: Path, paths: list[Path], seed: str) -> str:
+def _content(root: Path, paths: list[str], seed: str) -> str:
     h = hashlib.blake2b(seed.encode())
     for p in paths:
+        rel = os.path.relpath(p, root)
         try:
-            data = p.read_bytes()
+            with open(p, "rb") as f:
+                data = f.read()
         except OSError as e:            # unreadable (or gone): a state of its own, never that of no such file
-            h.update(f"{p.relative_to(root)}\0unreadable {e.errno}\0".encode())
+            h.update(f"{rel}\0unreadable {e.errno}\0".encode())
             continue
-        h.update(f"{p.relative_to(root)}\0{len(data)}\0".encode())
+        h.update(f"{rel}\0{len(data)}\0".encode())
         h.update(data)
     return h.hexdigest()[:32]
 
