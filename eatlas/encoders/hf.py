@@ -17,6 +17,7 @@ at its ``max_seq_length``.
 """
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import json
 import os
@@ -44,6 +45,7 @@ def _torch():
     return torch
 
 
+@functools.lru_cache(maxsize=64)
 def _version(package: str) -> str | None:
     try:
         return importlib.metadata.version(package)
