@@ -1,7 +1,10 @@
 """Loading the curated registry: catalog.yaml, stimulus sets, tests, templates.
 
-The registry knows nothing of models. Files are safe-loaded YAML; every problem is raised as an
-:class:`EatlasError` naming the file, the object and the field.
+The registry knows nothing of models. Files are safe-loaded YAML (bounded: no tags that name code, no
+alias bombs, no absurd nesting, no duplicate keys), their fields checked by the declared models of
+:mod:`eatlas.registry.models`; every problem is raised as an :class:`EatlasError` naming the file, the
+object and the field. A registry loaded before is read back from the cache (:mod:`eatlas.registry.cache`,
+plain JSON: :meth:`Registry.to_plain`, :meth:`Registry.from_plain`).
 """
 from __future__ import annotations
 
@@ -536,7 +539,7 @@ def parse_set(doc: Any, file: str, problems: list | None = None) -> StimulusSet 
     variant_ok = not any(p.field in ("variant", "variant_of") for p in found)
     return StimulusSet(id=faults.ok(doc, "id") or "?", version=faults.ok(doc, "version"),
                        concept=faults.ok(doc, "concept") or "", items=items, license=faults.ok(doc, "license") or "",
-                       source=faults.ok(doc, "source") if "source" not in faults.at else {}, file=file,
+                       source=(faults.ok(doc, "source", dict) if "source" not in faults.at else None) or {}, file=file,
                        notes=faults.ok(doc, "notes"), changelog=faults.ok(doc, "changelog") or [],
                        template_vars=faults.ok(doc, "template_vars") or {}, group=faults.ok(doc, "group"),
                        language=faults.ok(doc, "language") or DEFAULT_LANGUAGE,
@@ -578,7 +581,7 @@ def parse_test(doc: Any, file: str, problems: list | None = None) -> TestSpec | 
     return TestSpec(id=faults.ok(doc, "id") or "?", version=faults.ok(doc, "version"),
                     title=faults.ok(doc, "title") or "", level=level, sets={r: doc[r] for r in ROLES},
                     expansions=exps, license=faults.ok(doc, "license") or "",
-                    source=faults.ok(doc, "source") if "source" not in faults.at else {}, file=file,
+                    source=(faults.ok(doc, "source", dict) if "source" not in faults.at else None) or {}, file=file,
                     bias_type=faults.ok(doc, "bias_type"), aliases=faults.ok(doc, "aliases") or [],
                     notes=faults.ok(doc, "notes"), equal_targets=True if eq_t is None else eq_t,
                     equal_attributes=False if eq_a is None else eq_a,

@@ -294,16 +294,14 @@ def _want(tp) -> str:
 
 
 def _pattern(info) -> str | None:
-    for m in getattr(info, "metadata", []):
-        if getattr(m, "pattern", None):
-            return m.pattern
-    ann = info.annotation if info is not None else None
-    while ann is not None and typing.get_origin(ann) in (Annotated, typing.Union, types.UnionType):
-        for a in typing.get_args(ann):
-            for m in getattr(a, "__metadata__", ()):
-                if getattr(m, "pattern", None):
-                    return m.pattern
-        ann = _unwrap(ann) if _unwrap(ann) is not ann else None
+    """The pattern a field's text must match (an id, a version, id@version, a language tag), from its
+    declaration (``Id``, ``Version | None``, ...); None for a field without one."""
+    todo = [*info.metadata, info.annotation] if info is not None else []
+    while todo:
+        t = todo.pop()
+        if isinstance(getattr(t, "pattern", None), str):
+            return t.pattern
+        todo += [*getattr(t, "__metadata__", ()), *typing.get_args(t)]
     return None
 
 
@@ -338,7 +336,7 @@ def _walk(model: type[BaseModel], loc: tuple) -> _At:
                 break
         is_model = isinstance(tp, type) and issubclass(tp, BaseModel)
         if is_model and i < len(loc) and loc[i] in tp.model_fields:
-            owner, path = tp, path
+            owner = tp
             continue
         if is_model and i == len(loc) and path != field:       # an element that is not of its model
             return _At(tp, None, None, path, path, ())
@@ -411,7 +409,6 @@ def _word(at: _At, err: dict, doc: Any) -> tuple[str, str, str]:
         if path != at.field:
             family = ".".join(path.split(".")[:2]).split("[")[0]
             return family, "a family must be a non-empty list of template strings", 'e.g. name: ["This is {{ term }}."]'
-
     if owner is SourceModel and name == "paper":
         msg = "source has no paper" if value in (None, "") or typ == "missing" else \
             f"expected text, got {typename(value)}"
