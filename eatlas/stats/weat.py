@@ -40,10 +40,13 @@ class WeatResult:
     n_b: int
     parametric: bool = False
     alternative: str = "greater"
-    ci_low: float | None = None       # stimulus-bootstrap confidence interval of the effect size
-    ci_high: float | None = None      # (eatlas.stats.robust.bootstrap_ci); None when ci=None
+    ci_low: float | None = None       # confidence interval of the effect size (eatlas.stats.interval.inversion_ci,
+    ci_high: float | None = None      # or the bootstrap's, eatlas.stats.robust.bootstrap_ci); None when ci=None
     ci_level: float | None = None
-    n_boot: int | None = None
+    n_boot: int | None = None         # bootstrap resamples (None for the inversion interval)
+    ci_method: str | None = None      # inversion | percentile | BCa
+    d_corrected: float | None = None  # d with the attribute sample's noise removed (eatlas.stats.interval)
+    reliability: float | None = None  # 1 - that noise / var(s(w)): how much of d's denominator is not noise
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -203,13 +206,16 @@ def authors_normal_p(dist: np.ndarray) -> float:
 @single_threaded
 def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternative: str = "greater",
          n_samples: int = 100_000, seed: int = 0, parametric: bool = False,
-         ci_method: str = "percentile") -> WeatResult:
+         ci_method: str = "inversion") -> WeatResult:
     """The WEAT (word) / SEAT (sentence) test on embedding matrices, one row per stimulus.
 
     ``alternative``: "greater" (default, Caliskan et al. and May et al.), "less" or "two-sided"
-    (see :func:`p_from_null`). ``ci``: level of the stimulus-bootstrap confidence interval of the
-    effect size (:func:`eatlas.stats.robust.bootstrap_ci`, ``n_boot`` resamples, ``ci_method``
-    "percentile" or "BCa", seeded from ``seed``); ``None`` computes none.
+    (see :func:`p_from_null`). ``ci``: level of the confidence interval of the effect size;
+    ``ci_method`` "inversion" (default: the permutation test inverted, widened for the attribute
+    sample and disattenuated, :func:`eatlas.stats.interval.inversion_ci`, on this test's partitions)
+    or the stimulus bootstrap's "percentile" or "BCa" (:func:`eatlas.stats.robust.bootstrap_ci`,
+    ``n_boot`` resamples, seeded from ``seed``); ``None`` computes none. ``d_corrected`` and
+    ``reliability`` (:func:`eatlas.stats.interval.attenuation`) are computed either way.
     """
     if n_samples < 2:
         raise ValueError("n_samples must be at least 2")
@@ -224,16 +230,22 @@ def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternati
         raise ValueError("X and Y together need at least 3 stimuli for a sample standard deviation")
     es = effect_size_from_s(s_x, s_y)
     boot = None
-    if ci is not None:          # the bootstrap runs beside the permutation test (eatlas.stats.blas.beside)
+    from .interval import CI_METHODS, attenuation, interval_of
+    if ci is not None and ci_method not in CI_METHODS:
+        raise ValueError(f"ci_method must be one of {', '.join(CI_METHODS)}, got {ci_method!r}")
+    if ci is not None:          # the interval runs beside the permutation test (eatlas.stats.blas.beside)
         from .blas import beside
-        from .robust import bootstrap_ci
-        boot = beside(bootstrap_ci, X, Y, A, B, ci=ci, n_boot=n_boot, seed=seed, method=ci_method)
+        boot = beside(interval_of, X, Y, A, B, ci=ci, method=ci_method, n_boot=n_boot, seed=seed,
+                      null=lambda v: null_distribution(v, len(X), n_samples=int(n_samples), seed=int(seed))[0],
+                      tolerance=tie_tolerance)
     p, exact, n_part, stat = permutation_p(s_x, s_y, n_samples=n_samples, seed=seed, parametric=parametric,
                                            alternative=alternative)
-    bounds = {}
+    att = attenuation(X, Y, A, B)
+    bounds = dict(d_corrected=att.d_corrected, reliability=att.reliability)
     if boot is not None:
         b = boot.result()
-        bounds = dict(ci_low=b.low, ci_high=b.high, ci_level=b.level, n_boot=b.n_boot)
+        bounds.update(ci_low=b.low, ci_high=b.high, ci_level=b.level, n_boot=getattr(b, "n_boot", None),
+                      ci_method=b.method)
     return WeatResult(effect_size=es, p_value=p, exact=exact, n_partitions=n_part, statistic=stat,
                       n_x=len(X), n_y=len(Y), n_a=len(A), n_b=len(B), parametric=parametric,
                       alternative=alternative, **bounds)
