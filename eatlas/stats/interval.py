@@ -22,11 +22,15 @@ The interval here (``ci_method="inversion"``, the default; docs/methods.md deriv
    stimuli the difference would move by (mean x - mean y) . delta, delta the attribute sample's error.
    Its variance, unbiasedly estimated from the cosine blocks, is added to each half-width. A widened
    end never crosses 0 where the test's own end did not (the sign stays the test's).
-3. **Disattenuated**: divided by the standard deviation of s(w) with the attribute noise removed,
-   sd * sqrt(reliability), reliability = 1 - noise / var(s), noise = tr(S_W S_A) / |A| + tr(S_W S_B) /
-   |B| (S: sample covariances of the unit vectors; the trace is read from the double-centred cosine
-   block). The reliability is floored at :data:`RELIABILITY_FLOOR`, and the ends are kept within the
-   largest |d| the target sizes allow (:func:`d_bound`).
+   The standard deviation of d's denominator is estimated too: its normal-theory variance adds
+   theta^2 / (2 (n - 2)) (n = |X| + |Y|).
+3. **Mapped to d and disattenuated**: each end theta becomes the d of the targets with X shifted to a
+   difference theta, theta / sqrt((SS_within + n_x n_y / n theta^2) / (n - 1)) (the standard deviation
+   over X u Y grows with the shift), divided by sqrt(reliability), reliability = 1 - noise / var(s),
+   noise = tr(S_W S_A) / |A| + tr(S_W S_B) / |B| (S: sample covariances of the unit vectors; the trace is
+   read from the double-centred cosine block). The reliability is floored at
+   :data:`RELIABILITY_FLOOR`, and the ends are kept within the largest |d| the target sizes allow
+   (:func:`d_bound`). The mapping keeps signs, so step 1's agreement with the p-value survives.
 
 ``d_corrected`` = d / sqrt(reliability) is the matching point estimate, an additional number: the paper-
 comparable d stays the headline and is computed as before.
@@ -43,6 +47,7 @@ from .cosine import unit_rows as _unit_rows
 RELIABILITY_FLOOR = 0.1     # below it the attribute sample is too noisy to correct for: d_corrected <= d / sqrt(0.1)
 INVERSION = "inversion"
 CI_METHODS = (INVERSION, "percentile", "BCa")       # the first is the default
+MIN_CHECKED_SIZE = 8        # the smallest set size of benchmarks/calibration_study.py: below it a result carries a note
 
 
 @dataclass(frozen=True)
@@ -193,7 +198,8 @@ def inversion_ci(X, Y, A, B, *, null, tolerance, ci: float = 0.95) -> InversionC
     diff = float(s[:n_x].mean() - s[n_x:].mean())
     from scipy.special import ndtri
     z = float(ndtri(0.5 + ci / 2.0))
-    extra = z * z * attribute_variance(sa, sb, n_x)
+    # the attribute sample's variance, and the standard deviation's (normal theory: var log sd = 1 / (2 (n - 2)))
+    extra = z * z * (attribute_variance(sa, sb, n_x) + diff * diff / (2.0 * max(n - 2, 1)))
     wlo = diff - np.sqrt((diff - lo) ** 2 + extra) if np.isfinite(lo) else -np.inf
     whi = diff + np.sqrt((hi - diff) ** 2 + extra) if np.isfinite(hi) else np.inf
     if lo > 0 >= wlo:                       # the test puts the shift above 0: so does the interval
@@ -201,11 +207,18 @@ def inversion_ci(X, Y, A, B, *, null, tolerance, ci: float = 0.95) -> InversionC
     if hi < 0 <= whi:
         whi = hi
     bound = d_bound(n_x, n_y)
-    scale = np.sqrt(att.variance * max(att.reliability, RELIABILITY_FLOOR)) if att.variance > 0 else 0.0
-    if scale > 0:
-        low, high = (float(np.clip(v / scale, -bound, bound)) for v in (wlo, whi))
-    else:
-        low = high = float("nan")
+    ss_within = float(np.square(s[:n_x] - s[:n_x].mean()).sum() + np.square(s[n_x:] - s[n_x:].mean()).sum())
+    between = n_x * n_y / n
+
+    def d_of(theta):
+        """d of these targets had X been shifted to a difference theta, disattenuated, within +-bound."""
+        if not np.isfinite(theta):
+            return float(np.sign(theta) * bound)
+        sd = np.sqrt((ss_within + between * theta * theta) / (n - 1))
+        return float(np.clip(theta / sd / np.sqrt(max(att.reliability, RELIABILITY_FLOOR)), -bound, bound)) \
+            if sd > 0 else float("nan")
+
+    low, high = d_of(wlo), d_of(whi)
     return InversionCI(low=low, high=high, level=float(ci), method=INVERSION, n_partitions=int(len(dist)),
                        attenuation=att, shift_low=float(wlo), shift_high=float(whi))
 
@@ -217,3 +230,21 @@ def interval_of(X, Y, A, B, *, ci: float, method: str, n_boot: int, seed: int, n
         return inversion_ci(X, Y, A, B, null=null, tolerance=tolerance, ci=ci)
     from .robust import bootstrap_ci
     return bootstrap_ci(X, Y, A, B, ci=ci, n_boot=n_boot, seed=seed, method=method)
+
+
+def disagreement(p: float, alternative: str, low: float, high: float, *, alpha: float, level: float) -> str | None:
+    """Where a p-value and a confidence interval of the same result disagree: "contains 0" when p < ``alpha`` but
+    the interval contains 0; "excludes 0" when the interval excludes 0 on the side of the alternative (above 0
+    for "greater", below for "less", either for "two-sided") but p is not below the level that matches a
+    two-sided interval of ``level``, (1 - level) / 2 one-sided or 1 - level two-sided; else None. The
+    inversion interval never disagrees in either way at ``alpha`` <= (1 - level) / 2 (docs/methods.md)."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return None
+    if p < alpha and low <= 0 <= high:
+        return "contains 0"
+    above, below = low > 0, high < 0
+    side = {"greater": above, "less": below}.get(alternative, above or below)
+    matching = (1 - level) if alternative == "two-sided" else (1 - level) / 2
+    if side and p >= matching + 1e-12:
+        return "excludes 0"
+    return None
