@@ -30,6 +30,7 @@ Run (a full study is CPU-heavy; it runs on one core, ``nice`` it on a shared mac
     python benchmarks/calibration_study.py --quick           # a few minutes: 2 models, n 8 and 25, 60 replicates
     nice -n 10 python benchmarks/calibration_study.py        # the study of docs/methods.md (about an hour)
     python benchmarks/calibration_study.py --models glove --n 8 16 --d 0 1.0 --replicates 400 --json out.json
+    python benchmarks/calibration_study.py --markdown out.json   # the table of docs/methods.md from that run
 """
 from __future__ import annotations
 
@@ -217,7 +218,13 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="gauss-light and gauss-heavy, n 8 and 25, d 0, 0.5 and "
                     "1.5, equal sizes, 60 replicates")
     ap.add_argument("--json", help="write every cell's numbers to this file")
+    ap.add_argument("--markdown", metavar="JSON", help="print the table of docs/methods.md from a --json file of an "
+                    "earlier run, and nothing else")
     args = ap.parse_args(argv)
+    if args.markdown:
+        with open(args.markdown, encoding="utf-8") as f:
+            print(markdown(json.load(f)))
+        return 0
     if args.quick:
         args.models, args.designs, args.n, args.d, args.replicates = \
             ["gauss-light", "gauss-heavy"], ["equal"], [8, 25], [0.0, 0.5, 1.5], 60
@@ -238,12 +245,36 @@ def main(argv=None) -> int:
                     c.update(model=name, design=design)
                     cells.append(c)
                     print(fmt_cell(c, args.methods), flush=True)
+                    if args.json:           # after every cell, so that an interrupted study keeps what it did
+                        with open(args.json, "w", encoding="utf-8") as f:
+                            json.dump({"settings": vars(args), "cells": cells}, f, indent=1)
     print(f"\n{len(cells)} cells in {time.time() - t0:.0f} s; load average {os.getloadavg()[0]:.2f}")
     summary(cells, args.methods)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"settings": vars(args), "cells": cells}, f, indent=1)
     return 0
+
+
+def markdown(study: dict) -> str:
+    """The study as the markdown table of docs/methods.md: one row per cell; per CI method the coverage of the
+    population d and, after a slash, the share of p < 0.01 results whose interval contains 0."""
+    methods = study["settings"]["methods"]
+    s = study["settings"]
+    lines = [f"{s['replicates']} replicates per cell; permutation test with {s['n_samples']:,} partitions, "
+             f"bootstrap with {s['n_boot']:,} resamples; 95% intervals; seed {s['seed']}.", "",
+             "| model | sizes X/Y (A = B = X) | population d | p < 0.05 | mean d - population d | "
+             + " | ".join(f"{m}: coverage / contradictions" for m in methods) + " |",
+             "| --- | --- | --- | --- | --- | " + " | ".join("---" for _ in methods) + " |"]
+    for c in study["cells"]:
+        parts = [c["model"], f"{c['n_x']}/{c['n_y']}", f"{c['d_pop']:.2f}", f"{c['rejection_05']:.2f}",
+                 f"{c['d_bias']:+.2f}"]
+        for m in methods:
+            v = c["methods"][m]
+            contra = "-" if v["contradictions"] is None else f"{v['contradictions']:.2f}"
+            parts.append(f"{v['coverage']:.2f} / {contra}")
+        lines.append("| " + " | ".join(parts) + " |")
+    return "\n".join(lines)
 
 
 def summary(cells, methods) -> None:

@@ -70,6 +70,8 @@ class InversionCI:
     attenuation: Attenuation
     shift_low: float        # the interval of the difference of mean associations (theta), before step 3
     shift_high: float
+    exact: bool = False     # the partitions were all of them
+    null: np.ndarray | None = None      # the permutation statistics the interval inverted (observed first)
 
 
 def d_bound(n_x: int, n_y: int) -> float:
@@ -174,13 +176,15 @@ def shift_interval(theta: np.ndarray, n_same: int, level: float) -> tuple[float,
 
 
 @single_threaded
-def inversion_ci(X, Y, A, B, *, null, tolerance, ci: float = 0.95) -> InversionCI:
+def inversion_ci(X, Y, A, B, *, null_pair, tolerance, ci: float = 0.95, s: np.ndarray | None = None) -> InversionCI:
     """The default confidence interval of the WEAT effect size (module docstring; docs/methods.md).
 
-    ``null(values)``: the permutation statistic sum values(X') - sum values(Y') over the partitions of the
-    test's p-value (observed first), and ``tolerance(s)`` its tie tolerance: :func:`eatlas.stats.weat.weat`
-    passes its own (``null_distribution`` with its ``n_samples`` and ``seed``, ``tie_tolerance``), so the
-    interval inverts the very test whose p it reports. It is then widened for the attribute sample and
+    ``null_pair(values, other)``: the permutation statistics sum v(X') - sum v(Y') of both vectors over the
+    partitions of the test's p-value (observed first) and whether they are all of them; ``tolerance(s)``
+    its tie tolerance; ``s``: the test's s(w), X then Y (default: from the cosine blocks).
+    :func:`eatlas.stats.weat.weat` passes its own (``null_pair`` with its ``n_samples`` and ``seed``,
+    ``tie_tolerance``, its s(w)) and reads its p-value off the same statistics (``null``), so the interval
+    inverts the very test whose p it reports. It is then widened for the attribute sample and
     disattenuated."""
     if not 0 < ci < 1:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
@@ -188,11 +192,12 @@ def inversion_ci(X, Y, A, B, *, null, tolerance, ci: float = 0.95) -> InversionC
     n = sa.shape[0]
     n_y = n - n_x
     att = attenuation_from_blocks(sa, sb, n_x)
-    s = sa.mean(axis=1) - sb.mean(axis=1)
-    dist = np.asarray(null(s), dtype=np.float64)
+    s = sa.mean(axis=1) - sb.mean(axis=1) if s is None else np.asarray(s, dtype=np.float64)
     indicator = np.zeros(n)
     indicator[:n_x] = 1.0
-    in_x = (np.asarray(null(indicator), dtype=np.float64) + n_x) / 2.0     # its statistic is m - (n_x - m)
+    dist, counts, exact = null_pair(s, indicator)
+    dist = np.asarray(dist, dtype=np.float64)
+    in_x = (np.asarray(counts, dtype=np.float64) + n_x) / 2.0     # the indicator's statistic is m - (n_x - m)
     theta, n_same = inverted_shifts(dist, in_x, s, n_x, tolerance(s))
     lo, hi = shift_interval(theta, n_same, ci)
     diff = float(s[:n_x].mean() - s[n_x:].mean())
@@ -220,14 +225,13 @@ def inversion_ci(X, Y, A, B, *, null, tolerance, ci: float = 0.95) -> InversionC
 
     low, high = d_of(wlo), d_of(whi)
     return InversionCI(low=low, high=high, level=float(ci), method=INVERSION, n_partitions=int(len(dist)),
-                       attenuation=att, shift_low=float(wlo), shift_high=float(whi))
+                       attenuation=att, shift_low=float(wlo), shift_high=float(whi), exact=bool(exact), null=dist)
 
 
-def interval_of(X, Y, A, B, *, ci: float, method: str, n_boot: int, seed: int, null, tolerance):
-    """The interval ``method`` of :data:`CI_METHODS`: :func:`inversion_ci`, or the stimulus bootstrap's
-    (:func:`eatlas.stats.robust.bootstrap_ci`, ``n_boot`` resamples seeded from ``seed``)."""
-    if method == INVERSION:
-        return inversion_ci(X, Y, A, B, null=null, tolerance=tolerance, ci=ci)
+def interval_of(X, Y, A, B, *, ci: float, method: str, n_boot: int, seed: int):
+    """The stimulus bootstrap's interval ``method`` ("percentile" or "BCa"; :func:`eatlas.stats.robust.bootstrap_ci`,
+    ``n_boot`` resamples seeded from ``seed``); :func:`eatlas.stats.weat.weat` computes the inversion interval
+    itself, with its p-value."""
     from .robust import bootstrap_ci
     return bootstrap_ci(X, Y, A, B, ci=ci, n_boot=n_boot, seed=seed, method=method)
 

@@ -134,6 +134,27 @@ def null_distribution(s: np.ndarray, n_x: int, *, n_samples: int, seed: int) -> 
     return dist, False
 
 
+def null_pair(s: np.ndarray, other: np.ndarray, n_x: int, *, n_samples: int,
+              seed: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """:func:`null_distribution` of ``s`` and of ``other`` over the same partitions (the inversion interval's
+    X-membership counts, eatlas.stats.interval): one draw of the sampled partitions serves both."""
+    n = len(s)
+    exact = math.comb(n, n_x) <= n_samples
+    if not exact and subsets.usable(n, n_x):
+        out = [np.empty(n_samples), np.empty(n_samples)]
+        for v, o in zip((s, other), out):
+            o[0] = 2.0 * v[:n_x].sum() - v.sum()
+        at = 1      # the masks of subsets.sampled_sums, each chunk summed over both vectors (rows: (s, other))
+        for ab in subsets._mask_chunks(n, n_x, n_samples - 1, int(seed), work=lambda m: np.column_stack(
+                [subsets.masked_sums(m, s), subsets.masked_sums(m, other)])):
+            out[0][at:at + len(ab)] = 2.0 * ab[:, 0] - s.sum()
+            out[1][at:at + len(ab)] = 2.0 * ab[:, 1] - other.sum()
+            at += len(ab)
+        return out[0], out[1], False
+    dist, exact = null_distribution(s, n_x, n_samples=n_samples, seed=seed)
+    return dist, null_distribution(other, n_x, n_samples=n_samples, seed=seed)[0], exact
+
+
 TIE_RTOL = 1e-12
 
 
@@ -230,20 +251,28 @@ def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternati
         raise ValueError("X and Y together need at least 3 stimuli for a sample standard deviation")
     es = effect_size_from_s(s_x, s_y)
     boot = None
-    from .interval import CI_METHODS, attenuation, interval_of
+    from .interval import CI_METHODS, INVERSION, attenuation, interval_of
     if ci is not None and ci_method not in CI_METHODS:
         raise ValueError(f"ci_method must be one of {', '.join(CI_METHODS)}, got {ci_method!r}")
-    if ci is not None:          # the interval runs beside the permutation test (eatlas.stats.blas.beside)
-        from .blas import beside
-        boot = beside(interval_of, X, Y, A, B, ci=ci, method=ci_method, n_boot=n_boot, seed=seed,
-                      null=lambda v: null_distribution(v, len(X), n_samples=int(n_samples), seed=int(seed))[0],
-                      tolerance=tie_tolerance)
-    p, exact, n_part, stat = permutation_p(s_x, s_y, n_samples=n_samples, seed=seed, parametric=parametric,
-                                           alternative=alternative)
+    if ci is not None and ci_method == INVERSION:
+        # the interval inverts this very test: one pass over its partitions gives the p-value and the interval
+        from .interval import inversion_ci
+        boot = inversion_ci(X, Y, A, B, ci=ci, s=np.concatenate([s_x, s_y]).astype(np.float64),
+                            null_pair=lambda v, o: null_pair(v, o, len(X), n_samples=int(n_samples), seed=int(seed)),
+                            tolerance=tie_tolerance)
+        dist = boot.null
+        p = p_from_null(dist, tie_tolerance(np.concatenate([s_x, s_y]).astype(np.float64)), alternative, parametric)
+        exact, n_part, stat = boot.exact, int(dist.shape[0]), float(dist[0])
+    else:
+        if ci is not None:          # the bootstrap runs beside the permutation test (eatlas.stats.blas.beside)
+            from .blas import beside
+            boot = beside(interval_of, X, Y, A, B, ci=ci, method=ci_method, n_boot=n_boot, seed=seed)
+        p, exact, n_part, stat = permutation_p(s_x, s_y, n_samples=n_samples, seed=seed, parametric=parametric,
+                                               alternative=alternative)
     att = attenuation(X, Y, A, B)
     bounds = dict(d_corrected=att.d_corrected, reliability=att.reliability)
     if boot is not None:
-        b = boot.result()
+        b = boot if hasattr(boot, "attenuation") else boot.result()
         bounds.update(ci_low=b.low, ci_high=b.high, ci_level=b.level, n_boot=getattr(b, "n_boot", None),
                       ci_method=b.method)
     return WeatResult(effect_size=es, p_value=p, exact=exact, n_partitions=n_part, statistic=stat,
