@@ -280,8 +280,8 @@ def _write_arrow(con, sql: str, path: Path) -> None:
     import pyarrow as pa
     import pyarrow.compute  # noqa: F401
 
-    res = con.execute(sql)
-    table = res.to_arrow_table() if hasattr(res, "to_arrow_table") else res.fetch_arrow_table()   # duckdb 2 / 1
+    rel = con.sql(sql)
+    table = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()     # duckdb 2 / 1
     # text columns that repeat (paper, table, note, ...) dictionary-encoded: a tenth of the bytes for the same rows
     fields = []
     for i, f in enumerate(table.schema):

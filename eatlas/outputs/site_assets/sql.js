@@ -90,15 +90,17 @@ function show(table) {
   t.className = "query";
   const caption = t.createCaption();
   caption.textContent = `${n} row(s)` + (shown < n ? `, the first ${shown} shown` : "");
+  const types = fields.map((f) => String(f.type));
+  const numeric = types.map((ty) => /^(Int|Uint|Float|Decimal)/.test(ty));
   const head = t.createTHead().insertRow();
-  for (const f of fields) {
+  fields.forEach((f, i) => {
     const th = document.createElement("th");
     th.scope = "col";
     th.textContent = f.name;
+    if (numeric[i]) th.className = "num";
     head.appendChild(th);
-  }
+  });
   const body = t.createTBody();
-  const types = fields.map((f) => String(f.type));
   const columns = fields.map((f, i) => table.getChildAt(i));
   for (let r = 0; r < shown; r++) {
     const tr = body.insertRow();
@@ -106,7 +108,7 @@ function show(table) {
       const td = tr.insertCell();
       const v = columns[c].get(r);
       td.textContent = cell(v, types[c]);
-      if (typeof v === "number" || typeof v === "bigint") td.className = "num";
+      if (numeric[c]) td.className = "num";
     }
   }
   result.replaceChildren(t);
