@@ -169,6 +169,10 @@ def test_a_test_page_shows_sets_sentences_published_numbers_results_and_citation
     # the forest plot: the report's figure, with a title and a description for screen readers
     assert re.search(r'<svg[^>]* role="img" aria-labelledby="forest-0-title forest-0-desc"', page)
     assert '<desc id="forest-0-desc">Forest plot of test weat1' in page
+    # every printed effect size of the test is on it: May et al.'s for the same model family beside our glove run
+    # (a diamond) and theirs for other models (x, report.forest_plots' ``others``)
+    assert 'id="forest-published-same_family"' in page and 'id="forest-published-other"' in page
+    assert "Published by may2019 for other models at level word: 6 value(s)" in page
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page)[1]
     assert "script-src 'none'" in html.unescape(csp) and "default-src 'none'" in html.unescape(csp)
 
@@ -334,7 +338,8 @@ def _query(driver, sql: str) -> str:
 
     driver.execute_script("document.getElementById('sql').value = arguments[0]", sql)
     driver.find_element(By.ID, "run").click()
-    WebDriverWait(driver, 180).until(lambda d: re.match(r"(\d+ row\(s\) in|Error)", d.find_element(By.ID, "status").text))
+    WebDriverWait(driver, 180).until(lambda d: re.match(r"(\d+ row\(s\) in|Error)",
+                                                         d.find_element(By.ID, "status").text))
     return driver.find_element(By.ID, "status").text
 
 

@@ -275,7 +275,7 @@ def forest_plots(results: pd.DataFrame, published: pd.DataFrame, reg: Registry |
     ok = results[results["status"] == "ok"].copy() if len(results) else pd.DataFrame(
         columns=["run_id", "test_id", "level", "status", "run_model", "effect_size", "holm_significant"])
     oth = others.copy() if others is not None and len(others) else pd.DataFrame(
-        columns=["test_id", "level", "paper", "published_effect_size"])
+        columns=["test_id", "level", "paper", "published_effect_size", "row"])
     if len(oth):
         oth["published_effect_size"] = pd.to_numeric(oth["published_effect_size"], errors="coerce")
         oth = oth[np.isfinite(oth["published_effect_size"])].copy()
