@@ -547,6 +547,10 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
     before = set(target.entries)
     counts: dict[str, int] = {}
     columns: dict[str, list] = {}
+
+    def put(rel: str, write) -> None:         # every file was checked by _prepare; the manifest is saved below
+        target.write(rel, write, save=False, checked=True)
+
     n_figures = 0
     try:
         # ---- data/*.parquet
@@ -557,9 +561,9 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
                 sql = "SELECT * FROM _site_frame"
             else:
                 sql = _plain_columns(con, table_sql[name])
-            target.write(rel, lambda tmp, sql=sql: con.execute(
-                f"COPY ({sql}) TO {_sql_literal(Path(tmp))} (FORMAT parquet, COMPRESSION zstd)"), save=False)
-            target.write(arrow[name], lambda tmp, sql=sql: _write_arrow(con, sql, Path(tmp)), save=False)
+            put(rel, lambda tmp, sql=sql: con.execute(
+                f"COPY ({sql}) TO {_sql_literal(Path(tmp))} (FORMAT parquet, COMPRESSION zstd)"))
+            put(arrow[name], lambda tmp, sql=sql: _write_arrow(con, sql, Path(tmp)))
             counts[name] = con.execute(f"SELECT count(*) FROM ({sql})").fetchone()[0]
             columns[name] = [(c[0], str(c[1])) for c in con.execute(f"DESCRIBE {sql}").fetchall()]
             if name in reg_frames:
@@ -567,12 +571,12 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
         # ---- assets
         for rel in asset_rels:
             data = (ASSETS / Path(rel).name).read_bytes()
-            target.write(rel, lambda tmp, data=data: Path(tmp).write_bytes(data), save=False)
+            put(rel, lambda tmp, data=data: Path(tmp).write_bytes(data))
         if local:
             for f in WASM_FILES:
                 target.write(f"{WASM_DIR}/{f.name}", lambda tmp, data=wasm[f.name]: Path(tmp).write_bytes(data),
-                             save=False)
-            target.write_text(f"{WASM_DIR}/README.txt", _wasm_readme(), save=False)
+                             save=False, checked=True)
+            target.write_text(f"{WASM_DIR}/README.txt", _wasm_readme(), save=False, checked=True)
         # ---- pages
         env = _env()
         generated = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -586,9 +590,9 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
             bias_types=_options(r["bias_type"] or "none" for r in index_rows),
             source_kinds=_options(k for r in index_rows for k in r["source_kinds"]),
             runs=_runs_rows(runs_df, results))
-        target.write_text("index.html", page, save=False)
+        target.write_text("index.html", page, save=False, checked=True)
         target.write_text("sql.html", _sql_page(env, common, results, reg, counts, parquet, arrow, local, columns),
-                          save=False)
+                          save=False, checked=True)
         pub_by_test = {t: g for t, g in published.groupby("test_id")} if len(published) else {}
         pairs_by_test = {t: g for t, g in pairs.groupby("published_test_id")} if len(pairs) else {}
         tmpl = env.get_template("test.html.j2")
@@ -597,7 +601,8 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
                                 pairs_by_test.get(spec.id), figures=figures, by_run=False, dataset=dataset)
             n_figures += ctx["forest"] is not None
             target.write_text(f"tests/{page_name(spec.id)}", tmpl.render(**common, **ctx, root="../",
-                                                                        csp=csp(scripts=False)), save=False)
+                                                                        csp=csp(scripts=False)),
+                              save=False, checked=True)
             if n % 500 == 499:
                 target.save()           # an interrupted site keeps the record of what it wrote
         for rel in before - set(rels):
@@ -678,7 +683,6 @@ def _test_context(reg: Registry, spec, rows: list[dict], published: pd.DataFrame
     from ..levels import LEVELS
     from ..registry.base import ROLES
     from ..registry.cite import citations
-    from ..registry.stimuli import build_test
     from .publish import config_name
 
     sets = []
@@ -694,15 +698,13 @@ def _test_context(reg: Registry, spec, rows: list[dict], published: pd.DataFrame
         if level is None or level.expansion is None or level.span:
             continue
         try:
-            built = build_test(reg, spec, lv, seed=0)
+            template, roles = _sample(reg, spec, level.expansion)
         except EatlasError as e:
             samples.append({"level": lv, "error": e.message, "template": None, "roles": []})
             continue
-        tmpl = reg.get_template(built.template) if built.template else None
-        samples.append({"level": lv, "error": None, "template": built.template,
-                        "template_source": (tmpl.source or {}).get("paper") if tmpl else None,
-                        "roles": [(ROLE_NAMES[r], c.name, len(c), c.items[:SAMPLE])
-                                  for r, c in built.concepts.items()],
+        samples.append({"level": lv, "error": None, "template": template.ref,
+                        "template_source": (template.source or {}).get("paper"),
+                        "roles": [(ROLE_NAMES[r], reg.get_set(spec.sets[r]).concept, items) for r, items in roles],
                         "span_levels": [n for n, L in LEVELS.items()
                                         if L.span and L.expansion == lv and n in spec.levels]})
     keys: dict[str, str] = {}
@@ -723,10 +725,10 @@ def _test_context(reg: Registry, spec, rows: list[dict], published: pd.DataFrame
         g["rows"].append(r)
         if r.get("note") and r["note"] not in g["notes"]:
             g["notes"].append(r["note"])
-    res = pd.DataFrame(rows) if rows else pd.DataFrame()
-    prs = pairs.assign(test_id=spec.id) if pairs is not None and len(pairs) else pd.DataFrame()
     forest = None
-    if figures != "none" and (len(res) and (res["status"] == "ok").any() or figures == "all"):
+    if figures != "none" and (any(r.get("status") == "ok" for r in rows) or figures == "all" and pub_rows):
+        res = pd.DataFrame(rows) if rows else pd.DataFrame()
+        prs = pairs.assign(test_id=spec.id) if pairs is not None and len(pairs) else pd.DataFrame()
         forest = _forest(spec.id, res, prs, published, reg, by_run=by_run)
     paper = spec.source.get("paper")
     result_rows = []
@@ -746,6 +748,32 @@ def _test_context(reg: Registry, spec, rows: list[dict], published: pd.DataFrame
             "test_notes": test_notes, "test_difference": test_diff,
             "source": {k: v for k, v in spec.source.items() if v not in (None, "", [])},
             "sql_href": "../sql.html#" + quote("SELECT * FROM results WHERE test_id = '" + spec.id + "'", safe="")}
+
+
+def _sample(reg: Registry, spec, expansion: str) -> tuple:
+    """The template of a test's ``expansion`` and the first SAMPLE sentences of each set, expanded as
+    eatlas.registry.stimuli.build_test expands them (only as many items as the sample needs: a site of 10,000
+    tests would spend most of its time expanding every sentence)."""
+    from ..registry.base import ROLES
+    from ..registry.checks import template_ok
+    from ..registry.templates import expand_item
+
+    if expansion not in spec.expansions:
+        raise EatlasError(f"test {spec.id} has no {expansion} expansion", obj=f"test {spec.id}", field="expansions")
+    exp = spec.expansions[expansion]
+    tmpl = reg.get_template(exp.template)
+    template_ok(tmpl)
+    roles = []
+    for r in ROLES:
+        sset = reg.get_set(spec.sets[r])
+        variables = {**sset.template_vars, **exp.vars}
+        out: list[str] = []
+        for n, it in enumerate(sset.items):
+            out += [e.text for e in expand_item(it, n, tmpl, family=exp.families.get(r), variables=variables)]
+            if len(out) >= SAMPLE:
+                break
+        roles.append((r, out[:SAMPLE]))
+    return tmpl, roles
 
 
 def _forest(test_id: str, res: pd.DataFrame, pairs: pd.DataFrame, published: pd.DataFrame | None, reg: Registry,
