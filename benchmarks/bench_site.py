@@ -5,7 +5,8 @@ Writes a synthetic registry (the benchmark's own stand-in sets of placeholder wo
 sets of eight items, and N tests naming them, spread over 20 language tags and 10 bias types, each with a sentence
 expansion) into a temporary folder, then times in this process:
 
-1. loading the registry (parsing N test files; the registry cache is off);
+1. loading the registry (parsing N test files; the registry cache is off; the limit on one registry file's size,
+   which catalog.yaml passes at about 9,500 tests, is raised for the run);
 2. ``write_site`` with no results database (the registry's pages, the tables, the index);
 
 then serves the site on 127.0.0.1 and, in headless Chromium (Selenium with Debian's chromium-driver; skipped with the
@@ -103,7 +104,7 @@ requestAnimationFrame(() => requestAnimationFrame(() => done([performance.now() 
                     first.append(ms)
                     back.append(d.execute_async_script(timing, *steps[1])[0])
                 out[label] = statistics.median(first)
-                out[label.replace("(ms)", "undone, every row back (ms)")] = statistics.median(back)
+                out[label.replace("(ms)", "undone (ms)")] = statistics.median(back)
                 out[label.replace("(ms)", "shows")] = count
         finally:
             d.quit()
@@ -118,7 +119,11 @@ def main(argv=None) -> int:
     os.environ.setdefault("EATLAS_CACHE", tempfile.mkdtemp(prefix="eatlas-bench-cache-"))
     os.environ["EATLAS_REGISTRY_CACHE"] = "0"
     from eatlas.outputs.site import write_site
-    from eatlas.registry import Registry
+    from eatlas.registry import Registry, base
+
+    # catalog.yaml of 10,000 tests is about 2.1 MB, over the registry's limit for one file (MAX_FILE_BYTES, 2 MB):
+    # raised here, so the benchmark measures the site and not that limit
+    base.MAX_FILE_BYTES = max(base.MAX_FILE_BYTES, 400 * args.tests)
 
     with tempfile.TemporaryDirectory(prefix="eatlas-bench-site-") as tmp:
         root = Path(tmp) / "reg"
