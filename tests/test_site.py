@@ -208,6 +208,8 @@ def test_the_site_never_overwrites_what_eatlas_did_not_write(marked, tmp_path, c
     err = capsys.readouterr().err
     assert "changed since eatlas wrote it" in err and "t1.html" in err
     assert (again / "index.html").stat().st_mtime_ns == before
+    assert main(["--registry", root, "site", str(tmp_path / "x"), "--dataset", 'a/b" onclick="x']) == 2
+    assert "not a Hugging Face dataset repo id" in capsys.readouterr().err and not (tmp_path / "x").exists()
     # the selection options need a database
     assert main(["--registry", root, "--db", str(tmp_path / "none.duckdb"), "site", str(tmp_path / "x"),
                  "--model", "m"]) == 2

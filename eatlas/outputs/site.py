@@ -37,6 +37,7 @@ import base64
 import datetime as _dt
 import hashlib
 import json
+import re
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -482,6 +483,9 @@ def write_site(db: str | Path | None, out: str | Path, *, registry: str | Path |
 
     if figures not in FIGURES:
         raise EatlasError(f"unknown figures choice {figures!r}", field="--figures", hint=f"one of {', '.join(FIGURES)}")
+    if dataset is not None and not re.fullmatch(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*", dataset):
+        raise EatlasError(f"not a Hugging Face dataset repo id: {dataset!r}", field="--dataset",
+                          hint="ORG/NAME, as 'eatlas publish --push ORG/NAME' took it")
     out = Path(out)
     reg = load_registry(registry)
     wasm = read_wasm_files(duckdb_wasm) if duckdb_wasm is not None else None
