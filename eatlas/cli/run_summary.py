@@ -16,6 +16,7 @@ from rich.text import Text
 
 from ..console import esc, visible
 from ..legend import legend, mark
+from ..stats.conventions import DEFAULT as DEFAULT_CONVENTION
 
 
 def _cells(outcome, method):
@@ -84,9 +85,16 @@ def _needed(cols, layout: str) -> int:
     return total + (3 * n + 1 if layout != "bare" else n - 1)
 
 
+def _convention(outcome) -> str:
+    """' convention NAME' when the run's d and p follow another convention than the default
+    (eatlas.stats.conventions; --convention), else nothing."""
+    names = sorted({r.get("convention") for r in outcome.results} - {None, DEFAULT_CONVENTION})
+    return f" (convention {', '.join(names)})" if names else ""
+
+
 def _table(outcome, cfg, cols, layout: str, any_alias: bool) -> Table:
     bordered = layout != "bare"
-    title = esc(f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']} "
+    title = esc(f"run {outcome.run['run_id'][:8]}  {cfg.method}{_convention(outcome)}  model {outcome.run['model']} "
                 f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})")
     caption = legend(cfg.alpha) + ("" if layout == "full" else "; each test's version and n per set are in table "
                                                                  "results")
@@ -109,7 +117,7 @@ def _table(outcome, cfg, cols, layout: str, any_alias: bool) -> Table:
 
 
 def _lines(outcome, cfg, heads, rows) -> Group:
-    out = [Text(f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']}")]
+    out = [Text(f"run {outcome.run['run_id'][:8]}  {cfg.method}{_convention(outcome)}  model {outcome.run['model']}")]
     for c in rows:
         parts = [c["ids"][0] + "".join(f" {a}" for a in c["ids"][1:]), f"[{c['level']}]"]
         if c["d"] != "-":

@@ -34,6 +34,8 @@ from ..methods.base import INFLUENCE_TABLE
 from ..registry.base import ROLES, Registry, load_registry
 from ..registry.provenance import run_inputs
 from ..registry.stimuli import Test, build_test
+from ..stats.conventions import get as get_convention
+from ..stats.conventions import rescale as rescale_d
 from ..stats.robust import leave_one_out
 from ..stats.weat import ALTERNATIVES, holm
 from ..store.db import check_writable, write_run
@@ -542,7 +544,7 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
            "holm_significant": None, "alternative": cfg.alternative if "alternative" in method.stats else None,
            "ci_low": None, "ci_high": None, "ci_level": cfg.ci if with_ci else None,
            "n_boot": cfg.n_boot if with_ci else None, "ci_method": cfg.ci_method if with_ci else None,
-           "d_loo_min": None, "d_loo_max": None, "sign_stable": None}
+           "d_loo_min": None, "d_loo_max": None, "sign_stable": None, "convention": method.convention(cfg)}
     mats, dropped, reasons, kept, texts = {}, {}, {}, {}, {}
     for role, c in t.concepts.items():
         keep, lost, names, kept_text = [], [], [], []
@@ -593,7 +595,7 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
         row.update(effect_size=res.effect_size, p_value=res.p_value, exact=res.exact, n_partitions=res.n_partitions,
                    ci_low=res.ci_low, ci_high=res.ci_high)
     if method.effect_size:
-        influence = _influence(t, mats, texts)
+        influence = _influence(t, mats, texts, ddof=get_convention(row["convention"]).ddof)
         out.rows = {**out.rows, "influence": influence.pop("influence")}
         row.update(influence)
     return row, out
@@ -627,14 +629,21 @@ def same_vectors(mats: dict, names: dict) -> str | None:
             "tell them apart, e.g. it lower-cases), so one stimulus would stand in both concepts")
 
 
-def _influence(t: Test, mats: dict, texts: dict) -> dict:
-    """Leave-one-out ("Bad Seeds") columns of a result, and its rows of the ``influence`` table."""
+def _influence(t: Test, mats: dict, texts: dict, ddof: int = 1) -> dict:
+    """Leave-one-out ("Bad Seeds") columns of a result, and its rows of the ``influence`` table. ``ddof``: the
+    run's convention's denominator of d (eatlas.stats.conventions); each value is rescaled by the factor of its
+    own |X| + |Y| (one less when a target is left out), so ``delta`` compares like with like."""
     inf = leave_one_out(mats["x"], mats["y"], mats["a"], mats["b"])
+    n = len(mats["x"]) + len(mats["y"])
+    d_all = rescale_d(inf.effect_size, n, ddof=ddof)
+    d_without = np.array([rescale_d(float(d), n - (str(r) in ("x", "y")), ddof=ddof)
+                          for r, d in zip(inf.role, inf.d_without)], dtype=np.float64)
     rows = [{"role": str(r), "item": texts[str(r)][int(i)],
-             "d_without": float(d), "delta": float(d - inf.effect_size)}
-            for r, i, d in zip(inf.role, inf.index, inf.d_without)]
-    finite = bool(len(inf.d_without)) and bool(np.isfinite(inf.d_without).any())
-    return {"d_loo_min": inf.d_min if finite else None, "d_loo_max": inf.d_max if finite else None,
+             "d_without": float(d), "delta": float(d - d_all)}
+            for r, i, d in zip(inf.role, inf.index, d_without)]
+    finite = bool(len(d_without)) and bool(np.isfinite(d_without).any())
+    return {"d_loo_min": float(np.nanmin(d_without)) if finite else None,
+            "d_loo_max": float(np.nanmax(d_without)) if finite else None,
             "sign_stable": inf.sign_stable, "influence": rows}
 
 

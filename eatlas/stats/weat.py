@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import subsets
+from . import conventions, subsets
 from .blas import single_threaded
 from .cosine import unit_rows as _unit_rows
 
@@ -44,6 +44,7 @@ class WeatResult:
     ci_high: float | None = None      # (eatlas.stats.robust.bootstrap_ci); None when ci=None
     ci_level: float | None = None
     n_boot: int | None = None
+    convention: str = "caliskan"      # eatlas.stats.conventions: d's denominator and how the p counts
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -203,17 +204,20 @@ def authors_normal_p(dist: np.ndarray) -> float:
 @single_threaded
 def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternative: str = "greater",
          n_samples: int = 100_000, seed: int = 0, parametric: bool = False,
-         ci_method: str = "percentile") -> WeatResult:
+         ci_method: str = "percentile", convention: str = "caliskan") -> WeatResult:
     """The WEAT (word) / SEAT (sentence) test on embedding matrices, one row per stimulus.
 
     ``alternative``: "greater" (default, Caliskan et al. and May et al.), "less" or "two-sided"
     (see :func:`p_from_null`). ``ci``: level of the stimulus-bootstrap confidence interval of the
     effect size (:func:`eatlas.stats.robust.bootstrap_ci`, ``n_boot`` resamples, ``ci_method``
-    "percentile" or "BCa", seeded from ``seed``); ``None`` computes none.
+    "percentile" or "BCa", seeded from ``seed``); ``None`` computes none. ``convention``: whose effect size
+    and p-value (:mod:`eatlas.stats.conventions`: "caliskan", the default, Caliskan et al.'s and sent-bias's;
+    "weathub", "mleat", "wefe"), see :func:`_convention_p`.
     """
     if n_samples < 2:
         raise ValueError("n_samples must be at least 2")
     check_alternative(alternative)
+    conv = conventions.check(convention, alternative=alternative, parametric=parametric)
     if ci is not None and not 0 < ci < 1:
         raise ValueError(f"ci must be in (0, 1) or None, got {ci}")
     if ci is not None and n_boot < 100:
@@ -222,21 +226,57 @@ def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternati
     s_x, s_y = association(X, A, B), association(Y, A, B)
     if len(s_x) + len(s_y) < 3:
         raise ValueError("X and Y together need at least 3 stimuli for a sample standard deviation")
-    es = effect_size_from_s(s_x, s_y)
+    es = effect_size_from_s(s_x, s_y) if conv.ddof == 1 else conventions.effect_size(s_x, s_y, conv.ddof)
     boot = None
     if ci is not None:          # the bootstrap runs beside the permutation test (eatlas.stats.blas.beside)
         from .blas import beside
         from .robust import bootstrap_ci
         boot = beside(bootstrap_ci, X, Y, A, B, ci=ci, n_boot=n_boot, seed=seed, method=ci_method)
-    p, exact, n_part, stat = permutation_p(s_x, s_y, n_samples=n_samples, seed=seed, parametric=parametric,
-                                           alternative=alternative)
+    if conv.name == conventions.DEFAULT:
+        p, exact, n_part, stat = permutation_p(s_x, s_y, n_samples=n_samples, seed=seed, parametric=parametric,
+                                               alternative=alternative)
+    else:
+        p, exact, n_part, stat = _convention_p(s_x, s_y, conv, n_samples=n_samples, seed=seed,
+                                               alternative=alternative)
     bounds = {}
     if boot is not None:
         b = boot.result()
-        bounds = dict(ci_low=b.low, ci_high=b.high, ci_level=b.level, n_boot=b.n_boot)
+        # d of another denominator is d (ddof=1) times a factor of |X| + |Y| alone, which every resample keeps
+        low, high = (v if v is None else conventions.rescale(v, len(s_x) + len(s_y), ddof=conv.ddof)
+                     for v in (b.low, b.high))
+        bounds = dict(ci_low=low, ci_high=high, ci_level=b.level, n_boot=b.n_boot)
     return WeatResult(effect_size=es, p_value=p, exact=exact, n_partitions=n_part, statistic=stat,
                       n_x=len(X), n_y=len(Y), n_a=len(A), n_b=len(B), parametric=parametric,
-                      alternative=alternative, **bounds)
+                      alternative=alternative, convention=conv.name, **bounds)
+
+
+def _convention_p(s_x: np.ndarray, s_y: np.ndarray, conv: conventions.Convention, *, n_samples: int, seed: int,
+                  alternative: str) -> tuple[float, bool, int, float]:
+    """(p, exact, n_partitions, statistic) of a convention other than the default (eatlas.stats.conventions):
+
+    * "permutation-gt" (WEATHub): the share of partitions whose statistic is larger than the observed one
+      (:func:`eatlas.stats.conventions.p_strict`), over every partition when they number at most ``n_samples``,
+      else over ``n_samples`` seeded random ones (the observed one not added);
+    * "normal-smaller-tail" (ML-EAT): :func:`authors_normal_p` on the permutation distribution of the default;
+    * "pooled-resampling" (WEFE): :func:`eatlas.stats.conventions.p_pooled_resampling`, ``n_samples``
+      resamples, never exact.
+    """
+    s = np.concatenate([s_x, s_y]).astype(np.float64)
+    n_x, tol = len(s_x), tie_tolerance(s)
+    if conv.p_rule == "pooled-resampling":
+        p, stat = conventions.p_pooled_resampling(s_x, s_y, tol, n_resamples=int(n_samples), seed=int(seed),
+                                                  alternative=alternative)
+        return p, False, int(n_samples), stat
+    if conv.p_rule == "normal-smaller-tail":
+        dist, exact = null_distribution(s, n_x, n_samples=int(n_samples), seed=int(seed))
+        return authors_normal_p(dist), exact, int(dist.shape[0]), float(dist[0])
+    if conv.p_rule == "permutation-gt":
+        exact = math.comb(len(s), n_x) <= n_samples
+        # sampled: the observed partition first, then n_samples random ones (the same stream as the default's)
+        dist, exact = null_distribution(s, n_x, n_samples=int(n_samples) + (0 if exact else 1), seed=int(seed))
+        p, counted = conventions.p_strict(dist, tol, alternative, exact=exact)
+        return p, exact, counted, float(dist[0])
+    raise ValueError(f"no p-value rule {conv.p_rule!r}")
 
 
 def holm(p_values, alpha: float = 0.01) -> np.ndarray:
