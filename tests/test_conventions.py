@@ -276,3 +276,84 @@ def test_a_wrong_conventions_file_is_named_with_its_field(tmp_path):
     assert e.value.field == "stated_in"
     f.write_text("paper: smith2025\nconvention: wefe\nstated_in: WEFE 1.0.1\n", encoding="utf-8")
     assert read_conventions(reg)[0]["d_denominator"] == "population"
+
+
+# ------------------------------------------------------------------------------------------ runs and the store
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """A default run and a --convention wefe run of a tiny static model (family glove, so that
+    reproduction_loose sets it beside May et al.'s and ML-EAT's GloVe numbers), both on weat1 and weat6; and a
+    --convention weathub run of it as family distilbert on WEATHub's English weat11 (printed with p-values)."""
+    from eatlas.cli import main
+    from tests.static_models import write_static_model
+
+    tmp = tmp_path_factory.mktemp("conventions")
+    model = write_static_model(tmp / "m.txt", seed=0, tests=("weat1", "weat6", "weathub_en_weat11"))
+    db = tmp / "r.duckdb"
+    common = ["--db", str(db), "run", "--model", str(model), "--levels", "word", "--n-samples", "1000",
+              "--n-boot", "200", "--no-cache", "--quiet"]
+    glove = [*common, "--family", "glove", "--tests", "weat1", "weat6"]
+    assert main(glove) == 0
+    assert main([*glove, "--convention", "wefe"]) == 0
+    assert main([*common, "--family", "distilbert", "--tests", "weathub_en_weat11", "--convention", "weathub"]) == 0
+    return db
+
+
+def test_a_runs_convention_is_stored_and_its_numbers_follow_it(two_runs):
+    """results.convention says which convention each row's d and p follow; the wefe run's d is the default's
+    times sqrt(N/(N-1)), and so is each leave-one-out d (with the N of what is left), so delta compares like
+    with like."""
+    import duckdb
+
+    con = duckdb.connect(str(two_runs), read_only=True)
+    rows = con.execute("SELECT r.convention, r.test_id, r.effect_size, r.n_x + r.n_y, r.d_loo_min, r.run_id "
+                       "FROM results r JOIN runs USING (run_id) ORDER BY started_at, test_id").fetchall()
+    assert [(r[0], r[1]) for r in rows] == [("caliskan", "weat1"), ("caliskan", "weat6"), ("wefe", "weat1"),
+                                            ("wefe", "weat6"), ("weathub", "weathub_en_weat11")]
+    for base, wefe in zip(rows[:2], rows[2:]):
+        n = base[3]
+        assert wefe[2] == pytest.approx(base[2] * math.sqrt(n / (n - 1)), rel=1e-12)
+    inf = con.execute("SELECT i.role, i.item, i.d_without, i.delta, r.convention, r.effect_size, r.n_x + r.n_y "
+                      "FROM influence i JOIN results r USING (run_id, test_id, level) WHERE i.test_id = 'weat6'"
+                      ).fetchall()
+    base = {(r[0], r[1]): r for r in inf if r[4] == "caliskan"}
+    for role, item, d, delta, conv, es, n in inf:
+        if conv != "wefe":
+            continue
+        left = n - (role in ("x", "y"))
+        assert d == pytest.approx(base[role, item][2] * math.sqrt(left / (left - 1)), rel=1e-12)
+        assert delta == pytest.approx(d - es, rel=1e-9, abs=1e-12)
+
+
+def test_the_reproduction_views_pair_only_a_d_of_the_papers_denominator(two_runs):
+    """Every paper in the registry divides by the sample standard deviation: the default run is set beside
+    their numbers, with both conventions shown; the wefe run (population standard deviation) beside none."""
+    import duckdb
+
+    con = duckdb.connect(str(two_runs), read_only=True)
+    rows = con.execute("SELECT DISTINCT paper, convention, published_convention FROM reproduction_loose "
+                       "ORDER BY paper").fetchall()
+    assert ("may2019", "caliskan", "caliskan") in rows and ("wolfe2024", "caliskan", "mleat") in rows
+    assert ("weathub2023", "weathub", "weathub") in rows
+    assert {r[1] for r in rows} == {"caliskan", "weathub"}
+    assert con.execute("SELECT count(*) FROM published_conventions").fetchone()[0] >= 4
+    # WEATHub prints d (p): each of its d comes with its p beside ours, both counted the same way
+    pv = con.execute("SELECT count(*), count(published_p_value), min(published_p_value), max(published_p_value) "
+                     "FROM reproduction_loose WHERE paper = 'weathub2023'").fetchone()
+    assert pv[0] > 0 and pv[1] == pv[0] and 0 <= pv[2] <= pv[3] <= 1
+    assert con.execute("SELECT count(published_p_value) FROM reproduction_loose WHERE paper = 'may2019'"
+                       ).fetchone()[0] == 0
+
+
+def test_a_convention_that_means_nothing_with_the_options_is_refused_in_one_line(tmp_path, capsys):
+    from eatlas.cli import main
+
+    db = tmp_path / "r.duckdb"
+    base = ["--db", str(db), "run", "--tests", "weat6", "--levels", "word", "--quiet"]
+    for extra in (["--convention", "wefe", "--parametric"], ["--convention", "mleat", "--alternative", "less"],
+                  ["--method", "mleat", "--convention", "wefe", "--no-maps"]):
+        capsys.readouterr()
+        assert main([*base, *extra]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "--convention" in err and len(err.splitlines()) == 1, err
+    assert not db.exists()

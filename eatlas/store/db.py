@@ -18,8 +18,9 @@ import duckdb
 import pandas as pd
 
 from ..errors import EatlasError
-from ..registry.published import CONVENTION_COLUMNS, PUBLISHED_COLUMNS, read_conventions, read_published
-from ..stats.conventions import CONVENTIONS
+from ..registry.published import CONVENTION_COLUMNS as _CONVENTION_COLUMNS
+from ..registry.published import PUBLISHED_COLUMNS, read_conventions, read_published
+from ..stats.conventions import CONVENTIONS as _CONVENTIONS
 
 
 @dataclass
@@ -138,7 +139,7 @@ _SAME_MODEL = """(p.p_name IS NOT NULL AND lower(p.p_name) = lower(ru.model_name
             AND (p.p_corpus IS NULL OR lower(p.p_corpus) = lower(coalesce(ru.model_corpus, '')))
             AND (p.p_dimension IS NULL OR p.p_dimension = ru.model_dimension))"""
 # d's denominator of a result (eatlas.stats.conventions): a run stored before conventions (NULL) is caliskan's.
-_DENOMINATOR = "CASE " + " ".join(f"WHEN convention = '{c.name}' THEN '{c.denominator}'" for c in CONVENTIONS.values()
+_DENOMINATOR = "CASE " + " ".join(f"WHEN convention = '{c.name}' THEN '{c.denominator}'" for c in _CONVENTIONS.values()
                                    ) + " ELSE 'sample' END"
 VIEWS = f"""
 CREATE OR REPLACE VIEW reproduction_loose AS
@@ -422,7 +423,7 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
         paper VARCHAR, table_id VARCHAR, row_label VARCHAR, column_label VARCHAR, statistic VARCHAR,
         value VARCHAR, significance VARCHAR, missing BOOLEAN, test_id VARCHAR, level VARCHAR, model VARCHAR,
         model_family VARCHAR, note VARCHAR, source_file VARCHAR)""")
-    con.execute(PUBLISHED_CONVENTIONS)
+    con.execute(_PUBLISHED_CONVENTIONS)
     from ..encoders import identity
     from ..registry import provenance
     identity.init(con)
@@ -481,8 +482,8 @@ def refresh_published(con: duckdb.DuckDBPyConnection, reg) -> int:
 
 
 # Which convention each paper's published numbers follow (registry/<paper>/published/conventions.yaml).
-PUBLISHED_CONVENTIONS = f"""CREATE TABLE IF NOT EXISTS published_conventions (
-    {', '.join(f'{c} VARCHAR' for c in CONVENTION_COLUMNS)})"""
+_PUBLISHED_CONVENTIONS = f"""CREATE TABLE IF NOT EXISTS published_conventions (
+    {', '.join(f'{c} VARCHAR' for c in _CONVENTION_COLUMNS)})"""
 
 
 def refresh_conventions(con: duckdb.DuckDBPyConnection, reg) -> int:
@@ -490,8 +491,8 @@ def refresh_conventions(con: duckdb.DuckDBPyConnection, reg) -> int:
     rows = read_conventions(reg)
     con.execute("DELETE FROM published_conventions")
     if rows:
-        con.executemany(f"INSERT INTO published_conventions VALUES ({', '.join('?' * len(CONVENTION_COLUMNS))})",
-                        [[r[c] for c in CONVENTION_COLUMNS] for r in rows])
+        con.executemany(f"INSERT INTO published_conventions VALUES ({', '.join('?' * len(_CONVENTION_COLUMNS))})",
+                        [[r[c] for c in _CONVENTION_COLUMNS] for r in rows])
     return len(rows)
 
 
@@ -613,6 +614,7 @@ def published_only(reg=None) -> duckdb.DuckDBPyConnection:
     try:
         init_schema(con)
         refresh_published(con, reg)
+        refresh_conventions(con, reg)
         for stmt in SANDBOX:
             con.execute(stmt)
         return con
