@@ -357,3 +357,20 @@ def test_a_convention_that_means_nothing_with_the_options_is_refused_in_one_line
         err = capsys.readouterr().err.strip()
         assert "--convention" in err and len(err.splitlines()) == 1, err
     assert not db.exists()
+
+
+def test_validate_names_a_wrong_conventions_file_and_catalog_leaves_it_unindexed(mini, capsys):
+    """`eatlas validate` reads every conventions.yaml (an unknown convention fails with file and field); the
+    file is not a catalog entry, so a correct one is not reported as unindexed."""
+    from eatlas.cli import main
+
+    f = mini.root / "registry" / "testpaper" / "published" / "conventions.yaml"
+    f.parent.mkdir(parents=True)
+    f.write_text("paper: testpaper\nconvention: wefe\nstated_in: their weat.py\n", encoding="utf-8")
+    assert main(["--registry", str(mini.root), "validate"]) == 0
+    capsys.readouterr()
+    f.write_text("paper: testpaper\nconvention: cohen\nstated_in: their weat.py\n", encoding="utf-8")
+    assert main(["--registry", str(mini.root), "validate"]) == 1
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "registry/testpaper/published/conventions.yaml" in text and "convention" in text and "cohen" in text
