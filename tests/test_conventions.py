@@ -374,3 +374,12 @@ def test_validate_names_a_wrong_conventions_file_and_catalog_leaves_it_unindexed
     out = capsys.readouterr()
     text = out.out + out.err
     assert "registry/testpaper/published/conventions.yaml" in text and "convention" in text and "cohen" in text
+
+
+def test_the_line_after_a_wefe_run_says_why_nothing_pairs():
+    from eatlas.cli.run_summary import pairing_line
+
+    counts = {"results": 2, "same_model": 0, "loose_only": 0}
+    line = pairing_line(counts, "m", {"wefe"})
+    assert "population standard deviation" in line and "none of its 2 result(s)" in line
+    assert "population" not in pairing_line(counts, "m", {"caliskan"})

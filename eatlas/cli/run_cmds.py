@@ -111,7 +111,8 @@ def cmd_run(args) -> int:
     if method.inputs == "matrices" and method.effect_size and not args.quiet:
         from ..store import reproduction_counts
         from .run_summary import pairing_line
-        out.print(esc(pairing_line(reproduction_counts(db, outcome.run["run_id"]), outcome.run["model"])),
+        out.print(esc(pairing_line(reproduction_counts(db, outcome.run["run_id"]), outcome.run["model"],
+                                   {r.get("convention") for r in outcome.results})),
                   highlight=False, soft_wrap=True)
     return 0
 

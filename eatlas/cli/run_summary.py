@@ -16,6 +16,7 @@ from rich.text import Text
 
 from ..console import esc, visible
 from ..legend import legend, mark
+from ..stats.conventions import CONVENTIONS
 from ..stats.conventions import DEFAULT as DEFAULT_CONVENTION
 
 
@@ -147,11 +148,17 @@ REPRODUCE_COMMAND = (f"eatlas run --method mleat --model {REPRODUCE_MODEL} --lev
                      "weat4 weat6 weat7 weat8 wolfe2024_gnews_weat2 wolfe2024_gnews_weat5 wolfe2024_gnews_weat9")
 
 
-def pairing_line(counts: dict, model: str) -> str:
+def pairing_line(counts: dict, model: str, conventions: set | None = None) -> str:
     """One line after a run: how many of its results pair with a number a paper printed (view reproduction),
     how many only with another model of the family (reproduction_loose), and, where none does, which command
-    gives some."""
+    gives some. ``conventions``: those of the run's results (a d with the population standard deviation pairs
+    with no paper of the registry: the line says so)."""
     n, same, loose = counts["results"], counts["same_model"], counts["loose_only"]
+    population = sorted(c for c in conventions or () if c in CONVENTIONS and CONVENTIONS[c].ddof == 0)
+    if population and not same and not loose:
+        return (f"reproduction: this run's d divides by the population standard deviation (--convention "
+                f"{', '.join(population)}), no paper's in the registry does, so none of its {n} result(s) is set "
+                "beside a printed number; run without --convention to compare (docs/methods.md, 'Conventions')")
     if same:
         line = (f"reproduction: {same} of this run's {n} result(s) pair with a number a paper printed for this model "
                 "(eatlas sql \"SELECT * FROM reproduction\")")
