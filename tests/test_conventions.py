@@ -224,6 +224,29 @@ def test_wefe_two_sided_compares_magnitudes_where_wefe_compares_with_the_signed_
         assert abs(ours.p_value - exact) < 4.5 * math.sqrt(exact * (1 - exact) / b)
 
 
+def test_responsibly_and_embeddingbiasscores_follow_named_conventions():
+    """The docs' table: responsibly (ResponsiblyAI/responsibly responsibly/we/weat.py, commit 715c13ff7cf1,
+    l. 258-268) divides by np.std(..., ddof=0), the wefe d, and its exact p is mlxtend 0.16's permutation_test
+    (evaluate/permutation.py, tag v0.16.0: diff > reference over every combination, func sum(x) - sum(y)), the
+    weathub count; EmbeddingBiasScores (geometrical_bias/weat.py, commit 5e72d3612e68, l. 23-35) divides by
+    np.std(..., ddof=1), the default d."""
+    X, Y, A, B = _vectors()
+    sx, sy = list(_s(X, A, B)), list(_s(Y, A, B))
+    resp_d = (np.mean(sx) - np.mean(sy)) / np.std(sx + sy, ddof=0)
+    combined = np.hstack((sx, sy))
+    reference = sum(sx) - sum(sy)
+    more = 0.0
+    m, n = len(sx), len(sy)
+    for ix in itertools.combinations(range(m + n), m):
+        iy = [i for i in range(m + n) if i not in ix]
+        more += float(sum(combined[list(ix)]) - sum(combined[iy]) > reference)
+    resp_p = more / (math.factorial(m + n) / (math.factorial(m) * math.factorial(n)))
+    assert eatlas.weat(X, Y, A, B, ci=None, convention="wefe").effect_size == pytest.approx(resp_d, rel=1e-12)
+    assert eatlas.weat(X, Y, A, B, ci=None, convention="weathub").p_value == pytest.approx(resp_p, abs=1e-15)
+    ebs_d = (np.mean(sx) - np.mean(sy)) / np.std(sx + sy, ddof=1)
+    assert eatlas.weat(X, Y, A, B, ci=None).effect_size == pytest.approx(ebs_d, rel=1e-12)
+
+
 def test_a_convention_is_refused_where_it_means_nothing():
     X, Y, A, B = _vectors()
     with pytest.raises(ValueError, match="caliskan, weathub, mleat, wefe"):
