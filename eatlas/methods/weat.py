@@ -16,7 +16,7 @@ class Weat(Method):
     effect_size = True
     stats = STATS_OPTIONS
     options = (Option("--convention", {"choices": conventions.NAMES, "default": conventions.DEFAULT,
-                                       "help": "whose effect size and p-value: caliskan (default: Caliskan et al., "
+                                       "help": "whose effect size and p-value: caliskan (Caliskan et al., "
                                                "sent-bias), weathub (p counts only larger statistics), mleat (the "
                                                "ML-EAT code's normal-fit p), wefe (population standard deviation; "
                                                "p from resampling X u Y with replacement, seeded); docs/methods.md, "
