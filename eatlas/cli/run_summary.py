@@ -42,6 +42,8 @@ def _cells(outcome, method):
                 if r.get("ci_low") is not None:
                     c["ci"] = f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
                 c["p"], c["holm"] = f"{r['p_value']:.2g}", mark(r["holm_significant"])
+            if r.get("notes"):      # the stored notes, each up to its first colon (the whole text: results.notes)
+                c["note"] = "; ".join([c["note"]] * bool(c["note"]) + [n.split(":")[0] for n in r["notes"]])
         rows.append(c)
     return heads, rows
 

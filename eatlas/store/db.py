@@ -78,11 +78,16 @@ class ResultRow:
     ci_high: float | None
     ci_level: float | None
     n_boot: int | None
-    ci_method: str | None           # percentile | BCa
+    ci_method: str | None           # inversion | percentile | BCa
     d_loo_min: float | None
     d_loo_max: float | None
     sign_stable: bool | None
     also_as: list[str] | None       # the run's other tests with identical stimuli at this level, computed once as this
+    d_corrected: float | None       # d with the attribute sample's noise removed (eatlas.stats.interval); never
+                                    # paired with a paper's d
+    reliability: float | None       # 1 - that noise / var(s(w))
+    notes: list[str] | None         # p/CI disagreement, a set smaller than the calibration study checked, low
+                                    # reliability (eatlas.run.runner.result_notes)
     convention: str | None          # eatlas.stats.conventions: d's denominator and the p's rule (NULL: before them,
                                     # caliskan); NULL for a method without a WEAT-comparable effect size
 
