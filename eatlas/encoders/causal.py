@@ -36,7 +36,11 @@ class CausalLM:
         self.model, self.tokenizer, self.name, self.device = model, tokenizer, name, device
         eos = model.generation_config.eos_token_id if getattr(model, "generation_config", None) else None
         eos = eos if eos is not None else tokenizer.eos_token_id
-        self.eos_ids = [e for e in (eos if isinstance(eos, list) else [eos]) if e is not None]
+        n_vocab = len(tokenizer)
+        # an id outside the vocabulary (a config's default left unset, e.g. GPT-2's 50256 in a smaller model) is none
+        self.eos_ids = [e for e in (eos if isinstance(eos, list) else [eos]) if e is not None and 0 <= e < n_vocab]
+        if not self.eos_ids and tokenizer.eos_token_id is not None:
+            self.eos_ids = [tokenizer.eos_token_id]
         pad = tokenizer.pad_token_id
         self.pad_id = pad if pad is not None else (self.eos_ids[0] if self.eos_ids else 0)
 

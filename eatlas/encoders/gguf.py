@@ -15,6 +15,7 @@ SHA-256). A ``--model`` path ending in ``.gguf`` is loaded by this backend too.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 from pathlib import Path
@@ -30,6 +31,24 @@ def _gguf_missing() -> str | None:
         if importlib.util.find_spec(pkg) is None:
             return pkg
     return None
+
+
+@contextlib.contextmanager
+def _quiet_gguf_reader():
+    """transformers' GGUF reader draws a tqdm progress bar on stderr that its logging switches do not reach; a
+    run prints its own progress."""
+    import functools
+
+    import transformers.modeling_gguf_pytorch_utils as reader
+
+    bar = getattr(reader, "tqdm", None)
+    if bar is not None:
+        reader.tqdm = functools.partial(bar, disable=True)
+    try:
+        yield
+    finally:
+        if bar is not None:
+            reader.tqdm = bar
 
 
 class GgufEncoder(TransformersEncoder):
@@ -73,8 +92,9 @@ class GgufEncoder(TransformersEncoder):
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
         try:
-            tokenizer = AutoTokenizer.from_pretrained(self.path, gguf_file=self.file.name)
-            lm = AutoModelForCausalLM.from_pretrained(self.path, gguf_file=self.file.name, dtype=torch.float32)
+            with _quiet_gguf_reader():
+                tokenizer = AutoTokenizer.from_pretrained(self.path, gguf_file=self.file.name)
+                lm = AutoModelForCausalLM.from_pretrained(self.path, gguf_file=self.file.name, dtype=torch.float32)
         except Exception as e:   # noqa: BLE001 - whatever the GGUF reader raises: the file and the reason
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]
             raise EatlasError(f"could not load the GGUF model: {type(e).__name__}: {first[:300]}", file=str(self.file),

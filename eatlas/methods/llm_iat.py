@@ -350,6 +350,10 @@ class LlmIat(Method):
         from ..encoders.causal import causal_lm
 
         cfg, o = ctx.cfg, (lambda d: self.option(ctx.cfg, d))
+        if not ctx.test_ids:
+            raise EatlasError("no test to run: no test of the registry that names llm-iat in its methods: can be run",
+                              field="--tests", hint="a test with methods: [llm-iat] and at least one stimulus in each "
+                                                    "of X, Y, A, B (eatlas validate says what is wrong)")
         scoring, wording = o("llm_iat_scoring"), o("llm_iat_wording")
         tmpl = prompt_template(ctx.registry, o("llm_iat_template"))
         if wording not in tmpl.families:
