@@ -54,20 +54,21 @@ class _ListOption(argparse.Action):
         setattr(namespace, self.dest, (list(before) if before and before is not self.default else []) + items)
 
 
-class _ModelsOption(_ListOption):
-    """--models: like a list option, except that a value naming an existing file or folder is one model even
-    when its path holds a comma (``--models 'a,b/v.txt'``)."""
+class _ModelsOption(argparse.Action):
+    """--models: like a list option (spaces, commas, repeated), except that a value naming an existing file or
+    folder is one model even when its path holds a comma (``--models 'a,b/v.txt'``)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         from pathlib import Path
 
-        whole = [v for v in values if "," in v and Path(v).exists()]
-        rest = [v for v in values if v not in whole]
-        if rest:
-            super().__call__(parser, namespace, rest, option_string)
-        if whole:
-            before = getattr(namespace, self.dest, None)
-            setattr(namespace, self.dest, (list(before) if before and before is not self.default else []) + whole)
+        items = []
+        for value in values:
+            items += [value] if "," in value and Path(value).exists() else \
+                [v.strip() for v in value.split(",") if v.strip()]
+        if not items:
+            parser.error(f"argument {option_string}: expected at least one value")
+        before = getattr(namespace, self.dest, None)
+        setattr(namespace, self.dest, (list(before) if before and before is not self.default else []) + items)
 
 
 def _run_options(r: argparse.ArgumentParser, *, sweep: bool) -> None:

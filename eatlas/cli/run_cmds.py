@@ -54,15 +54,16 @@ def _trusted(args) -> bool:
     return True
 
 
-def run_config(args):
+def run_config(args, inputs: str | None = None):
     """The RunConfig of ``eatlas run`` or (per model) ``eatlas sweep``, from the options they share (eatlas.cli.main,
-    ``_run_options``), so that a sweep repeats a run's settings."""
+    ``_run_options``), so that a sweep repeats a run's settings. ``inputs``: the kind of method whose options the
+    parser declared (a sweep: "matrices"; its own --engine is not CEAT's)."""
     from .. import methods
     from ..run.runner import RunConfig
 
     method = methods.get(args.method)
     options = {o.dest: getattr(args, o.dest) for m in methods.all_methods().values() for o in m.options
-               if hasattr(args, o.dest)}
+               if hasattr(args, o.dest) and (inputs is None or m.inputs == inputs)}
     cfg = RunConfig(model=getattr(args, "model", None), tests=args.tests or None,
                     levels=tuple(args.levels) if args.levels else None, seed=args.seed, n_samples=args.n_samples,
                     alpha=args.alpha, parametric=args.parametric, pooling=args.pooling, layer=args.layer,
@@ -138,15 +139,16 @@ def cmd_sweep(args) -> int:
     out, err = _console()
     db = Path(args.db) if getattr(args, "db", None) else default_db()
     models = list(args.models or []) + (read_models_file(args.models_file) if args.models_file else [])
-    cfg = run_config(args)
+    cfg = run_config(args, inputs="matrices")
     r = sweep(models, cfg, db=db, engine=args.engine, ray_address=args.ray_address, resume=args.resume,
               registry=getattr(args, "registry", None), wait_s=args.wait,
-              progress=None if args.quiet else (lambda msg: err.print(msg, highlight=False, markup=False)))
+              progress=None if args.quiet else (lambda msg: err.print(msg, highlight=False, markup=False,
+                                                                    soft_wrap=True)))
     out.print(esc(f"sweep {r['sweep_id']}: {len(r['done'])} model(s) run, {len(r['failed'])} failed, "
                   + (f"{len(r['unwritten'])} computed but not written, " if r["unwritten"] else "")
                   + f"{len(r['skipped'])} skipped (already stored); results in {db}")
               + (" (failures: SELECT * FROM sweep_failures)" if r["failed"] or r["unwritten"] else ""),
-              highlight=False)
+              highlight=False, soft_wrap=True)
     for folder in r["kept"]:
         out.print(esc(f"kept in {folder}, not in {db}: import it with {import_command(folder, db)}"),
                   highlight=False, soft_wrap=True)

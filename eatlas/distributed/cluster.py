@@ -139,13 +139,17 @@ def ray_session(address: str | None):
         quiet = {"enable_progress_bars": False, "print_on_execution_start": False, "enable_auto_log_stats": False}
         before = {k: getattr(ctx, k) for k in quiet if hasattr(ctx, k)}
         log = logging.getLogger("ray.data")
-        level = log.level
+        # the warning that progress bars are off (we turned them off) would precede an error's one line
+        bars = logging.getLogger("ray.data._internal.progress")
+        level, bars_level = log.level, bars.level
         try:
             for k in before:
                 setattr(ctx, k, quiet[k])
             log.setLevel(max(level, logging.WARNING))
+            bars.setLevel(logging.ERROR)
             yield ray
         finally:
             for k, v in before.items():
                 setattr(ctx, k, v)
             log.setLevel(level)
+            bars.setLevel(bars_level)

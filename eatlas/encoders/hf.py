@@ -264,10 +264,15 @@ class TransformersEncoder(Encoder):
         missing = np.zeros(len(texts), dtype=bool)
         if not uniq:
             return EncodeResult(out, missing)
-        enc = self.tokenizer(uniq, truncation=True, max_length=self.max_length, return_offsets_mapping=True,
-                             return_special_tokens_mask=True)
-        if windows:
-            self._long_spans(enc, uniq, asks, texts, spans, out, missing)
+        if windows:     # spans in texts far longer than the model reads: windowed before any tokenizing
+            self._long_spans([i for i, u in enumerate(uniq) if len(u) > 4 * self.max_length], asks, texts, spans,
+                             out, missing)
+        # a text left with no request (every one windowed) is not tokenized: a 4 MB line would take seconds
+        enc = self.tokenizer([u if asks[i] else "" for i, u in enumerate(uniq)], truncation=True,
+                             max_length=self.max_length, return_offsets_mapping=True, return_special_tokens_mask=True)
+        if windows:     # and those the tokenizer truncated
+            self._long_spans([i for i, e in enumerate(getattr(enc, "encodings", None) or [])
+                              if getattr(e, "overflowing", None)], asks, texts, spans, out, missing)
         lengths = [len(x) for x in enc["input_ids"]]
         order = sorted((i for i in range(len(uniq)) if lengths[i] and asks[i]), key=lengths.__getitem__)
         for i in range(len(uniq)):
@@ -303,10 +308,9 @@ class TransformersEncoder(Encoder):
         out[missing] = np.nan
         return EncodeResult(out, missing)
 
-    def _long_spans(self, enc, uniq, asks, texts, spans, out, missing) -> None:
-        """The span requests on texts the tokenizer truncated: each encoded in its own window (:meth:`_window`)
-        and taken out of ``asks``, so the main pass reads only the rest."""
-        cut = [i for i, e in enumerate(getattr(enc, "encodings", None) or []) if getattr(e, "overflowing", None)]
+    def _long_spans(self, cut, asks, texts, spans, out, missing) -> None:
+        """The span requests on the texts ``cut`` (indices into ``asks``: texts too long for the model): each
+        encoded in its own window (:meth:`_window`) and taken out of ``asks``, so the main pass reads the rest."""
         rows = [n for i in cut for n in asks[i] if spans[n] is not None]
         if not rows:
             return
@@ -331,6 +335,8 @@ class TransformersEncoder(Encoder):
         a0, b0 = max(0, start - reach), min(len(text), end + reach)
         offs = [(a0 + a, a0 + b) for a, b in self.tokenizer(text[a0:b0], add_special_tokens=False,
                                                             return_offsets_mapping=True)["offset_mapping"]]
+        if a0 == 0 and b0 == len(text) and len(offs) <= self.max_length - self.tokenizer.num_special_tokens_to_add():
+            return text, (start, end)           # it fits whole: read as it is
         inside = [i for i, (a, b) in enumerate(offs) if b > a and a < end and b > start]
         if not inside or inside[-1] - inside[0] + 1 > budget:
             return None
