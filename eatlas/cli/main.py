@@ -112,7 +112,8 @@ def _run_options(r: argparse.ArgumentParser, *, sweep: bool) -> None:
                             "eatlas-unsaved/ beside it instead (the sweep goes on meanwhile)")
     else:
         r.add_argument("--wait", type=_between(0.0, 86_400.0), default=0.0,
-                       help="seconds to wait for a database in use")
+                       help="seconds to wait for a database in use (then the run is kept in eatlas-unsaved/ "
+                            "beside it, to import later)")
     r.add_argument("--no-cache", action="store_true", help="encode everything afresh; read and write no cache")
     r.add_argument("--quiet", action="store_true", help="no progress lines" if sweep else
                    "print only the line saying where the run was written")
