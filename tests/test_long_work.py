@@ -254,6 +254,9 @@ def test_the_key_of_a_planned_run_is_the_key_of_the_stored_run(mini, models, tmp
     assert stored_keys(db) == {planned}
     other = RunConfig(**{**cfg.__dict__, "options": {"mleat_alpha": 0.2, "no_maps": True}})
     assert resume_key(planned_record(other, load_encoder(models[0]), mini.load(), tests, levels)) != planned
+    older = planned_record(cfg, load_encoder(models[0]), mini.load(), tests, levels)
+    del older["settings"]["ci_method"]              # a run stored before the option existed: run again
+    assert resume_key(older) != planned
 
 
 # ----------------------------------------------------------------------------- options

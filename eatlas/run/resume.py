@@ -10,10 +10,10 @@ sweep), and from the record a planned run would get (:func:`planned_record`), so
 * what the tests read: every test, set and template with its version and content hash (``registry.inputs``,
   table ``run_inputs``), so a test bumped from 1.0.0 to 1.0.2, or edited without a bump, is run again;
 * every field of :class:`~eatlas.run.runner.RunConfig`, generically (a field added later counts without
-  being named here; a run stored before it existed counts as having its default), except those that
-  change nothing computed (:data:`NOT_IN_KEY`), and the method's own options, each at its declared
-  default when a run did not record it (``eatlas run`` records every method's options, a sweep only its
-  method's: the same settings give the same key).
+  being named here; a run stored before it existed matches no planned run, so it is run again), except
+  those that change nothing computed (:data:`NOT_IN_KEY`), and the method's own options, each at its
+  declared default when a run did not record it (``eatlas run`` records every method's options, a sweep
+  only its method's: the same settings give the same key).
 """
 from __future__ import annotations
 
@@ -27,6 +27,9 @@ import json
 # whether the model's own code may run, pooling/layer/subword as asked (the resolved ones are in the key).
 NOT_IN_KEY = ("model", "tests", "levels", "language", "batch_size", "use_cache", "trust_remote_code", "pooling",
               "layer", "subword", "options")
+
+
+ABSENT = "<not recorded>"
 
 
 def _options(method_name: str, options: dict | None) -> dict:
@@ -53,9 +56,8 @@ def resume_key(run: dict) -> str:
         registry = json.loads(registry)
     inputs = sorted((str(i.get("kind")), str(i.get("id")), str(i.get("version")), str(i.get("sha256")))
                     for i in registry.get("inputs") or [])
-    fields = {f.name: settings.get(f.name, f.default if f.default is not dataclasses.MISSING else
-                                   f.default_factory())            # type: ignore[misc]
-              for f in dataclasses.fields(RunConfig) if f.name not in NOT_IN_KEY}
+    # a field the record lacks (a run stored before the field existed) matches no planned run: run again
+    fields = {f.name: settings.get(f.name, ABSENT) for f in dataclasses.fields(RunConfig) if f.name not in NOT_IN_KEY}
     method = run.get("method") or settings.get("method")
     doc = {"method": method, "fingerprint": run.get("model_fingerprint"), "pooling": run.get("pooling"),
            "layer": None if run.get("layer") is None else str(run.get("layer")), "subword": run.get("subword"),

@@ -216,8 +216,7 @@ def sweep(models: list[str], cfg: RunConfig, *, db: str | Path, engine: str = "l
                 raise EatlasError(f"{o.flag} names one output, and a sweep of {len(models)} models would write "
                                   "each model's over the last one's", field=o.flag,
                                   hint="leave it out: each model's files go beside the database, by run id")
-    check_writable(db)                            # before any work: a truncated or foreign file is refused now
-    # TODO(i24-import, at merge): call the store's schema check here too (store.check_schema(db)), as run does.
+    check_writable(db)      # before any work: a truncated, foreign or drifted file is refused now, as by run
     if getattr(method, "before_run", None):
         method.before_run(cfg, db=db, registry=registry)
     say = progress or (lambda _msg: None)
