@@ -113,7 +113,7 @@ def cmd_run(args) -> int:
         if method.effect_size and any(r["status"] == "ok" for r in outcome.results):
             from ..legend import meanings
             for line in meanings(cfg.ci_method if cfg.ci is not None else None):
-                out.print(f"[dim]{esc(line)}[/dim]", soft_wrap=True)
+                out.print(f"[dim]{esc(line)}[/dim]")        # prose: wrapped at the terminal's width
         if outcome.left_out:
             out.print(f"[dim]{len(outcome.left_out)} test(s) of the catalog left out, which {esc(method.name)} does "
                       "not run, e.g. " + esc(outcome.left_out[0][1]) + "[/dim]")
