@@ -431,6 +431,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     for n, t in enumerate(built, 1):
         row, out = _one(t, vectors, covered, encoder, cfg, method)
         row["also_as"] = also.get((t.id, t.level)) or None
+        row["overlap"] = reg.tests[t.id].overlap or None     # declared, checked by validate: kept, and said
         results.append(row)
         if out is not None:
             for name, table_rows in out.rows.items():
@@ -631,7 +632,9 @@ def same_vectors(mats: dict, names: dict) -> str | None:
         seen = {}
         for name, v in zip(names[r1], mats[r1]):
             seen.setdefault(v.tobytes(), name)
-        pairs = [(seen[v.tobytes()], name) for name, v in zip(names[r2], mats[r2]) if v.tobytes() in seen]
+        # the same stimulus in both sets is an overlap the test declares (validate refuses any other), not a clash
+        pairs = [(seen[v.tobytes()], name) for name, v in zip(names[r2], mats[r2])
+                 if v.tobytes() in seen and seen[v.tobytes()] != name]
         clashes += [f"{r1.upper()} {a!r} and {r2.upper()} {b!r}" for a, b in pairs]
     if not clashes:
         return None
