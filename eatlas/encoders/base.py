@@ -107,6 +107,11 @@ class Encoder:
         """Whether each stimulus (the words themselves, not a sentence around them) has a representation."""
         return np.ones(len(stimuli), dtype=bool)
 
+    def drop_reason(self, stimulus: str) -> str | None:
+        """Why a stimulus this encoder does not cover is dropped, when that is more than 'out of vocabulary' (e.g.
+        'unknown to the tokenizer'); recorded in results.dropped.reasons."""
+        return None
+
 
 def _digest(h, p: Path, whole_below: int = 64 << 20, chunk: int = 1 << 20) -> None:
     """Feed a file into ``h``: all of it when small, else its size and three 1 MiB samples (head, middle,

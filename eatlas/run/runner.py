@@ -564,6 +564,8 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
             vec, miss = vectors[_key(t, st)]
             miss = miss or (st.span is not None and not covered[st.text[st.span[0]:st.span[1]]])
             why = None if miss else degenerate(vec)
+            if miss and (lost_why := getattr(encoder, "drop_reason", lambda _: None)(st.stimulus)):
+                reasons[st.text] = lost_why     # e.g. unknown to the tokenizer: said, as an out-of-vocabulary word
             if why:                 # no direction, so no cosine: not encodable, like a word out of vocabulary
                 reasons[st.text] = why
             (lost if miss or why else keep).append(st.text if miss or why else vec)
