@@ -483,13 +483,16 @@ def models_yaml(commit: str, labels: set) -> str:
                                   "the table prints")
                 models.append(m)
     models.append({"model": "fasttext", "model_family": "fasttext", "name": "fastText",
+                   "corpus": "Common Crawl + Wikipedia", "dimension": 300,
                    "weights": "cc.<lang>.300.bin, fetched by fasttext.util.download_model(lang) (load_fasttext_model)",
                    "encoding": {"authors": "weathub", "strategy": "0", "function": "encode_words_a",
                                 "computes": "get_word_vector of each space-separated word (fastText builds a vector "
                                             "from subword n-grams for a word outside its vocabulary); a phrase the "
                                             "mean of its words", "paper_method": "M10"},
-                   "stated_in": f"{code}: load_fasttext_model and encode_words_a; the same rows in every model "
-                                "folder of final_results (stored once, <sheet>_fasttext.csv)"})
+                   "stated_in": f"{code}: load_fasttext_model and encode_words_a, the files cc.<lang>.300.bin (300 "
+                                "dimensions), fastText's vectors for 157 languages trained on Common Crawl and "
+                                "Wikipedia (Grave et al., LREC 2018, 'Learning Word Vectors for 157 Languages'); the "
+                                "same rows in every model folder of final_results (stored once, <sheet>_fasttext.csv)"})
     head = f"""# The models of WEATHub's tables (Mukherjee et al., EMNLP 2023; eatlas.encoders.identity), read from the authors'
 # code, iamshnoo/weathub at commit {commit}: src/encoding_utils.py names every model it loaded
 # ("MODELS USED"), and the per-run files results/<lang>/all_tests_<hub id>_*.json, whose cells the tables in
