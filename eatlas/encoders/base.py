@@ -67,6 +67,7 @@ class Encoder:
     family_source: str | None = None    # loader | fingerprint | user | unknown (eatlas.encoders.identity)
     entry: str | None = None            # the registered model id it is (by id or by its weights)
     identity: dict = field(default_factory=dict)   # name, size, corpus of that entry
+    uncovered_reason: ClassVar[str | None] = None   # why covers() says no, recorded with the dropped stimulus
 
     @property
     def dimension(self) -> int | None:
@@ -106,11 +107,6 @@ class Encoder:
     def covers(self, stimuli: list[str]) -> np.ndarray:
         """Whether each stimulus (the words themselves, not a sentence around them) has a representation."""
         return np.ones(len(stimuli), dtype=bool)
-
-    def drop_reason(self, stimulus: str) -> str | None:
-        """Why a stimulus this encoder does not cover is dropped, when that is more than 'out of vocabulary' (e.g.
-        'unknown to the tokenizer'); recorded in results.dropped.reasons."""
-        return None
 
 
 def _digest(h, p: Path, whole_below: int = 64 << 20, chunk: int = 1 << 20) -> None:

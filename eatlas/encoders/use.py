@@ -35,6 +35,7 @@ def _threads() -> int:
 
 class USEEncoder(Encoder):
     """Sentence vectors of USE multilingual v3 (numpy port); loaded when the first text is encoded."""
+    uncovered_reason = UNKNOWN_REASON       # recorded with each stimulus covers() turns down
 
     def __init__(self, folder: Path, *, model_id: str, family: str, fingerprint: str):
         self.folder, self._use = Path(folder), None
@@ -91,8 +92,6 @@ class USEEncoder(Encoder):
     def covers(self, stimuli: list[str]) -> np.ndarray:
         return np.array([not self._unknown(s) for s in stimuli], dtype=bool)
 
-    def drop_reason(self, stimulus: str) -> str | None:
-        return UNKNOWN_REASON if self._unknown(stimulus) else None
 
 
 @register_backend

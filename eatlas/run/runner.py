@@ -558,14 +558,16 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
            "n_boot": cfg.n_boot if with_ci else None, "ci_method": cfg.ci_method if with_ci else None,
            "d_loo_min": None, "d_loo_max": None, "sign_stable": None}
     mats, dropped, reasons, kept, texts = {}, {}, {}, {}, {}
+    unknown = getattr(encoder, "uncovered_reason", None)
     for role, c in t.concepts.items():
         keep, lost, names, kept_text = [], [], [], []
         for st in c.stimuli:
             vec, miss = vectors[_key(t, st)]
-            miss = miss or (st.span is not None and not covered[st.text[st.span[0]:st.span[1]]])
+            if st.span is not None and not covered[st.text[st.span[0]:st.span[1]]]:
+                miss = True
+                if unknown:                     # "unknown to the tokenizer"; a static model's vocabulary says none
+                    reasons[st.text] = unknown
             why = None if miss else degenerate(vec)
-            if miss and (lost_why := getattr(encoder, "drop_reason", lambda _: None)(st.stimulus)):
-                reasons[st.text] = lost_why     # e.g. unknown to the tokenizer: said, as an out-of-vocabulary word
             if why:                 # no direction, so no cosine: not encodable, like a word out of vocabulary
                 reasons[st.text] = why
             (lost if miss or why else keep).append(st.text if miss or why else vec)
