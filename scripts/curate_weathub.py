@@ -457,8 +457,15 @@ METHODS = {
 
 
 def models_yaml(commit: str, labels: set) -> str:
-    """registry/weathub2023/published/models.yaml: one entry per Method label the published tables print."""
+    """registry/weathub2023/published/models.yaml: one entry per Method label the published tables print, in the
+    form eatlas.encoders.identity reads (hub_ids, encoding, pooling, layer, code, departures)."""
     code = f"{REPO} src/encoding_utils.py and src/run_weat.py (commit {commit[:7]})"
+    per_token = {"what": "each subword token is encoded alone, out of its word and sentence",
+                 "code": "encoding_utils.py encode(): tokens = tokenizer(word).tokens()[1:-1]; each token string is "
+                         "then passed to encode_words_N as a text of its own (tokenizer(token) with special tokens, "
+                         "the model on that input), and the vector at position 1 is kept",
+                 "effect": "no EATlas encoding computes this (its pooling reads the tokens of the whole text in one "
+                           "pass), so no run pairs with these numbers in reproduction (encoding unknown)"}
     models = []
     for fam, (name, hubs) in FAMILIES.items():
         prefixes = [PREFIX[fam]] + (["mono-indic-bert"] if fam == "monobert" else [])
@@ -469,26 +476,30 @@ def models_yaml(commit: str, labels: set) -> str:
                     continue
                 m = {"model": label, "model_family": fam, "name": name}
                 if "*" in hubs:
-                    m["hub_id"] = hubs["*"]
+                    m["hub_ids"] = [hubs["*"]]
                 else:
-                    langs = ("bn", "hi") if prefix == "mono-indic-bert" else tuple(
-                        k for k in hubs if k not in ("bn", "hi") or fam == "monobert")
+                    langs = ("bn", "hi") if prefix == "mono-indic-bert" else tuple(hubs)
+                    m["hub_ids"] = sorted({hubs[k] for k in langs})
                     m["hub_id_by_language"] = {k: hubs[k] for k in sorted(langs)}
-                m["encoding"] = {"authors": "weathub", "strategy": strategy, "function": fn, "computes": what}
+                if suffix == "CLS":         # the whole stimulus through the model, the first token's last state
+                    m.update(encoding="standard", pooling="cls", layer=-1)
+                else:
+                    m.update(encoding="unknown", departures=[per_token])
                 if paper_m:
-                    m["encoding"]["paper_method"] = paper_m
-                m["stated_in"] = (f"{code}: AutoTokenizer/AutoModel.from_pretrained(name) in load_hf_tokenizer_model, "
-                                  f"strategy {strategy!r} of run_weat.py, {fn} in encoding_utils.py; the hub id as in "
-                                  f"the authors' result files results/<lang>/all_tests_<hub id>_*.json, whose cells "
-                                  "the table prints")
+                    m["paper_method"] = paper_m
+                m["code"] = f"strategy {strategy} of run_weat.py, {fn} in encoding_utils.py: {what}"
+                m["stated_in"] = (f"{code}: AutoTokenizer/AutoModel.from_pretrained(name) in load_hf_tokenizer_model; "
+                                  "the hub id as in the authors' result files results/<lang>/all_tests_<hub id>_*.json, "
+                                  "whose cells the table prints")
                 models.append(m)
     models.append({"model": "fasttext", "model_family": "fasttext", "name": "fastText",
-                   "corpus": "Common Crawl + Wikipedia", "dimension": 300,
-                   "weights": "cc.<lang>.300.bin, fetched by fasttext.util.download_model(lang) (load_fasttext_model)",
-                   "encoding": {"authors": "weathub", "strategy": "0", "function": "encode_words_a",
-                                "computes": "get_word_vector of each space-separated word (fastText builds a vector "
-                                            "from subword n-grams for a word outside its vocabulary); a phrase the "
-                                            "mean of its words", "paper_method": "M10"},
+                   "corpus": "Common Crawl + Wikipedia", "dimension": 300, "hub_ids": [],
+                   "no_hub_id": "fastText's binary cc.<lang>.300.bin, fetched by fasttext.util.download_model(lang) "
+                                "(encoding_utils.py load_fasttext_model), not a Hugging Face repository",
+                   "paper_method": "M10",
+                   "code": "strategy 0 of run_weat.py, encode_words_a in encoding_utils.py: get_word_vector of each "
+                           "space-separated word (fastText builds a vector from subword n-grams for a word outside "
+                           "its vocabulary); a phrase the mean of its words",
                    "stated_in": f"{code}: load_fasttext_model and encode_words_a, the files cc.<lang>.300.bin (300 "
                                 "dimensions), fastText's vectors for 157 languages trained on Common Crawl and "
                                 "Wikipedia (Grave et al., LREC 2018, 'Learning Word Vectors for 157 Languages'); the "
@@ -498,11 +509,12 @@ def models_yaml(commit: str, labels: set) -> str:
 # ("MODELS USED"), and the per-run files results/<lang>/all_tests_<hub id>_*.json, whose cells the tables in
 # final_results/ consolidate, name the hub id of each run. Written by scripts/curate_weathub.py.
 #
-# How the authors' code encoded a stimulus (encoding.computes) differs from the usual pooling: outside the CLS
-# method, every subword token is re-tokenised and sent through the model on its own, without the rest of its word,
-# and the vector at position 1 is kept. A run of the same hub model with EATlas's pooling (mean, cls, a layer,
-# subword first/last/mean over the tokens of the whole text) is therefore not what these numbers measured; no
-# WEATHub model is available offline, and no run pairs with these numbers in the view `reproduction` today.
+# How the authors' code encoded a stimulus (code) differs from the usual pooling: outside the CLS method, every
+# subword token is re-tokenised and sent through the model on its own, without the rest of its word, and the
+# vector at position 1 is kept (departures; encoding unknown: no EATlas encoding computes it). The CLS method is
+# EATlas's standard encoding with --pooling cls at the last layer. Their lists keep repeated items, which EATlas
+# keeps once (the sets' source.differences). No WEATHub model is available offline, so no run pairs with these
+# numbers in the view `reproduction` today.
 #
 # Checked against the authors' files (scripts/curate_weathub.py): the 'mono-bert' hub id of each language is the
 # one whose per-run files hold the printed cells; 'mono-indic-bert' (sheet 1, bn and hi) is l3cube-pune's Bengali and

@@ -192,13 +192,20 @@ def test_models_yaml_names_the_hub_models_the_authors_code_loaded(reg):
     from eatlas.store import read_published
     pub = read_published(reg, [e for e in reg.catalog["published"] if e["paper"] == "weathub2023"])
     assert set(pub["model"]) == set(models)               # every printed Method is named
-    assert models["distilbert-CLS"]["hub_id"] == "distilbert-base-multilingual-cased"
-    assert models["xlmr-avg-all-hidden-subword-avg"]["hub_id"] == "xlm-roberta-base"
-    assert models["indic-bert-CLS"]["hub_id"] == "ai4bharat/indic-bert"
+    assert models["distilbert-CLS"]["hub_ids"] == ["distilbert-base-multilingual-cased"]
+    assert models["xlmr-avg-all-hidden-subword-avg"]["hub_ids"] == ["xlm-roberta-base"]
+    assert models["indic-bert-CLS"]["hub_ids"] == ["ai4bharat/indic-bert"]
     assert models["mono-indic-bert-CLS"]["hub_id_by_language"] == {"bn": "l3cube-pune/bengali-bert",
                                                                    "hi": "l3cube-pune/hindi-bert-v2"}
     assert models["mono-bert-CLS"]["hub_id_by_language"]["zh"] == "bert-base-chinese"
-    assert models["distilbert-avg-all-hidden-subword-avg"]["encoding"]["paper_method"] == "M5"
+    # the CLS method is EATlas's standard encoding pooled at the first token; the others re-encode each subword
+    # alone, which no EATlas encoding does, so no run is theirs
+    assert {k: (m.get("encoding"), m.get("pooling")) for k, m in models.items() if k.endswith("-CLS")} == {
+        k: ("standard", "cls") for k in models if k.endswith("-CLS")}
+    assert all(m["encoding"] == "unknown" and m["departures"] for k, m in models.items()
+               if k != "fasttext" and not k.endswith("-CLS"))
+    assert models["distilbert-avg-all-hidden-subword-avg"]["paper_method"] == "M5"
+    assert models["fasttext"]["hub_ids"] == [] and "cc.<lang>.300.bin" in models["fasttext"]["no_hub_id"]
     assert all(m["model_family"] == pub.loc[pub["model"] == k, "model_family"].iloc[0] for k, m in models.items())
 
 
