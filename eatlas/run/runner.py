@@ -83,6 +83,7 @@ class RunOutcome:
                                                                         # does not run, not selected
     tables: dict = field(default_factory=dict)      # the method's own tables, name -> DataFrame
     details: dict = field(default_factory=dict)     # (test id, level) -> the method's in-memory result
+    notes: list[str] = field(default_factory=list)  # lines the run prints about itself (e.g. which default model)
 
 
 def default_tests(reg: Registry, language: str = "en") -> list[str]:
@@ -349,11 +350,13 @@ class _Context:
     def __init__(self, reg, cfg, test_ids, levels, encoder, progress):
         self.registry, self.cfg, self.test_ids, self.levels = reg, cfg, test_ids, levels
         self._encoder, self._progress, self._done = encoder, progress, 0
+        self.notes: list[str] = []
 
     @property
     def encoder(self) -> Encoder:
         if self._encoder is None:
-            self._encoder = _load(self.cfg, self._progress)
+            self._encoder = _load(self.cfg, self._progress, [self.registry.tests[t].language for t in self.test_ids],
+                                  self.notes)
         return self._encoder
 
     def tick(self, test) -> None:
@@ -362,10 +365,17 @@ class _Context:
             self._progress(Phase("testing", len(self.test_ids), self._done, item=getattr(test, "id", str(test))))
 
 
-def _load(cfg: RunConfig, progress) -> Encoder:
+def _load(cfg: RunConfig, progress, languages=(), notes: list | None = None) -> Encoder:
+    """The run's model: --model, or without it the default for the tests' languages (a line in ``notes`` says
+    when that is the multilingual default, eatlas.encoders.default_for_languages)."""
+    model = cfg.model
+    if model is None:
+        model, why = _encoders.default_for_languages(languages)
+        if why and notes is not None:
+            notes.append(why)
     if progress:
-        progress(Phase("loading", None, item=cfg.model))
-    return _encoders.load_encoder(cfg.model, pooling=cfg.pooling, layer=cfg.layer, subword=cfg.subword,
+        progress(Phase("loading", None, item=model))
+    return _encoders.load_encoder(model, pooling=cfg.pooling, layer=cfg.layer, subword=cfg.subword,
                                   batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code,
                                   family=cfg.family)
 
@@ -388,7 +398,8 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
         run = run_record(cfg, ctx.encoder, reg, test_ids=mr.test_ids or test_ids, levels=mr.levels or list(levels),
                          started=started, n_samples=mr.n_samples, settings=mr.settings)
         return RunOutcome(run=run, results=[], tables=_frames(method, mr.rows, run["run_id"]),
-                          details={"": mr.detail} if mr.detail is not None else {}, left_out=left_out)
+                          details={"": mr.detail} if mr.detail is not None else {}, left_out=left_out,
+                          notes=ctx.notes)
     test_ids, left_out = _test_ids(reg, cfg, method, levels)
     refuse_invalid(reg, test_ids)
     built, skipped = [], []
@@ -412,8 +423,9 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     if not built:
         raise EatlasError("nothing to run: no test has the requested levels", field="levels")
     built, also = same_stimuli(built, _canonical_rank(reg, cfg, test_ids))
+    notes: list[str] = []
     if encoder is None:
-        encoder = _load(cfg, progress)
+        encoder = _load(cfg, progress, [reg.tests[t.id].language for t in built], notes)
     cache = (cache or EmbeddingCache()) if cfg.use_cache else None
     vectors, counts = _encode_all(encoder, built, progress, cache)
     covered = _covered(encoder, built)
@@ -423,6 +435,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     for n, t in enumerate(built, 1):
         row, out = _one(t, vectors, covered, encoder, cfg, method)
         row["also_as"] = also.get((t.id, t.level)) or None
+        row["overlap"] = reg.tests[t.id].overlap or None     # declared, checked by validate: kept, and said
         results.append(row)
         if out is not None:
             for name, table_rows in out.rows.items():
@@ -438,11 +451,12 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     run = run_record(cfg, encoder, reg, test_ids=test_ids, levels=list(levels), started=started,
                      n_samples=cfg.n_samples, alpha=cfg.alpha,
                      settings={**{k: v for k, v in vars(cfg).items() if k not in ("tests", "levels")},
-                               "cache": {"dir": str(cache.root) if cache else None, **counts}})
+                               "cache": {"dir": str(cache.root) if cache else None, **counts},
+                               **({"notes": notes} if notes else {})})
     for r in results:
         r["run_id"] = run["run_id"]
     return RunOutcome(run=run, results=results, skipped=skipped, tables=_frames(method, rows, run["run_id"]),
-                      details=details, left_out=left_out)
+                      details=details, left_out=left_out, notes=notes)
 
 
 def stimuli_key(t: Test) -> tuple:
@@ -549,11 +563,15 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
            "ci_method": cfg.ci_method if with_ci else None, "d_corrected": None, "reliability": None, "notes": None,
            "d_loo_min": None, "d_loo_max": None, "sign_stable": None, "convention": method.convention(cfg)}
     mats, dropped, reasons, kept, texts = {}, {}, {}, {}, {}
+    unknown = getattr(encoder, "uncovered_reason", None)
     for role, c in t.concepts.items():
         keep, lost, names, kept_text = [], [], [], []
         for st in c.stimuli:
             vec, miss = vectors[_key(t, st)]
-            miss = miss or (st.span is not None and not covered[st.text[st.span[0]:st.span[1]]])
+            if st.span is not None and not covered[st.text[st.span[0]:st.span[1]]]:
+                miss = True
+                if unknown:                     # "unknown to the tokenizer"; a static model's vocabulary says none
+                    reasons[st.text] = unknown
             why = None if miss else degenerate(vec)
             if why:                 # no direction, so no cosine: not encodable, like a word out of vocabulary
                 reasons[st.text] = why
@@ -657,7 +675,9 @@ def same_vectors(mats: dict, names: dict) -> str | None:
         seen = {}
         for name, v in zip(names[r1], mats[r1]):
             seen.setdefault(v.tobytes(), name)
-        pairs = [(seen[v.tobytes()], name) for name, v in zip(names[r2], mats[r2]) if v.tobytes() in seen]
+        # the same stimulus in both sets is an overlap the test declares (validate refuses any other), not a clash
+        pairs = [(seen[v.tobytes()], name) for name, v in zip(names[r2], mats[r2])
+                 if v.tobytes() in seen and seen[v.tobytes()] != name]
         clashes += [f"{r1.upper()} {a!r} and {r2.upper()} {b!r}" for a, b in pairs]
     if not clashes:
         return None
