@@ -81,8 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run tests on a model and store the results", formatter_class=_DefaultsHelp)
-    model = r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, or a vector "
-                           "file (default: %(default_model)s)")
+    model = r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, a vector "
+                           "file, or a Hugging Face hub id ORG/NAME or NAME, with @REVISION for a branch, tag or "
+                           "commit (from the HF cache, downloaded into it unless --offline or HF_HUB_OFFLINE=1) "
+                           "(default: %(default_model)s)")
     model.default_model = _DefaultModel()
     r.add_argument("--family", help="model family of a model folder or vector file that is not registered (e.g. "
                    "bert, glove); recorded with family_source 'user' (default: the registered model's family, else "
@@ -119,8 +121,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="share of a set's stimuli that must be encodable")
     r.add_argument("--batch-size", type=POSITIVE, default=64, help="texts per forward pass of the model")
     r.add_argument("--trust-remote-code", metavar="MODEL",
-                   help="let the model folder's own Python code run; must name the --model, so the trust is "
-                        "given to one model, never by habit (default: no model's code runs)")
+                   help="let the model's own Python code run (a folder's, or a hub repository's auto_map); must name "
+                        "the --model (a hub id with or without its @REVISION), so the trust is given to one model, "
+                        "never by habit (default: no model's code runs)")
+    r.add_argument("--offline", action="store_true", help="never download a hub model: use the Hugging Face cache "
+                   "only, as HF_HUB_OFFLINE=1 does")
     r.add_argument("--wait", type=_between(0.0, 86_400.0), default=0.0, help="seconds to wait for a database in use")
     r.add_argument("--no-cache", action="store_true", help="encode everything afresh; read and write no cache")
     r.add_argument("--quiet", action="store_true", help="print only the line saying where the run was written")
@@ -157,7 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="validate the whole registry")
     v.set_defaults(fn=registry_cmds.cmd_validate)
 
-    m = sub.add_parser("models", help="list registered models and whether they are installed")
+    m = sub.add_parser("models", help="list registered models and whether they are installed, then the Hugging "
+                                      "Face hub models in your cache that a run can use")
     m.set_defaults(fn=registry_cmds.cmd_models)
 
     c = sub.add_parser("catalog", help="check catalog.yaml against the registry files, or rewrite it (--sync)")
@@ -227,7 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     ci.set_defaults(fn=registry_cmds.cmd_cite)
 
     sw = sub.add_parser("sweep", help="run the tests over many models, one task per model (locally or on Ray)")
-    sw.add_argument("--models", nargs="+", action=_ListOption, help="model ids, folders or vector files")
+    sw.add_argument("--models", nargs="+", action=_ListOption, help="model ids, folders, vector files or Hugging "
+                    "Face hub ids (ORG/NAME[@REVISION])")
     sw.add_argument("--models-file", help="a file of models, one a line (# comments)")
     sw.add_argument("--tests", nargs="+", action=_ListOption, help="test ids (default: every canonical test "
                     "of --language)")
@@ -243,6 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--parametric", action="store_true")
     sw.add_argument("--batch-size", type=_at_least(1), default=64)
     sw.add_argument("--no-cache", action="store_true")
+    sw.add_argument("--offline", action="store_true", help="never download a hub model: use the Hugging Face cache "
+                    "only, as HF_HUB_OFFLINE=1 does")
     sw.add_argument("--engine", choices=("local", "ray"), default="local",
                     help="local: one model after another here; ray: one Ray task per model")
     sw.add_argument("--ray-address", help="a Ray cluster (HOST:PORT, ray://HOST:PORT, auto); default: start a "

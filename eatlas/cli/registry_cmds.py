@@ -133,7 +133,38 @@ def cmd_models(args) -> int:
                                  "-" if static else str(e.get("layer", -1)), e.get("license", ""),
                                  e.get("install", ""))))
     out.print(table)
+    _hub_models(out)
     return 0
+
+
+def _hub_models(out) -> None:
+    """The second table of 'eatlas models': the Hugging Face hub models in the user's cache, each revision with its
+    commit, size and whether a run can use it (eatlas.encoders.hub)."""
+    from rich.table import Table
+
+    from ..encoders.hub import cached_models
+    root, rows = cached_models()
+    if not rows:
+        out.print(esc(f"hub models in your cache: none in {root} (HF_HUB_CACHE / HF_HOME); a run downloads a hub "
+                      "model there unless --offline, e.g. eatlas run --model google-bert/bert-base-uncased"),
+                  highlight=False, soft_wrap=True)
+        return
+    table = Table("id", "refs", "commit", "size", "a run can use it", title="hub models in your cache",
+                  caption=esc(f"{root}; run one with --model ID or --model ID@REVISION (a ref or a commit)"))
+    last = None
+    for r in rows:
+        table.add_row(*map(esc, ("" if r["id"] == last else r["id"], r["refs"], r["commit"][:12],
+                                 _size(r["size"]), r["usable"])))
+        last = r["id"]
+    out.print(table)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n} B"     # pragma: no cover
 
 
 def cmd_catalog(args) -> int:

@@ -43,12 +43,13 @@ def _phases(prog, model):
 
 
 def _trusted(args) -> bool:
-    """--trust-remote-code MODEL holds only for the model it names."""
+    """--trust-remote-code MODEL holds only for the model it names (a hub id: with or without its @REVISION)."""
     if not args.trust_remote_code:
         return False
     named, model = args.trust_remote_code, args.model or ""
-    if named != model and not (Path(named).exists() and Path(model).exists()
-                               and Path(named).resolve() == Path(model).resolve()):
+    hub_id = model.rpartition("@")[0] if "@" in model and not Path(model).exists() else None
+    if named != model and named != hub_id and not (Path(named).exists() and Path(model).exists()
+                                                   and Path(named).resolve() == Path(model).resolve()):
         raise EatlasError(f"--trust-remote-code names {named!r}, but the model is {model or 'the default model'!r}",
                           field="--trust-remote-code", hint="name the same model as --model, or leave the flag out")
     return True
@@ -66,7 +67,7 @@ def cmd_run(args) -> int:
     cfg = RunConfig(model=args.model, tests=args.tests or None, levels=tuple(args.levels) if args.levels else None,
                     seed=args.seed, n_samples=args.n_samples, alpha=args.alpha, parametric=args.parametric,
                     pooling=args.pooling, layer=args.layer, subword=args.subword, min_coverage=args.min_coverage,
-                    batch_size=args.batch_size, trust_remote_code=_trusted(args),
+                    batch_size=args.batch_size, trust_remote_code=_trusted(args), offline=args.offline,
                     use_cache=not args.no_cache, method=args.method, language=args.language,
                     family=args.family, ci=None if args.no_ci else args.ci, n_boot=args.n_boot,
                     alternative=args.alternative, ci_method=args.ci_method, options=options)
@@ -102,6 +103,10 @@ def cmd_run(args) -> int:
         if outcome.skipped:
             out.print(f"[dim]{len(outcome.skipped)} test/level pair(s) not applicable, e.g. "
                       + esc(f"{outcome.skipped[0][0]} [{outcome.skipped[0][1]}]: {outcome.skipped[0][2]}") + "[/dim]")
+    from .run_summary import language_line
+    line = language_line(outcome)
+    if line:
+        err.print(esc(line), highlight=False, soft_wrap=True)
     own = ", ".join(t.name for t in method.tables if t.name in outcome.tables)
     out.print(f"run {outcome.run['run_id']} written to {esc(db)}: " + (
         f"{len(outcome.results)} result(s)" + (f"; {method.name} in table(s) {own}" if own else "")
@@ -127,7 +132,7 @@ def cmd_sweep(args) -> int:
     models = list(args.models or []) + (read_models_file(args.models_file) if args.models_file else [])
     cfg = RunConfig(tests=args.tests, levels=tuple(args.levels), seed=args.seed, n_samples=args.n_samples,
                     alpha=args.alpha, parametric=args.parametric, use_cache=not args.no_cache, method=args.method,
-                    language=args.language, batch_size=args.batch_size)
+                    language=args.language, batch_size=args.batch_size, offline=args.offline)
     r = sweep(models, cfg, db=db, engine=args.engine, ray_address=args.ray_address, resume=args.resume,
               registry=getattr(args, "registry", None), wait_s=args.wait,
               progress=None if args.quiet else (lambda msg: err.print(msg, highlight=False, markup=False)))

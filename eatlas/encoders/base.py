@@ -26,6 +26,9 @@ def _package_dir(module: str) -> Path | None:
 
 def entry_installed(entry: dict) -> bool:
     w = entry.get("weights", {})
+    if "hub" in w:                      # a hub model: installed when its revision is in the Hugging Face cache
+        from .hub import cached
+        return cached(w["hub"], w.get("revision")) is not None
     base = _package_dir(w["module"]) if "module" in w else None
     if base is None:
         return False
@@ -67,6 +70,10 @@ class Encoder:
     family_source: str | None = None    # loader | fingerprint | user | unknown (eatlas.encoders.identity)
     entry: str | None = None            # the registered model id it is (by id or by its weights)
     identity: dict = field(default_factory=dict)   # name, size, corpus of that entry
+    languages: list[str] | None = None  # the languages the model declares (loader entry, model card); None: unstated
+    model_config: dict = field(default_factory=dict)   # config facts a paper can state (runs.model_config)
+    hub: dict | None = None             # a hub model: id, revision, commit, weight hashes (eatlas.encoders.hub)
+    uncovered_reason: ClassVar[str | None] = None   # why covers() says no, recorded with the dropped stimulus
 
     @property
     def dimension(self) -> int | None:
@@ -106,6 +113,10 @@ class Encoder:
     def covers(self, stimuli: list[str]) -> np.ndarray:
         """Whether each stimulus (the words themselves, not a sentence around them) has a representation."""
         return np.ones(len(stimuli), dtype=bool)
+
+    def same_input(self, a: str, b: str) -> str | None:
+        """Why the model cannot tell stimuli ``a`` and ``b`` apart, when it can say (None: it cannot say)."""
+        return None
 
 
 def _digest(h, p: Path, whole_below: int = 64 << 20, chunk: int = 1 << 20) -> None:

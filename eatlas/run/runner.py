@@ -59,6 +59,7 @@ class RunConfig:
     min_coverage: float = 0.8
     batch_size: int = 64
     trust_remote_code: bool = False
+    offline: bool = False           # never download a hub model (as HF_HUB_OFFLINE=1): use the HF cache only
     use_cache: bool = True          # the on-disk embedding cache (eatlas.encoders.cache; $EATLAS_CACHE)
     method: str = "weat"            # a registered method (eatlas.methods): weat, mleat, sceat, same, ceat, ibd, ...
     language: str = "en"            # the tests run when none are named: this language's ("all": every one)
@@ -363,7 +364,7 @@ def _load(cfg: RunConfig, progress) -> Encoder:
         progress(Phase("loading", None, item=cfg.model))
     return _encoders.load_encoder(cfg.model, pooling=cfg.pooling, layer=cfg.layer, subword=cfg.subword,
                                   batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code,
-                                  family=cfg.family)
+                                  family=cfg.family, offline=cfg.offline)
 
 
 def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Encoder | None = None,
@@ -542,13 +543,18 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
            "holm_significant": None, "alternative": cfg.alternative if "alternative" in method.stats else None,
            "ci_low": None, "ci_high": None, "ci_level": cfg.ci if with_ci else None,
            "n_boot": cfg.n_boot if with_ci else None, "ci_method": cfg.ci_method if with_ci else None,
-           "d_loo_min": None, "d_loo_max": None, "sign_stable": None}
+           "d_loo_min": None, "d_loo_max": None, "sign_stable": None,
+           "language_warning": language_warning(encoder, t.spec.language if t.spec is not None else None)}
     mats, dropped, reasons, kept, texts = {}, {}, {}, {}, {}
+    unknown = getattr(encoder, "uncovered_reason", None)
     for role, c in t.concepts.items():
         keep, lost, names, kept_text = [], [], [], []
         for st in c.stimuli:
             vec, miss = vectors[_key(t, st)]
-            miss = miss or (st.span is not None and not covered[st.text[st.span[0]:st.span[1]]])
+            if st.span is not None and not covered[st.text[st.span[0]:st.span[1]]]:
+                miss = True
+                if unknown:                     # "unknown to the tokenizer"; a static model's vocabulary says none
+                    reasons[st.text] = unknown
             why = None if miss else degenerate(vec)
             if why:                 # no direction, so no cosine: not encodable, like a word out of vocabulary
                 reasons[st.text] = why
@@ -564,17 +570,19 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
         row[f"n_{role}"] = len(keep)
     row["n_dropped"] = sum(len(v) for v in dropped.values())
     if reasons:
-        dropped["reasons"] = reasons        # text -> why, for stimuli dropped for another reason than vocabulary
+        dropped["reasons"] = reasons        # text -> why, for stimuli dropped for another reason than static OOV
     row["dropped"] = dropped
     short = [r for r in ROLES if len(t.concepts[r]) and row[f"n_{r}"] / len(t.concepts[r]) < cfg.min_coverage]
     least = method.min_stimuli
     if short or any(row[f"n_{r}"] < least.get(r, 0) for r in ROLES):
         row["status"] = "not_run"
+        n_unknown = sum(v == unknown for v in reasons.values()) if unknown else 0
         row["reason"] = "too few encodable stimuli: " + ", ".join(
             f"{r.upper()} {row[f'n_{r}']}/{len(t.concepts[r])}" for r in ROLES) + \
-            f" (min coverage {cfg.min_coverage:.0%}; {method.name} needs {_least(method)})"
+            f" (min coverage {cfg.min_coverage:.0%}; {method.name} needs {_least(method)})" + \
+            (f"; {n_unknown} {'stimulus' if n_unknown == 1 else 'stimuli'} {unknown}" if n_unknown else "")
         return row, None
-    clash = same_vectors(mats, kept)
+    clash = same_vectors(mats, kept, explain=encoder.same_input)
     if clash:
         row["status"], row["reason"] = "not_run", clash
         return row, None
@@ -609,22 +617,40 @@ def degenerate(vec) -> str | None:
     return None
 
 
-def same_vectors(mats: dict, names: dict) -> str | None:
+def same_vectors(mats: dict, names: dict, explain=None) -> str | None:
     """The reason a test cannot run when a stimulus of X and one of Y (or of A and B) have the very same
     vector in this model, e.g. 'Aster' and 'aster' in a model that lower-cases: to the model they are one
-    stimulus in both concepts, an overlap (docs/methods.md, Degenerate input)."""
-    clashes = []
+    stimulus in both concepts, an overlap (docs/methods.md, Degenerate input). ``explain(a, b)``: the
+    encoder's reason, when it can say (e.g. the tokenizer turns both into the same tokens)."""
+    clashes, pairs = [], []
     for r1, r2 in (("x", "y"), ("a", "b")):
         seen = {}
         for name, v in zip(names[r1], mats[r1]):
             seen.setdefault(v.tobytes(), name)
-        pairs = [(seen[v.tobytes()], name) for name, v in zip(names[r2], mats[r2]) if v.tobytes() in seen]
-        clashes += [f"{r1.upper()} {a!r} and {r2.upper()} {b!r}" for a, b in pairs]
+        found = [(seen[v.tobytes()], name) for name, v in zip(names[r2], mats[r2]) if v.tobytes() in seen]
+        pairs += found
+        clashes += [f"{r1.upper()} {a!r} and {r2.upper()} {b!r}" for a, b in found]
     if not clashes:
         return None
     more = f" and {len(clashes) - 3} more" if len(clashes) > 3 else ""
-    return ("overlap in this model: " + "; ".join(clashes[:3]) + more + " have the same vector (the model does not "
-            "tell them apart, e.g. it lower-cases), so one stimulus would stand in both concepts")
+    why = explain(*pairs[0]) if explain is not None else None
+    return ("overlap in this model: " + "; ".join(clashes[:3]) + more + " have the same vector ("
+            + (f"{why}{' for the first' if len(clashes) > 1 else ''}" if why
+               else "the model does not tell them apart, e.g. it lower-cases")
+            + "), so one stimulus would stand in both concepts")
+
+
+def language_warning(encoder: Encoder, language: str | None) -> str | None:
+    """A warning when the test's language is not among the languages the model declares (its loader entry's
+    ``languages``, or its model card's ``language``); None when it is, or when the model declares none."""
+    declared = getattr(encoder, "languages", None)
+    if not declared or not language:
+        return None
+    primary = {str(x).lower().replace("_", "-").split("-")[0] for x in declared}
+    if language.lower().replace("_", "-").split("-")[0] in primary:
+        return None
+    shown = ", ".join(declared[:8]) + (f" and {len(declared) - 8} more" if len(declared) > 8 else "")
+    return f"test language {language} is not among the model's declared languages ({shown})"
 
 
 def _influence(t: Test, mats: dict, texts: dict) -> dict:

@@ -81,6 +81,7 @@ class ResultRow:
     d_loo_max: float | None
     sign_stable: bool | None
     also_as: list[str] | None       # the run's other tests with identical stimuli at this level, computed once as this
+    language_warning: str | None    # the test's language is not among those the model declares (eatlas.run.runner)
 
 
 def _table_ddl(name: str, cols: list[tuple[str, str, bool]], key: tuple[str, ...] | None, refs: bool) -> str:
