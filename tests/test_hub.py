@@ -72,7 +72,7 @@ def test_loading_by_id_gives_the_vectors_of_automodel_on_the_same_cache(hf_cache
         with torch.no_grad():
             h = model(**batch).last_hidden_state[0]
         np.testing.assert_allclose(row, h.mean(0).numpy(), atol=1e-5)    # mean pooling, special tokens included
-    assert enc.hub["hub_id"] == "tiny-org/tiny-bert" and enc.hub["commit"] == hf_cache.commits["bert-b"]
+    assert enc.model_hub_id == "tiny-org/tiny-bert" and enc.model_commit == hf_cache.commits["bert-b"]
 
 
 def test_a_sentence_transformers_id_gives_the_vectors_of_sentence_transformers(hf_cache):
@@ -102,10 +102,12 @@ def test_two_commits_of_one_id_are_two_fingerprints_and_the_run_records_both(hf_
     assert not np.allclose(main_.encode(["rose"]).vectors, tag.encode(["rose"]).vectors)
 
 
-def test_a_gpt2_config_records_its_own_names_for_layers_and_width(hf_cache):
+def test_a_gpt2_config_records_its_layers_and_width_under_the_common_names(hf_cache):
+    """GPT-2's config.json says n_layer and n_embd; model_config says num_hidden_layers and hidden_size, as for
+    BERT, so a paper's facts compare alike."""
     cfg = json.loads(run_columns(load_encoder("tiny-org/tiny-gpt2-bin"))["model_config"])
-    assert cfg["model_type"] == "gpt2" and cfg["n_layer"] == cfg["num_hidden_layers"] == 2
-    assert cfg["n_embd"] == cfg["hidden_size"] == 32 and cfg["do_lower_case"] is False
+    assert cfg == {"model_type": "gpt2", "num_hidden_layers": 2, "hidden_size": 32, "vocab_size": 292,
+                   "do_lower_case": False}
 
 
 def test_a_folder_whose_name_holds_an_at_sign_is_still_a_folder(hf_cache, tmp_path):
@@ -113,7 +115,7 @@ def test_a_folder_whose_name_holds_an_at_sign_is_still_a_folder(hf_cache, tmp_pa
     folder = tmp_path / "my@model"
     shutil.copytree(hf_cache.models["bert-a"], folder)
     enc = load_encoder(str(folder))
-    assert enc.hub is None and enc.model_id == str(folder)
+    assert enc.model_hub_id is None and enc.model_id == str(folder)
     np.testing.assert_allclose(enc.encode(["rose"]).vectors, load_encoder("tiny-org/tiny-bert@v1").encode(
         ["rose"]).vectors, atol=1e-6)
 
@@ -204,7 +206,7 @@ def test_pickled_weights_load_only_through_torchs_weights_only_loader(hf_cache, 
     monkeypatch.setattr(torch, "load", spy)
     enc = load_encoder("tiny-org/tiny-gpt2-bin")
     got = enc.encode(["This is a rose."]).vectors[0]
-    assert enc.hub["weights_format"] == "bin" and calls and all(w is True for w in calls)
+    assert enc.info["hub"]["weights_format"] == "bin" and calls and all(w is True for w in calls)
     monkeypatch.setattr(torch, "load", real)
     tok = AutoTokenizer.from_pretrained("tiny-org/tiny-gpt2-bin", cache_dir=hf_cache.cache, local_files_only=True)
     model = AutoModel.from_pretrained("tiny-org/tiny-gpt2-bin", cache_dir=hf_cache.cache, local_files_only=True)
@@ -274,8 +276,8 @@ def test_online_a_download_fetches_the_safetensors_and_not_the_pickles(online, h
     assert repo == "tiny-org/tiny-bert" and kw["revision"] == "main" and not kw.get("local_files_only")
     assert "model.safetensors" in kw["allow_patterns"] and "config.json" in kw["allow_patterns"]
     assert not {"pytorch_model.bin", "tf_model.h5", "*.py"} & set(kw["allow_patterns"])
-    assert enc.hub["weights_sha256"] == {"model.safetensors": "ab" * 32}      # the hub's own LFS metadata
-    assert enc.hub["commit"] == hf_cache.commits["bert-b"]
+    assert enc.model_weights_sha256 == {"model.safetensors": "ab" * 32}      # the hub's own LFS metadata
+    assert enc.model_commit == hf_cache.commits["bert-b"]
 
 
 def test_offline_flag_never_asks_the_hub(online, hf_cache, tmp_path, capsys):
@@ -289,9 +291,25 @@ def test_offline_flag_never_asks_the_hub(online, hf_cache, tmp_path, capsys):
 def test_online_an_unreachable_hub_falls_back_to_the_cache(online, hf_cache):
     from huggingface_hub.errors import OfflineModeIsEnabled
     online.error = OfflineModeIsEnabled("no connection")
-    assert load_encoder("tiny-org/tiny-bert").hub["commit"] == hf_cache.commits["bert-b"]
+    assert load_encoder("tiny-org/tiny-bert").model_commit == hf_cache.commits["bert-b"]
     with pytest.raises(EatlasError, match="the Hugging Face hub could not be reached"):
         load_encoder("tiny-org/not-cached")
+
+
+def test_a_sweep_with_offline_runs_each_commit_from_the_cache_and_records_an_uncached_id(online, hf_cache,
+                                                                                         tmp_path, capsys):
+    online.error = AssertionError("the hub was asked")
+    db = tmp_path / "s.duckdb"
+    rc = main(["sweep", "--models", "tiny-org/tiny-bert", "tiny-org/tiny-bert@v1", "tiny-org/not-cached", "--tests",
+               "weat1", "--levels", "word", "--n-samples", "200", "--no-cache", "--offline", "--db", str(db),
+               "--quiet"])
+    assert rc == 1 and online.info == []                # one model failed; the hub was never asked
+    runs = _rows(db, "SELECT model, model_revision, model_commit, model_fingerprint FROM runs ORDER BY model")
+    assert [r[:3] for r in runs] == [("tiny-org/tiny-bert", None, hf_cache.commits["bert-b"]),
+                                     ("tiny-org/tiny-bert@v1", "v1", hf_cache.commits["bert-a"])]
+    assert runs[0][3] != runs[1][3]
+    (model, error), = _rows(db, "SELECT model, error FROM sweep_failures")
+    assert model == "tiny-org/not-cached" and "hf download tiny-org/not-cached" in error
 
 
 def _online_refusals():
@@ -367,7 +385,7 @@ def test_a_loader_entry_may_name_a_hub_id_and_revision(hf_cache, tmp_path, monke
     monkeypatch.setattr(encoders, "LOADERS_DIR", loaders)
     enc = load_encoder("tiny-bert-v1")
     assert (enc.family, enc.family_source, enc.languages) == ("bert", "loader", ["en"])
-    assert enc.hub["commit"] == hf_cache.commits["bert-a"] and enc.fingerprint == \
+    assert enc.model_commit == hf_cache.commits["bert-a"] and enc.fingerprint == \
         load_encoder("tiny-org/tiny-bert@v1").fingerprint
     assert encoders.entry_installed(entry)
     for bad, field in (({"hub": "tiny-org/tiny-bert@v1"}, "weights.hub"),

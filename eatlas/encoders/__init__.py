@@ -79,7 +79,7 @@ def load_encoder(model: str | None = None, *, pooling: str | None = None, layer:
     entries = model_entries()
     entry_id = enc.model_id if enc.model_id in entries else None
     source = "loader" if entry_id else None
-    if entry_id is None and isinstance(enc, TransformersEncoder) and enc.hub is None:
+    if entry_id is None and isinstance(enc, TransformersEncoder) and enc.model_hub_id is None:
         entry_id = recognise_folder(Path(enc.info["path"]), enc.fingerprint, entries)
         source = "fingerprint" if entry_id else None
     if entry_id is not None:
@@ -143,9 +143,11 @@ def _load_encoder(model: str | None = None, *, offline: bool = False, **opts) ->
 
 
 def _with_hub(enc: Encoder, hm) -> Encoder:
-    """The encoder of a hub model, with what a run records about it."""
-    enc.hub = hm.record()
-    enc.info["hub"] = enc.hub
+    """The encoder of a hub model, with what a run records about it (runs.model_hub_id .. model_weights_sha256;
+    the rest in runs.settings, encoder.hub)."""
+    enc.model_hub_id, enc.model_revision, enc.model_commit = hm.repo_id, hm.revision, hm.commit
+    enc.model_weights_sha256 = dict(sorted(hm.weights.items()))
+    enc.info["hub"] = hm.record()
     if hm.languages and not enc.languages:
         enc.languages = hm.languages
     return enc

@@ -71,8 +71,13 @@ class Encoder:
     entry: str | None = None            # the registered model id it is (by id or by its weights)
     identity: dict = field(default_factory=dict)   # name, size, corpus of that entry
     languages: list[str] | None = None  # the languages the model declares (loader entry, model card); None: unstated
-    model_config: dict = field(default_factory=dict)   # config facts a paper can state (runs.model_config)
-    hub: dict | None = None             # a hub model: id, revision, commit, weight hashes (eatlas.encoders.hub)
+    model_config: dict | None = None    # a transformers model's config facts a paper can state (runs.model_config)
+    # a Hugging Face hub model (eatlas.encoders.hub): the id as given, the revision asked for (None: the default
+    # branch), the commit it resolved to, weight file -> sha256 (runs.model_hub_id .. model_weights_sha256)
+    model_hub_id: str | None = None
+    model_revision: str | None = None
+    model_commit: str | None = None
+    model_weights_sha256: dict | None = None
     uncovered_reason: ClassVar[str | None] = None   # why covers() says no, recorded with the dropped stimulus
 
     @property

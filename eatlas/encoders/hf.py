@@ -134,18 +134,17 @@ def _lowercases(path: Path, tok_config: dict) -> bool | None:
     return lower(norm)
 
 
-_CONFIG_ALIASES = ("n_layer", "n_embd", "n_layers", "num_layers", "dim", "d_model")
-
-
 def config_facts(path: Path, config: dict, tok_config: dict) -> dict:
     """The facts of config.json a paper can state (runs.model_config): model_type, architectures, the number of
-    layers and the hidden size (under transformers' common names, and under the config's own alias, e.g.
-    GPT-2's n_layer and n_embd), vocab_size, and whether the tokenizer lower-cases (do_lower_case)."""
-    facts = {"model_type": config.get("model_type"), "architectures": config.get("architectures"),
+    layers and the hidden size under transformers' common names (num_hidden_layers, hidden_size, whatever the
+    config calls them: GPT-2's n_layer and n_embd, DistilBERT's n_layers and dim), vocab_size, and whether the
+    tokenizer lower-cases (do_lower_case). A fact the files do not hold is left out."""
+    arch = config.get("architectures")
+    facts = {"model_type": config.get("model_type") if isinstance(config.get("model_type"), str) else None,
+             "architectures": [str(a) for a in arch] if isinstance(arch, list) else None,
              "num_hidden_layers": _first(config, "num_hidden_layers", "n_layer", "num_layers", "n_layers"),
              "hidden_size": _first(config, "hidden_size", "n_embd", "d_model", "dim"),
              "vocab_size": _first(config, "vocab_size"),
-             **{k: config[k] for k in _CONFIG_ALIASES if isinstance(config.get(k), int)},
              "do_lower_case": _lowercases(path, tok_config)}
     return {k: v for k, v in facts.items() if v is not None}
 
@@ -226,7 +225,7 @@ class TransformersEncoder(Encoder):
         on mismatched shapes, ...), as one line naming the folder and the reason, not a traceback."""
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         custom = "custom code" in str(e) or "trust_remote_code" in str(e)
-        name = self.model_id if self.hub else str(self.path)
+        name = self.model_id if self.model_hub_id else str(self.path)
         return EatlasError(f"could not load the model: {type(e).__name__}: {first[:300]}", file=str(self.path),
                            hint=f"the model's own code runs only with --trust-remote-code {name}" if custom and
                            not self.trust_remote_code else "is the folder a complete transformers model (config.json, "

@@ -52,16 +52,18 @@ def entry_identity(entry: dict) -> dict:
 def run_columns(encoder) -> dict:
     """The runs-table columns of a model's identity, from what the encoder was loaded as."""
     ident = getattr(encoder, "identity", None) or {}
-    hub = getattr(encoder, "hub", None) or {}
-    config = getattr(encoder, "model_config", None) or None
+
+    def as_json(v):
+        return json.dumps(v, sort_keys=True) if v else None
     return {"family_source": getattr(encoder, "family_source", None) or "unknown",
             "model_entry": getattr(encoder, "entry", None),
             "model_name": ident.get("name"), "model_size": ident.get("size"), "model_corpus": ident.get("corpus"),
             "model_dimension": getattr(encoder, "dimension", None),
-            "model_hub_id": hub.get("hub_id"), "model_revision": hub.get("revision"), "model_commit": hub.get("commit"),
-            "model_weights_sha256": json.dumps(hub["weights_sha256"], sort_keys=True) if hub.get("weights_sha256")
-            else None,
-            "model_config": json.dumps(config, sort_keys=True) if config else None}
+            "model_hub_id": getattr(encoder, "model_hub_id", None),
+            "model_revision": getattr(encoder, "model_revision", None),
+            "model_commit": getattr(encoder, "model_commit", None),
+            "model_weights_sha256": as_json(getattr(encoder, "model_weights_sha256", None)),
+            "model_config": as_json(getattr(encoder, "model_config", None))}
 
 
 def recognise_folder(path: Path, fingerprint: str, entries: dict) -> str | None:
