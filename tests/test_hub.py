@@ -442,6 +442,19 @@ def test_a_stimulus_unknown_to_the_tokenizer_is_dropped_with_the_reason(hf_cache
         "1 stimulus unknown to the tokenizer")
 
 
+def test_a_run_whose_vectors_are_cached_loads_no_tokenizer_and_drops_the_same_stimuli(hf_cache, tmp_path):
+    from eatlas.encoders.cache import EmbeddingCache
+    reg = _hindi_registry(tmp_path / "reg", x_extra=HINDI[:1])
+    cfg = RunConfig(tests=["t1"], levels=("word", "sent"), n_samples=200, n_boot=100)
+    cache = EmbeddingCache(tmp_path / "c")
+    first = evaluate(cfg, registry=reg.root, encoder=load_encoder("tiny-org/tiny-wordpiece"), cache=cache)
+    enc = load_encoder("tiny-org/tiny-wordpiece")
+    again = evaluate(cfg, registry=reg.root, encoder=enc, cache=cache)
+    assert enc._tokenizer is None and not enc.loaded            # the coverage answers came from the cache too
+    assert [r["dropped"] for r in again.results] == [r["dropped"] for r in first.results]
+    assert all(HINDI[0] in t for r in again.results for t in r["dropped"]["x"])
+
+
 def test_stimuli_the_tokenizer_makes_one_say_so_in_the_overlap_reason(hf_cache, tmp_path):
     reg = _hindi_registry(tmp_path / "reg", y=("Rose", "moth", "wasp", "flea"))
     r, = evaluate(RunConfig(model="tiny-org/tiny-wordpiece", tests=["t1"], levels=("word",), n_samples=200,

@@ -119,6 +119,11 @@ class Encoder:
         """Whether each stimulus (the words themselves, not a sentence around them) has a representation."""
         return np.ones(len(stimuli), dtype=bool)
 
+    def coverage_key(self) -> dict | None:
+        """Everything that decides ``covers``, for the embedding cache (None: never cached, e.g. a static
+        vocabulary, which is in memory anyway): a run whose vectors are all cached then loads nothing."""
+        return None
+
     def same_input(self, a: str, b: str) -> str | None:
         """Why the model cannot tell stimuli ``a`` and ``b`` apart, when it can say (None: it cannot say)."""
         return None

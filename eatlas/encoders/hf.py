@@ -310,6 +310,12 @@ class TransformersEncoder(Encoder):
         unknown = tok.unk_token_id is not None and tok.unk_token_id in ta
         return f"the tokenizer turns both into {pieces}" + (f" ({UNKNOWN_TO_TOKENIZER})" if unknown else "")
 
+    def coverage_key(self) -> dict:
+        """What decides covers(): the tokenizer (the model's files), the rule, the libraries' versions."""
+        return {"encoder": "transformers", "code": ENCODER_VERSION, "fingerprint": self.fingerprint,
+                "mode": "coverage", "unknown_share": UNKNOWN_SHARE, "transformers": _version("transformers"),
+                "tokenizers": _version("tokenizers")}
+
     def cache_key(self, mode: str) -> dict:
         key = {"encoder": "transformers", "code": ENCODER_VERSION, "fingerprint": self.fingerprint, "mode": mode,
                "layer": self.layer, "max_length": self.max_length, "device": self.device,

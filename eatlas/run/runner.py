@@ -166,11 +166,23 @@ def _encode_all(encoder: Encoder, built: list[Test], progress=None, cache: Embed
     return out, {"cached": len(wanted) - len(todo), "encoded": len(todo)}
 
 
-def _covered(encoder: Encoder, built: list[Test]) -> dict:
-    """Whether each stimulus's own words have a representation (a static model's vocabulary)."""
+def _covered(encoder: Encoder, built: list[Test], cache: EmbeddingCache | None = None) -> dict:
+    """Whether each stimulus's own words have a representation (a static model's vocabulary; a tokenizer's known
+    tokens), from the embedding cache where it holds the answer (Encoder.coverage_key), so that a run whose
+    vectors are all cached loads no tokenizer either."""
     words = list(dict.fromkeys(s.text[s.span[0]:s.span[1]] for t in built for c in t.concepts.values()
                                for s in c.stimuli if s.span is not None))
-    return dict(zip(words, map(bool, encoder.covers(words))))
+    key = encoder.coverage_key() if cache is not None else None
+    known = {}
+    if key is not None:
+        known = {text: not missing for (text, _), (_, missing) in cache.get(key, [(w, None) for w in words]).items()}
+    todo = [w for w in words if w not in known]
+    if todo:
+        flags = np.asarray(encoder.covers(todo), dtype=bool)
+        known.update(zip(todo, map(bool, flags)))
+        if key is not None:         # an entry per word: no vector (one zero), 'missing' = not covered
+            cache.put(key, [(w, None) for w in todo], np.zeros((len(todo), 1), np.float32), ~flags)
+    return {w: known[w] for w in words}
 
 
 def refuse_invalid(reg: Registry, test_ids: list[str]) -> None:
@@ -413,7 +425,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
         encoder = _load(cfg, progress)
     cache = (cache or EmbeddingCache()) if cfg.use_cache else None
     vectors, counts = _encode_all(encoder, built, progress, cache)
-    covered = _covered(encoder, built)
+    covered = _covered(encoder, built, cache)
     results, rows, details = [], {}, {}
     if progress:
         progress(Phase("testing", len(built), 0))
