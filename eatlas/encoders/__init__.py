@@ -95,6 +95,9 @@ def load_encoder(model: str | None = None, *, pooling: str | None = None, layer:
         source = "user" if family else "unknown"
     enc.family_source = source
     enc.info["family_source"] = source
+    if enc.languages is None and isinstance(enc, TransformersEncoder):    # not the entry's: the model card's
+        from .hub import folder_languages
+        enc.languages = folder_languages(enc.path)
     if enc.languages:
         enc.info["languages"] = list(enc.languages)
     return enc

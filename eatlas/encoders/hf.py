@@ -192,8 +192,6 @@ class TransformersEncoder(Encoder):
                          info={"path": str(path), "model_type": config.get("model_type"),
                                "normalize": normalize, "max_length": self.max_length, "device": self.device})
         self.model_config = config_facts(path, config, tok_config)
-        from .hub import folder_languages
-        self.languages = folder_languages(path)      # the model card's, if the folder has one (README.md)
         self._layer = str(layer)
         n_states = _first(config, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
         if isinstance(n_states, int) and self._layer not in ("-1", "sum") and \
