@@ -181,7 +181,7 @@ def test_each_refusal_is_one_line_exit_2_and_writes_nothing(case, hf_cache, tmp_
                       "--n-samples", "200", "--quiet")
     _one_line_error(rc, err, *needles)
     assert not db.exists() and hf_cache.files() == before
-    assert not (tmp_path / "eatlas-cache").exists() or not any((tmp_path / "eatlas-cache").rglob("*.npy"))
+    assert not any((tmp_path / "eatlas-cache").rglob("*.npz"))         # no vector, no coverage answer cached
     assert marker is None or not marker.exists()        # the repository's code never ran
 
 

@@ -122,7 +122,8 @@ def cmd_models(args) -> int:
 
     out, _ = _console()
     table = Table("id", "installed", "backend", "family", "identity (name, size, corpus)", "dim", "pooling", "layer",
-                  "licence", "install", caption="identity: what a paper's model must match for the reproduction view")
+                  "licence", "install", title="registered models",
+                  caption="identity: what a paper's model must match for the reproduction view")
     for mid, e in model_entries().items():
         static = e.get("backend") == "static"
         ident = ", ".join(v for v in entry_identity(e).values() if v) or "-"
