@@ -121,7 +121,8 @@ def test_a_folder_whose_name_holds_an_at_sign_is_still_a_folder(hf_cache, tmp_pa
 
 
 def test_held_out_check_a_fresh_process_runs_a_cached_id_offline(hf_cache, tmp_path):
-    """As the issue's check: HF_HOME holding a tiny model under ORG/NAME, HF_HUB_OFFLINE=1, a new process."""
+    """As the issue's check: HF_HOME holding a tiny model under ORG/NAME, HF_HUB_OFFLINE=1, a new process (two
+    processes that import torch: the one test here over 10 s, because the environment is what it checks)."""
     env = {**os.environ, "HF_HOME": str(hf_cache.home), "HF_HUB_OFFLINE": "1",
            "EATLAS_CACHE": str(tmp_path / "c"), "COLUMNS": "200"}
     env.pop("HF_HUB_CACHE", None)
