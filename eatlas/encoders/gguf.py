@@ -21,7 +21,7 @@ import importlib.util
 from pathlib import Path
 
 from ..errors import EatlasError
-from .base import ENCODER_VERSION, Backend, _file_fingerprint, register_backend
+from .base import Backend, _file_fingerprint, register_backend
 from .hf import POOLINGS, SUBWORDS, TransformersEncoder, _cpu_threads, _default_device, _torch, _version
 
 
@@ -80,30 +80,45 @@ class GgufEncoder(TransformersEncoder):
                                                 "max_length": max_length, "device": self.device,
                                                 "gguf_file": self.file.name})
 
-    def _load(self) -> None:
-        torch = _torch()
+    def _read(self, what: str):
+        """transformers' AutoTokenizer / AutoConfig / AutoModelForCausalLM of the file, failures in one line."""
         missing = _gguf_missing()
         if missing:
             raise EatlasError(f"reading a GGUF file needs the {missing!r} package", file=str(self.file),
                               hint="pip install 'eatlas[llm]' (gguf and accelerate)")
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        import transformers
         from transformers.utils import logging as hf_logging
 
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
+        kw = {"dtype": _torch().float32} if what == "AutoModelForCausalLM" else {}
         try:
             with _quiet_gguf_reader():
-                tokenizer = AutoTokenizer.from_pretrained(self.path, gguf_file=self.file.name)
-                lm = AutoModelForCausalLM.from_pretrained(self.path, gguf_file=self.file.name, dtype=torch.float32)
+                return getattr(transformers, what).from_pretrained(self.path, gguf_file=self.file.name, **kw)
         except Exception as e:   # noqa: BLE001 - whatever the GGUF reader raises: the file and the reason
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]
             raise EatlasError(f"could not load the GGUF model: {type(e).__name__}: {first[:300]}", file=str(self.file),
                               hint="is it a complete GGUF file of an architecture transformers reads (llama, gemma3, "
                                    "qwen2, ...)?") from None
+
+    def _load_tokenizer(self) -> None:
+        """The tokenizer the file holds (and, for a file no loader entry describes, its context length)."""
+        tokenizer = self._read("AutoTokenizer")
         if not getattr(tokenizer, "is_fast", False):
             raise EatlasError("a fast tokenizer is needed for character spans", file=str(self.file))
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.token_types = "token_type_ids" in tokenizer.model_input_names
+        self._tokenizer = tokenizer
+        if self.max_length is None or self.hidden_size is None:
+            cfg = self._read("AutoConfig")
+            self.max_length = self.max_length or int(getattr(cfg, "max_position_embeddings", None) or 2048)
+            self.hidden_size = self.hidden_size or int(cfg.hidden_size)
+            self.info["max_length"] = self.max_length
+
+    def _load(self) -> None:
+        torch = _torch()
+        tokenizer = self.tokenizer
+        lm = self._read("AutoModelForCausalLM")
         if self.device == "cpu":
             torch.set_num_threads(_cpu_threads())
         lm.to(self.device).eval()
@@ -111,13 +126,19 @@ class GgufEncoder(TransformersEncoder):
         cfg = lm.config
         if self.hidden_size is None:
             self.hidden_size = int(cfg.hidden_size)
-        if self.max_length is None:
-            self.max_length = int(getattr(cfg, "max_position_embeddings", None) or 2048)
-            self.info["max_length"] = self.max_length
+        self.model_config = {"model_type": getattr(cfg, "model_type", None),
+                             "architectures": [type(lm).__name__], "num_hidden_layers":
+                             getattr(cfg, "num_hidden_layers", None), "hidden_size": self.hidden_size,
+                             "vocab_size": getattr(cfg, "vocab_size", None), "gguf_file": self.file.name}
         n_states = int(getattr(cfg, "num_hidden_layers", 0) or 0)
         if n_states and self._layer not in ("-1", "sum") and not -(n_states + 1) <= int(self._layer) <= n_states:
             raise EatlasError(f"layer {self._layer} is out of range: the model has {n_states + 1} hidden states",
                               file=str(self.file), field="layer", hint=f"an index from {-(n_states + 1)} to {n_states}")
+
+    def encode_items(self, texts, spans):
+        if self.max_length is None:      # a file no entry describes: its context length comes with its tokenizer
+            self._load_tokenizer()
+        return super().encode_items(texts, spans)
 
     def causal_lm(self):
         """The model with its language-modelling head (eatlas.encoders.causal.CausalLM), loaded on first use."""
@@ -128,11 +149,13 @@ class GgufEncoder(TransformersEncoder):
         return CausalLM(self._lm, self._tokenizer, name=self.model_id, device=self.device)
 
     def cache_key(self, mode: str) -> dict:
-        key = {"encoder": "gguf", "code": ENCODER_VERSION, "fingerprint": self.fingerprint, "mode": mode,
-               "layer": self.layer, "max_length": self.info.get("max_length") or "model", "device": self.device,
-               "torch": _version("torch"), "transformers": _version("transformers"), "gguf": _version("gguf"),
-               "tokenizers": _version("tokenizers")}
-        return {**key, "pooling": self.pooling} if mode == "plain" else {**key, "subword": self.subword}
+        """The transformers backend's key, with the GGUF reader's version; the length limit as the entry states it
+        ('model': the file's own context length, a fact of the file and so of its fingerprint)."""
+        return {**super().cache_key(mode), "encoder": "gguf", "gguf": _version("gguf"),
+                "max_length": self.info.get("max_length") or "model"}
+
+    def coverage_key(self) -> dict:
+        return {**super().coverage_key(), "encoder": "gguf", "gguf": _version("gguf")}
 
 
 def _assembled(entry: dict, base: Path) -> Path:
@@ -179,6 +202,7 @@ class GgufBackend(Backend):
                            dimension=entry.get("dimension"))
 
     def from_path(self, path: Path, *, pooling=None, layer=None, subword=None, batch_size=64,
-                  trust_remote_code=False) -> GgufEncoder:
+                  trust_remote_code=False, model_id=None, fingerprint=None) -> GgufEncoder:
         return GgufEncoder(path, pooling=pooling or "last", layer=-1 if layer is None else layer,
-                           subword=subword or "last", batch_size=batch_size)
+                           subword=subword or "last", batch_size=batch_size, model_id=model_id,
+                           fingerprint=fingerprint)
