@@ -179,13 +179,16 @@ def cmd_results(args) -> int:
         from ..store.results_io import export_results
         m = export_results(db, args.path)
         rows = ", ".join(f"{t} {e['rows']}" for t, e in m["tables"].items())
-        out.print(f"exported {db} to {args.path}: {rows} row(s); manifest {Path(args.path) / 'manifest.json'}",
-                  highlight=False)
+        out.print(f"exported {esc(db)} to {esc(args.path)}: {rows} row(s); manifest "
+                  f"{esc(Path(args.path) / 'manifest.json')}", highlight=False)
+        if m["left_out"]:
+            err.print(f"left out (no table or column this EATlas writes): {esc(', '.join(m['left_out']))}",
+                      highlight=False)
     else:
         from ..registry import load_registry
         from ..store.results_io import import_results
         r = import_results(db, args.path, wait_s=args.wait, reg=load_registry(getattr(args, "registry", None)))
         added = ", ".join(f"{t} {n}" for t, n in r["added"].items())
-        out.print(f"imported {args.path} into {db}: {added} row(s) added; {r['runs_skipped']} run(s) already "
-                  "present, skipped", highlight=False)
+        out.print(f"imported {esc(args.path)} into {esc(db)}: {added} row(s) added; {r['runs_skipped']} run(s) "
+                  "already present, skipped", highlight=False)
     return 0

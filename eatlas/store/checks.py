@@ -1,0 +1,223 @@
+"""The values a row of the store may hold: one pandera schema per table of run results that has rules beyond its
+column types (``results``, ``runs``, ``influence``), used twice: on a run's own rows before ``write_run`` stores
+them, and on every row ``eatlas results import`` brings in (an export folder or another results file).
+
+``results``: p in [0, 1]; effect sizes, CI bounds and leave-one-out bounds finite (NULL allowed: a test not run,
+a method without a WEAT d); counts >= 0; a CI level in (0, 1) with its lower bound at most the effect size and
+the upper at least it; a status of ``ok`` or ``not_run`` (with a reason, and no numbers); an ``ok`` result of a
+method with a WEAT-comparable d (eatlas.methods: ``effect_size = True``) with its d and p; known levels,
+alternatives and CI methods.
+
+pandas reads a SQL NULL and a NaN alike, so every column is built here from the rows with NULL as pandas' NA
+and NaN kept as NaN (a masked array), and a NaN fails "finite" where a NULL passes.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+
+from ..errors import EatlasError
+
+ROLES = ("x", "y", "a", "b")
+STATUSES = ("ok", "not_run")
+CI_TOLERANCE = 1e-9         # the CI bounds are compared with d to this (relative) precision
+
+
+# --------------------------------------------------------------------------------------------- frames
+def _masked(values: list, kind: str):
+    """A pandas array of ``values`` (None: NULL) keeping NaN apart from NULL."""
+    mask = np.array([v is None for v in values], dtype=bool)
+    if kind == "float":
+        data = np.array([np.nan if v is None else _float(v) for v in values], dtype=np.float64)
+        return pd.arrays.FloatingArray(data, mask)
+    if kind == "int":
+        data = np.array([0 if v is None else int(v) for v in values], dtype=np.int64)
+        return pd.arrays.IntegerArray(data, mask)
+    if kind == "bool":
+        data = np.array([False if v is None else bool(v) for v in values], dtype=bool)
+        return pd.arrays.BooleanArray(data, mask)
+    return pd.array([None if v is None else str(v) for v in values], dtype=object)
+
+
+def _float(v) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return np.nan
+
+
+_KINDS = {"DOUBLE": "float", "FLOAT": "float", "REAL": "float", "BIGINT": "int", "INTEGER": "int",
+          "SMALLINT": "int", "BOOLEAN": "bool", "VARCHAR": "str"}
+
+
+def frame(columns: dict[str, list], types: dict[str, str]) -> pd.DataFrame:
+    """The columns (name -> values, None for NULL) that a schema checks, typed by their DuckDB types."""
+    return pd.DataFrame({c: _masked(v, _KINDS.get(types.get(c, "VARCHAR"), "str")) for c, v in columns.items()})
+
+
+def arrow_columns(table, names) -> dict[str, list]:
+    """Columns of a pyarrow table as Python lists (NULL as None, NaN as NaN)."""
+    return {c: table.column(c).to_pylist() for c in names if c in table.column_names}
+
+
+# --------------------------------------------------------------------------------------------- checks
+def _finite(s: pd.Series) -> pd.Series:
+    return pd.Series(np.isfinite(s.to_numpy(dtype=np.float64, na_value=0.0)), index=s.index)
+
+
+def _flag(df: pd.DataFrame, bad) -> pd.Series:
+    """A row-wise check's result: True where the row passes (NA counts as passing)."""
+    return ~pd.Series(bad, index=df.index).fillna(False).astype(bool)
+
+
+def _has(df, *cols) -> bool:
+    return all(c in df.columns for c in cols)
+
+
+def _ci_order(df):
+    if not _has(df, "ci_low", "ci_high"):
+        return pd.Series(True, index=df.index)
+    return _flag(df, df["ci_low"] > df["ci_high"])
+
+
+def _ci_around_d(df):
+    if not _has(df, "ci_low", "ci_high", "effect_size"):
+        return pd.Series(True, index=df.index)
+    tol = df["effect_size"].abs().clip(lower=1.0) * CI_TOLERANCE
+    return _flag(df, (df["ci_low"] > df["effect_size"] + tol) | (df["ci_high"] < df["effect_size"] - tol))
+
+
+def _not_run_has_reason(df):
+    if not _has(df, "status", "reason"):
+        return pd.Series(True, index=df.index)
+    return _flag(df, (df["status"] == "not_run") & df["reason"].isna())
+
+
+def _not_run_has_no_numbers(df):
+    cols = [c for c in ("effect_size", "p_value", "ci_low", "ci_high") if c in df.columns]
+    if "status" not in df.columns or not cols:
+        return pd.Series(True, index=df.index)
+    return _flag(df, (df["status"] == "not_run") & df[cols].notna().any(axis=1))
+
+
+def _ok_has_d(df):
+    """An ``ok`` result of a method with a WEAT-comparable d holds its d and p (``_d`` marks those rows)."""
+    if not _has(df, "status", "_d"):
+        return pd.Series(True, index=df.index)
+    lacks = df["effect_size"].isna() if "effect_size" in df.columns else pd.Series(True, index=df.index)
+    if "p_value" in df.columns:
+        lacks = lacks | df["p_value"].isna()
+    return _flag(df, (df["status"] == "ok") & df["_d"].astype(bool) & lacks)
+
+
+def _significant_is_ok(df):
+    if not _has(df, "status", "holm_significant"):
+        return pd.Series(True, index=df.index)
+    return _flag(df, (df["holm_significant"] == True) & (df["status"] != "ok"))  # noqa: E712 (a masked array)
+
+
+@functools.lru_cache(maxsize=1)
+def schemas() -> dict:
+    """table -> (pandera DataFrameSchema, the columns it reads)."""
+    import pandera.pandas as pa
+
+    from ..levels import NAMES as LEVELS
+    from ..stats.robust import CI_METHODS
+    from ..stats.weat import ALTERNATIVES
+
+    def col(*checks, nullable=True, unique=False):
+        return pa.Column(checks=list(checks), nullable=nullable, unique=unique, required=False, coerce=False)
+
+    finite = pa.Check(_finite, error="is not a finite number")
+    probability = pa.Check(lambda s: (s >= 0) & (s <= 1), error="is outside [0, 1]")
+    count = pa.Check(lambda s: s >= 0, error="is negative")
+    positive = pa.Check(lambda s: s >= 1, error="is below 1")
+    text = pa.Check(lambda s: s.str.len() > 0, error="is empty")
+
+    def one_of(values, what):
+        return pa.Check(lambda s: s.isin(values), error=f"is not a known {what} ({', '.join(values)})")
+
+    results = pa.DataFrameSchema({
+        "run_id": col(text, nullable=False), "test_id": col(text, nullable=False),
+        "test_version": col(text, nullable=False), "level": col(one_of(LEVELS, "level"), nullable=False),
+        "model": col(text, nullable=False), "status": col(one_of(STATUSES, "status"), nullable=False),
+        "effect_size": col(finite), "p_value": col(probability),
+        "ci_low": col(finite), "ci_high": col(finite), "d_loo_min": col(finite), "d_loo_max": col(finite),
+        "ci_level": col(pa.Check(lambda s: (s > 0) & (s < 1), error="is outside (0, 1)")),
+        **{c: col(count) for c in ("n_x", "n_y", "n_a", "n_b", "n_dropped", "truncation_seed")},
+        "n_partitions": col(positive), "n_boot": col(positive),
+        "alternative": col(one_of(ALTERNATIVES, "alternative")), "ci_method": col(one_of(CI_METHODS, "CI method")),
+    }, checks=[
+        pa.Check(_ci_order, error="has a CI whose lower bound is above its upper bound"),
+        pa.Check(_ci_around_d, error="has a CI that does not hold its effect size"),
+        pa.Check(_not_run_has_reason, error="is not run and gives no reason"),
+        pa.Check(_not_run_has_no_numbers, error="is not run but holds an effect size, p-value or CI"),
+        pa.Check(_ok_has_d, error="is ok but lacks its effect size or p-value (its method gives both)"),
+        pa.Check(_significant_is_ok, error="is Holm-significant but not ok"),
+    ], strict=False)
+    runs = pa.DataFrameSchema({
+        "run_id": col(text, nullable=False, unique=True), "method": col(text, nullable=False),
+        "model": col(text, nullable=False), "model_fingerprint": col(nullable=False),
+        "seed": col(count, nullable=False), "n_samples": col(positive),
+        "alpha": col(pa.Check(lambda s: (s > 0) & (s <= 1), error="is outside (0, 1]")),
+        "model_dimension": col(positive),
+    }, strict=False)
+    influence = pa.DataFrameSchema({
+        "run_id": col(text, nullable=False), "role": col(one_of(ROLES, "role"), nullable=False),
+        "item": col(nullable=False), "d_without": col(finite), "delta": col(finite),
+    }, strict=False)
+    return {t: (s, [*s.columns, *(["_d"] if t == "results" else [])])
+            for t, s in (("results", results), ("runs", runs), ("influence", influence))}
+
+
+def check_rows(table: str, columns: dict[str, list], types: dict[str, str], *, where: str | None = None,
+               d_methods: list | None = None) -> None:
+    """Raise one line naming the first row of ``table`` that breaks its schema (and how many do).
+
+    ``columns``: name -> values (None for NULL); ``types``: their DuckDB types; ``d_methods``: for ``results``,
+    per row, whether its run's method gives a WEAT-comparable d. ``where``: the file the rows come from."""
+    import pandera.errors
+
+    if table not in schemas() or not columns:
+        return
+    schema, wanted = schemas()[table]
+    cols = {c: v for c, v in columns.items() if c in wanted}
+    df = frame(cols, types)
+    if d_methods is not None:
+        df["_d"] = pd.array(d_methods, dtype="boolean")
+    try:
+        schema.validate(df, lazy=True)
+    except pandera.errors.SchemaErrors as e:
+        cases = e.failure_cases
+        first = cases.iloc[0]
+        n = cases["index"].nunique()
+        idx = first["index"]
+        row_check = first["schema_context"] == "DataFrameSchema"
+        column = None if row_check else first["column"]
+        if column in df.columns:
+            what = f"field '{column}': {_show(first['failure_case'])} {first['check']}"
+        else:
+            what = f"a row {first['check']}"
+        more = f" (and {n - 1} more row(s))" if n > 1 else ""
+        raise EatlasError(f"table {table}{_who(columns, idx)}, {what}{more}", file=where,
+                          hint="a value no EATlas run writes; nothing was written") from None
+
+
+def _who(columns: dict, idx) -> str:
+    if not isinstance(idx, (int, np.integer)):
+        return ""
+    parts = []
+    for c, label in (("run_id", "run"), ("test_id", "test"), ("level", "level"), ("role", "role"),
+                     ("item", "item")):
+        if c in columns and idx < len(columns[c]) and columns[c][idx] is not None:
+            v = str(columns[c][idx])
+            parts.append(f"{label} {v[:8] if c == 'run_id' else v!r}")
+    return (" (" + ", ".join(parts) + ")") if parts else f" (row {int(idx) + 1})"
+
+
+def _show(v) -> str:
+    if isinstance(v, float) and np.isnan(v):
+        return "NaN"
+    return repr(v.item() if isinstance(v, np.generic) else v)
