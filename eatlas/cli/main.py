@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..argtypes import INT64_MAX, POSITIVE, PROBABILITY, SEED, at_least, between  # noqa: F401
+from ..argtypes import INT64_MAX, POSITIVE, PROBABILITY, SEED, at_least, between, memory_bounded  # noqa: F401
 from ..console import plain_line
 from ..errors import EatlasError, ValidationFailed
 from ..levels import DEFAULT as DEFAULT_LEVELS
@@ -96,8 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "the method runs)")
     r.add_argument("--seed", type=SEED, default=0, help="seed of the permutation samples, the bootstrap and the "
                    "truncation of unequal expanded sets")
-    r.add_argument("--n-samples", type=_at_least(2), default=100_000,
-                   help="permutation samples (exact when fewer partitions)")
+    from ..stats.robust import BYTES_PER_RESAMPLE
+    from ..stats.weat import BYTES_PER_SAMPLE
+    r.add_argument("--n-samples", type=memory_bounded(2, BYTES_PER_SAMPLE, "permutation samples"), default=100_000,
+                   help="permutation samples (exact when fewer partitions; at most what this machine's memory holds)")
     r.add_argument("--alpha", type=PROBABILITY, default=0.01, help="Holm-Bonferroni family-wise level")
     r.add_argument("--parametric", action="store_true", help="normal-approximation p-value (Caliskan et al.)")
     r.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="greater",
@@ -105,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "two-sided: twice the smaller one-sided p, capped at 1)")
     r.add_argument("--ci", type=_between(0.0, 1.0, open_low=True, open_high=True), default=0.95,
                    help="level of the stimulus-bootstrap confidence interval of each effect size")
-    r.add_argument("--n-boot", type=_at_least(100), default=10_000, help="bootstrap resamples")
+    r.add_argument("--n-boot", type=memory_bounded(100, BYTES_PER_RESAMPLE, "bootstrap resamples"), default=10_000,
+                   help="bootstrap resamples (at most what this machine's memory holds)")
     r.add_argument("--no-ci", action="store_true", help="compute no confidence interval")
     from ..stats.robust import CI_METHODS
     r.add_argument("--ci-method", choices=CI_METHODS, default="percentile",
@@ -238,7 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
                     default="weat", help="a method over the tests' four matrices (its own options keep their "
                                          "defaults)")
     sw.add_argument("--seed", type=SEED, default=0)
-    sw.add_argument("--n-samples", type=_at_least(2), default=100_000)
+    from ..stats.weat import BYTES_PER_SAMPLE
+    sw.add_argument("--n-samples", type=memory_bounded(2, BYTES_PER_SAMPLE, "permutation samples"), default=100_000)
     sw.add_argument("--alpha", type=PROBABILITY, default=0.01)
     sw.add_argument("--parametric", action="store_true")
     sw.add_argument("--batch-size", type=_at_least(1), default=64)
@@ -277,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:          # argparse has printed the usage and the problem
         return e.code if isinstance(e.code, int) else 2
     try:
+        from .common import given_options, refuse_contradictions
+        refuse_contradictions(args, given_options(build_parser(), list(sys.argv[1:] if argv is None else argv)))
         return args.fn(args)
     except ValidationFailed as e:
         for prob in e.problems:

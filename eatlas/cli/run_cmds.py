@@ -132,6 +132,6 @@ def cmd_sweep(args) -> int:
               registry=getattr(args, "registry", None), wait_s=args.wait,
               progress=None if args.quiet else (lambda msg: err.print(msg, highlight=False, markup=False)))
     out.print(f"sweep {r['sweep_id']}: {len(r['done'])} model(s) run, {len(r['failed'])} failed, "
-              f"{len(r['skipped'])} skipped (already stored); results in {db}"
+              f"{len(r['skipped'])} skipped (already stored); results in {esc(db)}"
               + (" (failures: SELECT * FROM sweep_failures)" if r["failed"] else ""), highlight=False)
     return 1 if r["failed"] else 0

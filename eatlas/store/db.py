@@ -5,6 +5,7 @@ leaves the database as it was. A database another process is writing is reported
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import functools
 import json
@@ -286,7 +287,15 @@ NO_AUTO_EXTENSIONS = {"autoinstall_known_extensions": False, "autoload_known_ext
 
 def duck(database: str | Path = ":memory:", *, read_only: bool = False, **config) -> duckdb.DuckDBPyConnection:
     """``duckdb.connect`` with :data:`NO_AUTO_EXTENSIONS`: the one way EATlas opens a DuckDB connection."""
-    return duckdb.connect(str(database), read_only=read_only, config={**NO_AUTO_EXTENSIONS, **config})
+    con = duckdb.connect(str(database), read_only=read_only, config={**NO_AUTO_EXTENSIONS, **config})
+    if str(database) != ":memory:":
+        try:        # catalog and schema: a file named e.g. pg_catalog.duckdb would otherwise name a system schema
+            name = con.execute("SELECT current_database()").fetchall()[0][0]
+            con.execute('USE "' + name.replace('"', '""') + '".main')
+        except BaseException:
+            con.close()
+            raise
+    return con
 
 
 def connect(path: str | Path, *, read_only: bool = False, wait_s: float = 0.0,
@@ -599,7 +608,8 @@ def refresh_published(con: duckdb.DuckDBPyConnection, reg) -> int:
     con.execute(PUBLISHED_STATE)
     if digest is not None:
         last = con.execute("SELECT digest, n_rows FROM published_state").fetchall()
-        n_now = con.execute("SELECT count(*) FROM published_results").fetchone()[0]
+        # fetchall: a result read to its end (DuckDB 2 refuses register() while one is half read)
+        n_now = con.execute("SELECT count(*) FROM published_results").fetchall()[0][0]
         if last == [(digest, n_now)]:
             return n_now
     df = read_published(reg)
@@ -745,7 +755,7 @@ def _sandboxed(path: Path) -> duckdb.DuckDBPyConnection:
             "memory", "system", "temp", "main") else "results_db"
         quoted = str(path.resolve()).replace("'", "''")
         con.execute(f"ATTACH '{quoted}' AS \"{alias}\" (READ_ONLY)")
-        con.execute(f'USE "{alias}"')
+        con.execute(f'USE "{alias}".main')      # catalog and schema: a stem such as pg_catalog names no schema
         for stmt in SANDBOX:
             con.execute(stmt)
         return con
@@ -772,9 +782,66 @@ def published_only(reg=None) -> duckdb.DuckDBPyConnection:
         raise
 
 
-def query(db: str | Path, sql: str, *, write: bool = False, wait_s: float = 0.0, reg=None) -> pd.DataFrame:
-    """Run one SQL statement. Without a results file (no run yet) and without ``write``, the registry's
-    published results and the views are queried in memory (``reg``: the registry, default the bundled one)."""
+class SqlResult:
+    """The rows of one statement, fetched as they are read (``rows``: Python values, NULL as None and NaN as NaN;
+    ``frames``: DataFrames), a DuckDB error while fetching becoming the same one-line error as at the start."""
+
+    def __init__(self, cursor, db, write: bool):
+        self._cur, self._db, self._write = cursor, db, write
+        desc = cursor.description if cursor is not None else None
+        self.columns = [d[0] for d in desc] if desc else []
+        self.types = [str(d[1]) for d in desc] if desc else []
+
+    def rows(self, n: int = 10_000):
+        """Lists of at most ``n`` row tuples, until the result is read."""
+        while self._cur is not None:
+            try:
+                chunk = self._cur.fetchmany(n)
+            except duckdb.Error as e:
+                raise _sql_error(e, self._db, self._write) from None
+            if not chunk:
+                return
+            yield chunk
+
+    def frames(self, vectors: int = 16):
+        """DataFrames of about ``vectors`` x 2,048 rows (as ``fetchdf`` types them), until the result is read."""
+        while self._cur is not None:
+            try:
+                df = self._cur.fetch_df_chunk(vectors)
+            except duckdb.Error as e:
+                raise _sql_error(e, self._db, self._write) from None
+            if not len(df):
+                return
+            yield df
+
+    def frame(self) -> pd.DataFrame:
+        if self._cur is None:
+            return pd.DataFrame()       # a statement that returns no rows (a comment only, SET, ...)
+        try:
+            return self._cur.fetchdf()
+        except duckdb.Error as e:
+            raise _sql_error(e, self._db, self._write) from None
+
+
+def _sql_error(e: duckdb.Error, db, write: bool) -> EatlasError:
+    msg = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    low = msg.lower()
+    if "read-only" in low:
+        hint = "the database is opened read-only; pass --write to change it"
+    elif not write and ("disabled by configuration" in low or "configuration has been locked" in low
+                        or "external extensions is disabled" in low or "external access" in low):
+        hint = ("without --write, 'eatlas sql' reads only this database: no other files, ATTACH, COPY, "
+                "INSTALL/LOAD or settings; pass --write to allow them")
+    else:
+        hint = "tables: runs, results, published_results; view: reproduction"
+    return EatlasError(f"SQL error: {msg}", file=str(db), hint=hint)
+
+
+@contextlib.contextmanager
+def sql_result(db: str | Path, sql: str, *, write: bool = False, wait_s: float = 0.0, reg=None):
+    """Run one SQL statement and yield its :class:`SqlResult`, read while the connection is open. Without a
+    results file (no run yet) and without ``write``, the registry's published results and the views are queried
+    in memory (``reg``: the registry, default the bundled one)."""
     if not sql.strip() or not sql.strip().strip(";").strip():
         raise EatlasError("empty SQL query", field="query", hint="e.g. eatlas sql \"SELECT * FROM runs\"")
     if not Path(db).exists():
@@ -786,21 +853,15 @@ def query(db: str | Path, sql: str, *, write: bool = False, wait_s: float = 0.0,
         con = connect(db, read_only=not write, wait_s=wait_s, sandbox=not write)
     try:
         try:
-            rel = con.execute(sql)
-            if rel is None or rel.description is None:
-                return pd.DataFrame()       # a statement that returns no rows (a comment only, SET, ...)
-            return rel.fetchdf()
+            cur = con.execute(sql)
         except duckdb.Error as e:
-            msg = str(e).strip().splitlines()[0]
-            low = msg.lower()
-            if "read-only" in low:
-                hint = "the database is opened read-only; pass --write to change it"
-            elif not write and ("disabled by configuration" in low or "configuration has been locked" in low
-                                or "external extensions is disabled" in low):
-                hint = ("without --write, 'eatlas sql' reads only this database: no other files, ATTACH, COPY, "
-                        "INSTALL/LOAD or settings; pass --write to allow them")
-            else:
-                hint = "tables: runs, results, published_results; view: reproduction"
-            raise EatlasError(f"SQL error: {msg}", file=str(db), hint=hint) from None
+            raise _sql_error(e, db, write) from None
+        yield SqlResult(cur if cur is not None and cur.description is not None else None, db, write)
     finally:
         con.close()
+
+
+def query(db: str | Path, sql: str, *, write: bool = False, wait_s: float = 0.0, reg=None) -> pd.DataFrame:
+    """Run one SQL statement and return all its rows (see :func:`sql_result`)."""
+    with sql_result(db, sql, write=write, wait_s=wait_s, reg=reg) as res:
+        return res.frame()

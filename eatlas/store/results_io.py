@@ -404,7 +404,7 @@ def _stage_folder(mem, src: Path) -> tuple[list[str], str | None]:
             mem.execute(f"CREATE TABLE {target} ({', '.join(f'{_q(c)} {_type(t, name, m)}' for c, t in cols)})")
             relations.append(name)
             continue
-        paths = "[" + ", ".join(_lit(src / f) for f in files) + "]"
+        paths = "[" + ", ".join(_lit(src.resolve() / f) for f in files) + "]"
         hive = "{" + ", ".join(f"{_lit(p)}: VARCHAR" for p in parts) + "}"
         try:
             inner = {c[0] for c in mem.execute(f"DESCRIBE SELECT * FROM read_parquet({paths}, "
