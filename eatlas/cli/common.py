@@ -40,19 +40,22 @@ def given_options(parser, argv: list[str]) -> set[str]:
     return set(vars(ns))
 
 
-def refuse_contradictions(args, given: set[str]) -> None:
+def refuse_contradictions(args, given) -> None:
     """One clear error for options given together that contradict each other, or an option whose other option
-    makes it do nothing, before any work."""
+    makes it do nothing, before any work. ``given()``: the dests the command line names (see
+    :func:`given_options`; asked for only when an option of :data:`CONTRADICTS` is set)."""
     from ..errors import EatlasError
 
     def flag(dest):
         return "--" + dest.replace("_", "-")
     for dest, others in CONTRADICTS.items():
-        clash = [o for o in others if o in given]
-        if dest in given and getattr(args, dest, None) and clash:
-            raise EatlasError(f"{flag(dest)} and {flag(clash[0])} contradict each other", field=flag(clash[0]),
-                              hint="leave out one of them")
-    for dest, (other, value) in ONLY_WITH.items():
-        if dest in given and getattr(args, dest, None) is not None and getattr(args, other, value) != value:
+        if getattr(args, dest, None):
+            named = given()
+            clash = [o for o in others if o in named]
+            if dest in named and clash:
+                raise EatlasError(f"{flag(dest)} and {flag(clash[0])} contradict each other", field=flag(clash[0]),
+                                  hint="leave out one of them")
+    for dest, (other, value) in ONLY_WITH.items():     # these options have no value by default: set is given
+        if getattr(args, dest, None) is not None and getattr(args, other, value) != value:
             raise EatlasError(f"{flag(dest)} acts only with {flag(other)} {value}", field=flag(dest),
                               hint=f"add {flag(other)} {value}, or leave out {flag(dest)}")

@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         return e.code if isinstance(e.code, int) else 2
     try:
         from .common import given_options, refuse_contradictions
-        refuse_contradictions(args, given_options(build_parser(), list(sys.argv[1:] if argv is None else argv)))
+        refuse_contradictions(args, lambda: given_options(build_parser(), list(sys.argv[1:] if argv is None else argv)))
         return args.fn(args)
     except ValidationFailed as e:
         for prob in e.problems:

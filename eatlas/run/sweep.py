@@ -27,7 +27,7 @@ import pandas as pd
 from ..distributed.cluster import joined
 from ..errors import EatlasError
 from ..store.db import SWEEP_FAILURES as FAILURES
-from ..store.db import connect, init_schema, rollback, write_run
+from ..store.db import check_schema, connect, init_schema, rollback, write_run
 from .runner import DEFAULT_LEVELS, RunConfig, default_tests, evaluate
 
 ENGINES = ("local", "ray")
@@ -128,6 +128,7 @@ def sweep(models: list[str], cfg: RunConfig, *, db: str | Path, engine: str = "l
     models = list(dict.fromkeys(models))
     if not models:
         raise EatlasError("no models to sweep", field="--models", hint="name them with --models or --models-file")
+    check_schema(db)            # a store that drifted is refused, with its repair, before the first model
     reg = load_registry(registry)
     tests = list(dict.fromkeys(reg.get_test_spec(t).id for t in cfg.tests)) if cfg.tests else \
         default_tests(reg, cfg.language)

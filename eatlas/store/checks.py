@@ -53,13 +53,36 @@ _KINDS = {"DOUBLE": "float", "FLOAT": "float", "REAL": "float", "BIGINT": "int",
 
 
 def frame(columns: dict[str, list], types: dict[str, str]) -> pd.DataFrame:
-    """The columns (name -> values, None for NULL) that a schema checks, typed by their DuckDB types."""
+    """The columns (name -> values, None for NULL), typed by their DuckDB types."""
     return pd.DataFrame({c: _masked(v, _KINDS.get(types.get(c, "VARCHAR"), "str")) for c, v in columns.items()})
 
 
-def arrow_columns(table, names) -> dict[str, list]:
-    """Columns of a pyarrow table as Python lists (NULL as None, NaN as NaN)."""
-    return {c: table.column(c).to_pylist() for c in names if c in table.column_names}
+def arrow_frame(table, types: dict[str, str]) -> pd.DataFrame:
+    """A pyarrow table's columns, typed by their DuckDB types, NULL as NA and NaN kept (without Python objects
+    for numbers: an import may bring millions of rows)."""
+    import pyarrow.compute as pc
+
+    out = {}
+    for c in table.column_names:
+        col = table.column(c).combine_chunks() if hasattr(table.column(c), "combine_chunks") else table.column(c)
+        kind = _KINDS.get(types.get(c, "VARCHAR"), "str")
+        mask = col.is_null().to_numpy(zero_copy_only=False)
+        if kind == "float":
+            out[c] = pd.arrays.FloatingArray(pc.cast(col, "float64").fill_null(0.0).to_numpy(zero_copy_only=False)
+                                             .astype(np.float64), mask)
+        elif kind == "int":
+            out[c] = pd.arrays.IntegerArray(pc.cast(col, "int64").fill_null(0).to_numpy(zero_copy_only=False)
+                                            .astype(np.int64), mask)
+        elif kind == "bool":
+            out[c] = pd.arrays.BooleanArray(col.fill_null(False).to_numpy(zero_copy_only=False).astype(bool), mask)
+        else:
+            out[c] = pd.array(col.to_pylist(), dtype=object)
+    return pd.DataFrame(out)
+
+
+def checked_columns(table: str) -> list[str]:
+    """The columns the schema of ``table`` reads (none: the table has no schema beyond its types)."""
+    return [c for c in schemas()[table][1] if c != "_d"] if table in schemas() else []
 
 
 # --------------------------------------------------------------------------------------------- checks
@@ -172,28 +195,25 @@ def schemas() -> dict:
             for t, s in (("results", results), ("runs", runs), ("influence", influence))}
 
 
-def check_rows(table: str, columns: dict[str, list], types: dict[str, str], *, where: str | None = None,
-               d_methods: list | None = None) -> None:
-    """Raise one line naming the first row of ``table`` that breaks its schema (and how many do).
+def check_rows(table: str, df: pd.DataFrame, *, where: str | None = None, d_methods=None) -> None:
+    """Raise one line naming the first row of ``table`` that breaks its schema (and how many rows do).
 
-    ``columns``: name -> values (None for NULL); ``types``: their DuckDB types; ``d_methods``: for ``results``,
-    per row, whether its run's method gives a WEAT-comparable d. ``where``: the file the rows come from."""
+    ``df``: the rows (:func:`frame` or :func:`arrow_frame`: NULL as NA, NaN kept); ``d_methods``: for
+    ``results``, per row, whether its run's method gives a WEAT-comparable d. ``where``: the file they come from."""
     import pandera.errors
 
-    if table not in schemas() or not columns:
+    if table not in schemas() or not len(df):
         return
     schema, wanted = schemas()[table]
-    cols = {c: v for c, v in columns.items() if c in wanted}
-    df = frame(cols, types)
+    df = df[[c for c in df.columns if c in wanted]].reset_index(drop=True)
     if d_methods is not None:
-        df["_d"] = pd.array(d_methods, dtype="boolean")
+        df["_d"] = pd.array(list(d_methods), dtype="boolean")
     try:
         schema.validate(df, lazy=True)
     except pandera.errors.SchemaErrors as e:
         cases = e.failure_cases
         first = cases.iloc[0]
         n = cases["index"].nunique()
-        idx = first["index"]
         row_check = first["schema_context"] == "DataFrameSchema"
         column = None if row_check else first["column"]
         if column in df.columns:
@@ -201,18 +221,19 @@ def check_rows(table: str, columns: dict[str, list], types: dict[str, str], *, w
         else:
             what = f"a row {first['check']}"
         more = f" (and {n - 1} more row(s))" if n > 1 else ""
-        raise EatlasError(f"table {table}{_who(columns, idx)}, {what}{more}", file=where,
+        raise EatlasError(f"table {table}{_who(df, first['index'])}, {what}{more}", file=where,
                           hint="a value no EATlas run writes; nothing was written") from None
 
 
-def _who(columns: dict, idx) -> str:
-    if not isinstance(idx, (int, np.integer)):
+def _who(df: pd.DataFrame, idx) -> str:
+    if not isinstance(idx, (int, np.integer)) or not 0 <= idx < len(df):
         return ""
+    row = df.iloc[int(idx)]
     parts = []
     for c, label in (("run_id", "run"), ("test_id", "test"), ("level", "level"), ("role", "role"),
                      ("item", "item")):
-        if c in columns and idx < len(columns[c]) and columns[c][idx] is not None:
-            v = str(columns[c][idx])
+        if c in df.columns and not pd.isna(row[c]):
+            v = str(row[c])
             parts.append(f"{label} {v[:8] if c == 'run_id' else v!r}")
     return (" (" + ", ".join(parts) + ")") if parts else f" (row {int(idx) + 1})"
 

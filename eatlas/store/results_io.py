@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from urllib.parse import unquote
 
 import duckdb
 import pyarrow as pa
@@ -269,15 +270,15 @@ def import_results(db: str | Path, src: str | Path, *, wait_s: float = 0.0, reg=
     mem = duck()
     try:
         if src.is_dir():
-            relations, version = _stage_folder(mem, src)
+            relations, version, listed = _stage_folder(mem, src)
             where = src / MANIFEST
         elif src.is_file():
-            relations, version = _stage_duckdb(mem, src), None
+            relations, version, listed = _stage_duckdb(mem, src), None, None
             where = src
         else:
             raise EatlasError("no such file or folder", file=str(src),
                               hint="an 'eatlas results export' folder or an eatlas .duckdb results file")
-        _check_staged(mem, relations, str(where), version)
+        _check_staged(mem, relations, str(where), version, listed)
         return _merge(db, mem, relations, wait_s=wait_s, reg=reg, src=src)
     finally:
         mem.close()
@@ -358,24 +359,26 @@ def _inside(root: Path, path: Path) -> bool:
         return False
 
 
-def _listed_file(src: Path, rel: str, table: str, parts: list[str]) -> Path | None:
-    """The file a manifest entry names, if it is a regular file inside the export folder, in its table's
-    partition folders (``<table>/<p>=<value>/.../<name>.parquet``); else None."""
+def _listed_file(root: str, rel: str, table: str, parts: list[str]) -> tuple[str, list[str]] | None:
+    """The file a manifest entry names, if it is a regular file inside the export folder ``root`` (resolved) in
+    its table's partition folders (``<table>/<p>=<value>/.../<name>.parquet``): its path and its partition values
+    (as DuckDB writes them, percent-encoded); else None."""
     segs = rel.split("/")
     if rel.startswith("/") or "\\" in rel or any(s in ("", ".", "..") for s in segs) or len(segs) != len(parts) + 2 \
             or segs[0] != table or not segs[-1].endswith(".parquet") \
             or any(not seg.startswith(p + "=") for seg, p in zip(segs[1:-1], parts)):
         return None
-    f = src.joinpath(*segs)
+    path = os.path.join(root, *segs)
     try:
-        if not _inside(src, f) or not f.resolve().is_file():
+        real = os.path.realpath(path)
+        if not real.startswith(root + os.sep) or not os.path.isfile(real):
             return None
-    except OSError:
+    except (OSError, ValueError):
         return None
-    return f
+    return path, [unquote(seg[len(p) + 1:]) for seg, p in zip(segs[1:-1], parts)]
 
 
-def _stage_folder(mem, src: Path) -> tuple[list[str], str | None]:
+def _stage_folder(mem, src: Path) -> tuple[list[str], str | None, dict]:
     """Check an export folder completely and load its tables into ``mem`` (as ``_imp_<table>``)."""
     manifest = _read_manifest(src)
     m = src / MANIFEST
@@ -386,56 +389,69 @@ def _stage_folder(mem, src: Path) -> tuple[list[str], str | None]:
         _check_columns(name, [c for c, _ in entry["columns"] if not (entry["model_from_runs"] and c == "model")],
                        dict(entry["columns"]), declared[name], version, m, complete=not _older(version))
     # One message for a file that is missing, outside the folder or changed: which of them is not said.
+    root = os.path.realpath(src)
+    found: dict[str, dict[str, list[str]]] = {}
     for name, entry in manifest["tables"].items():
         for rel, digest in entry["files"].items():
-            f = _listed_file(src, rel, name, entry["partition_by"])
-            if f is None or sha256_of(f) != digest:
+            f = _listed_file(root, rel, name, entry["partition_by"])
+            if f is None or sha256_of(Path(f[0])) != digest:
                 _refuse(f"file {rel!r} of the manifest is missing, lies outside the export folder, or is not the "
                         "file the manifest lists (its checksum differs)", src,
                         hint="export it again; nothing was written")
-    _confine(mem, src)
+            found.setdefault(name, {})[f[0]] = f[1]
+    _confine(mem, root)
     relations = []
     for name, entry in manifest["tables"].items():
         target = _q(f"_imp_{name}")
-        files = sorted(entry["files"])
         parts = entry["partition_by"]
-        if not files:
+        listed = [c for c, _ in entry["columns"] if not (entry["model_from_runs"] and c == "model")]
+        if not entry["files"]:
             cols = [(c, t) for c, t in entry["columns"] if not (entry["model_from_runs"] and c == "model")]
             mem.execute(f"CREATE TABLE {target} ({', '.join(f'{_q(c)} {_type(t, name, m)}' for c, t in cols)})")
             relations.append(name)
             continue
-        paths = "[" + ", ".join(_lit(src.resolve() / f) for f in files) + "]"
-        hive = "{" + ", ".join(f"{_lit(p)}: VARCHAR" for p in parts) + "}"
-        try:
-            inner = {c[0] for c in mem.execute(f"DESCRIBE SELECT * FROM read_parquet({paths}, "
-                                               "hive_partitioning=false, union_by_name=true)").fetchall()}
-            for p in parts:
-                if p in inner:          # a file carries its partition column too: it must agree with its folder
-                    bad = mem.execute(
-                        f"SELECT f.filename, f.{_q(p)} FROM read_parquet({paths}, hive_partitioning=false, "
-                        f"union_by_name=true, filename=true) f JOIN (SELECT DISTINCT filename, {_q(p)} AS hive FROM "
-                        f"read_parquet({paths}, hive_partitioning=true, hive_types={hive}, union_by_name=true, "
-                        f"filename=true)) h USING (filename) WHERE f.{_q(p)} IS DISTINCT FROM h.hive LIMIT 1"
-                    ).fetchall()
-                    if bad:
-                        rel = os.path.relpath(bad[0][0], src)
-                        _refuse(f"column {p} holds {bad[0][1]!r} in file {rel!r}, whose partition folder says "
-                                "otherwise", src, field=p,
-                                hint="a file and its partition folder must agree; nothing was written")
-            mem.execute(f"CREATE TABLE {target} AS SELECT * FROM read_parquet({paths}, hive_partitioning=true, "
-                        f"hive_types={hive}, union_by_name=true)")
-        except duckdb.Error as e:
-            _refuse(f"unreadable parquet of table {name}: {str(e).strip().splitlines()[0]}", src)
+        _stage_files(mem, name, found[name], parts, src)
         if entry["model_from_runs"]:
             mem.execute(f"ALTER TABLE {target} DROP COLUMN model")
         got = [c[0] for c in mem.execute(f"DESCRIBE {target}").fetchall()]
-        listed = [c for c, _ in entry["columns"] if not (entry["model_from_runs"] and c == "model")]
         if set(got) != set(listed):
             diff = sorted(set(got) ^ set(listed))
             _refuse(f"the files of table {name} and the manifest list different columns ({', '.join(diff[:5])})",
                     m, field=f"tables.{name}.columns", hint="export it again; nothing was written")
         relations.append(name)
-    return relations, version
+    return relations, version, {name: entry["rows"] for name, entry in manifest["tables"].items()}
+
+
+def _stage_files(mem, name: str, files: dict[str, list[str]], parts: list[str], src: Path) -> None:
+    """Read a table's files once (each file's own columns and its name) and add the partition columns from the
+    folders; a file that holds a partition column itself must agree with its folder."""
+    raw, target = _q(f"_raw_{name}"), _q(f"_imp_{name}")
+    paths = "[" + ", ".join(_lit(f) for f in sorted(files)) + "]"
+    try:
+        mem.execute(f"CREATE TABLE {raw} AS SELECT * FROM read_parquet({paths}, hive_partitioning=false, "
+                    "union_by_name=true, filename=true)")
+    except duckdb.Error as e:
+        _refuse(f"unreadable parquet of table {name}: {str(e).strip().splitlines()[0]}", src)
+    hive = pa.table({"filename": list(files), **{p: [v[i] for v in files.values()] for i, p in enumerate(parts)}})
+    mem.register("_hive", hive)
+    try:
+        inner = {c[0] for c in mem.execute(f"DESCRIBE {raw}").fetchall()}
+        for p in parts:
+            if p in inner:          # a file carries its partition column too: it must agree with its folder
+                bad = mem.execute(f"SELECT r.filename, r.{_q(p)} FROM {raw} r JOIN _hive h USING (filename) "
+                                  f"WHERE r.{_q(p)} IS DISTINCT FROM h.{_q(p)} LIMIT 1").fetchall()
+                if bad:
+                    rel = os.path.relpath(bad[0][0], os.path.realpath(src))
+                    _refuse(f"column {p} holds {bad[0][1]!r} in file {rel!r}, whose partition folder says "
+                            "otherwise", src, field=p,
+                            hint="a file and its partition folder must agree; nothing was written")
+        drop = ", ".join(["filename", *(_q(p) for p in parts if p in inner)])
+        keep = ", ".join(f"h.{_q(p)}" for p in parts)
+        mem.execute(f"CREATE TABLE {target} AS SELECT r.* EXCLUDE ({drop}){', ' + keep if keep else ''} "
+                    f"FROM {raw} r JOIN _hive h USING (filename)")
+        mem.execute(f"DROP TABLE {raw}")
+    finally:
+        mem.unregister("_hive")
 
 
 def _type(typ: str, table: str, where) -> str:
@@ -445,10 +461,11 @@ def _type(typ: str, table: str, where) -> str:
     return typ
 
 
-def _confine(mem, src: Path) -> None:
-    """The staging connection reads the export folder and nothing else (DuckDB >= 1.2: allowed_directories)."""
+def _confine(mem, root: str) -> None:
+    """The staging connection reads the export folder (``root``, resolved) and nothing else (DuckDB >= 1.2:
+    allowed_directories)."""
     try:
-        mem.execute(f"SET allowed_directories = [{_lit(str(src.resolve()) + '/')}]")
+        mem.execute(f"SET allowed_directories = [{_lit(root + '/')}]")
         mem.execute("SET enable_external_access = false")
     except duckdb.Error:
         pass        # an older DuckDB: the paths were checked above, and only they are read
@@ -524,11 +541,11 @@ def _stage_duckdb(mem, src: Path) -> list[str]:
     return tables
 
 
-def _check_staged(mem, relations: list[str], where: str, version) -> None:
+def _check_staged(mem, relations: list[str], where: str, version, rows_listed: dict | None = None) -> None:
     """The staged rows, as a run's own would be checked (eatlas.store.checks), and as the store would take them:
     declared columns and types, NOT NULL filled, primary keys unique, JSON that parses, every row's run among
     the runs it brings."""
-    from .checks import arrow_columns, check_rows
+    from .checks import arrow_frame, check_rows, checked_columns
     from .db import gives_d
 
     declared = declared_tables()
@@ -563,15 +580,22 @@ def _check_staged(mem, relations: list[str], where: str, version) -> None:
             if orphan:
                 _refuse(f"table {name} holds rows of run {str(orphan[0][0])[:36]!r}, which its runs table does not "
                         "hold", where, hint="not a complete EATlas export; nothing was written")
-        if name in ("runs", "results", "influence"):
-            wanted = [c for c in cols if c in d.columns]
+        wanted = [c for c in checked_columns(name) if c in cols]
+        if wanted:
+            sel = ", ".join(f"t.{_q(c)}" for c in wanted)
             if name == "results":
-                sql = (f"SELECT r.* , ru.method AS _method FROM {t} r LEFT JOIN _imp_runs ru USING (run_id)")
+                sql = f"SELECT {sel}, ru.method AS _method FROM {t} t LEFT JOIN _imp_runs ru USING (run_id)"
             else:
-                sql = f"SELECT * FROM {t}"
+                sql = f"SELECT {sel} FROM {t} t"
             table = _arrow(mem, sql)
             d_methods = [gives_d(m) for m in table.column("_method").to_pylist()] if name == "results" else None
-            check_rows(name, arrow_columns(table, wanted), d.columns, where=where, d_methods=d_methods)
+            check_rows(name, arrow_frame(table.select(wanted), d.columns), where=where, d_methods=d_methods)
+        declared_rows = rows_listed.get(name) if rows_listed else None
+        if declared_rows is not None:
+            n = mem.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]
+            if n != declared_rows:
+                _refuse(f"the files of table {name} hold {n} row(s), the manifest says {declared_rows}", where,
+                        field=f"tables.{name}.rows", hint="export it again; nothing was written")
 
 
 def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> dict:
