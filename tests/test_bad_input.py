@@ -22,6 +22,9 @@ Faults, outputs and degenerate content are in tests/test_data_loss.py (issue 15)
 - CSV formula injection (2): sql --format csv, export --format csv;
 - eatlas add killed (2): after writing the file, in the middle of writing it.
 
+Trust boundaries (issue 24: results import, a store that drifted, sql output, options, the dataset card) are
+catalogued in tests/test_trust_import.py, in the same style.
+
 Catalogue, continued in tests/test_validation.py (68 cases; each refused by validate, and by run
 where it bears on the tests run):
 - stimulus characters and look-alikes: 21 (15 control/format/space characters by code point, mixed
