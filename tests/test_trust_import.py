@@ -227,7 +227,7 @@ VALUE_CASES = {
     "p-value 5.0": ("results", "SELECT * REPLACE (5.0::DOUBLE AS p_value) FROM read_parquet('{f}')", None,
                     "field 'p_value': 5.0 is outside [0, 1]"),
     "NaN effect size": ("results", "SELECT * REPLACE ('nan'::DOUBLE AS effect_size) FROM read_parquet('{f}')", None,
-                        "field 'effect_size': NaN is not a finite number"),
+                        "field 'effect_size': NaN (not a number) is not a value a run stores (it stores NULL)"),
     "negative count": ("results", "SELECT * REPLACE (-3::BIGINT AS n_x) FROM read_parquet('{f}')", None,
                        "field 'n_x': -3 is negative"),
     "CI beside d": ("results", "SELECT * REPLACE (effect_size + 5 AS ci_low, effect_size + 6 AS ci_high) "
@@ -244,6 +244,10 @@ VALUE_CASES = {
                                 "column model holds 'another-model'"),
     "influence role": ("influence", "SELECT * REPLACE ('z' AS role) FROM read_parquet('{f}')", None,
                        "field 'role': 'z' is not a known role"),
+    "a method's p-value 5.0": ("sceat_results", "SELECT * REPLACE (5.0::DOUBLE AS p_value) FROM read_parquet('{f}')",
+                               None, "table sceat_results (run "),
+    "NaN in a method's table": ("same_targets", "SELECT * REPLACE ('nan'::DOUBLE AS bias) FROM read_parquet('{f}')",
+                                None, "field 'bias': NaN (not a number) is not a value a run stores"),
 }
 
 
@@ -257,6 +261,8 @@ def test_import_checks_values_as_a_run_writes_them(world, tmp_path, capsys, case
     before = state(db)
     rc, _, err = imports(capsys, world, exp, db)
     one_line_error(rc, err, needle, "nothing was written")
+    if case == "a method's p-value 5.0":
+        assert "field 'p_value': 5.0 is outside [0, 1]" in err
     assert state(db) == before
 
 

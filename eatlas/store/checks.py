@@ -14,6 +14,7 @@ and NaN kept as NaN (a masked array), and a NaN fails "finite" where a NULL pass
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 import pandas as pd
@@ -80,11 +81,6 @@ def arrow_frame(table, types: dict[str, str]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def checked_columns(table: str) -> list[str]:
-    """The columns the schema of ``table`` reads (none: the table has no schema beyond its types)."""
-    return [c for c in schemas()[table][1] if c != "_d"] if table in schemas() else []
-
-
 # --------------------------------------------------------------------------------------------- checks
 def _finite(s: pd.Series) -> pd.Series:
     return pd.Series(np.isfinite(s.to_numpy(dtype=np.float64, na_value=0.0)), index=s.index)
@@ -141,9 +137,13 @@ def _significant_is_ok(df):
     return _flag(df, (df["holm_significant"] == True) & (df["status"] != "ok"))  # noqa: E712 (a masked array)
 
 
+# Columns of any run table that hold a probability, by name (p-values of every method, a significance level).
+PROBABILITY_COLUMN = re.compile(r"(^|_)(p_value|p_upper|p_lower|p_two_tailed|p_one_tailed|alpha)$")
+
+
 @functools.lru_cache(maxsize=1)
-def schemas() -> dict:
-    """table -> (pandera DataFrameSchema, the columns it reads)."""
+def _specific() -> dict:
+    """table -> (column -> (checks, nullable, unique), row checks): the rules of results, runs and influence."""
     import pandera.pandas as pa
 
     from ..levels import NAMES as LEVELS
@@ -151,7 +151,7 @@ def schemas() -> dict:
     from ..stats.weat import ALTERNATIVES
 
     def col(*checks, nullable=True, unique=False):
-        return pa.Column(checks=list(checks), nullable=nullable, unique=unique, required=False, coerce=False)
+        return (list(checks), nullable, unique)
 
     finite = pa.Check(_finite, error="is not a finite number")
     probability = pa.Check(lambda s: (s >= 0) & (s <= 1), error="is outside [0, 1]")
@@ -162,7 +162,7 @@ def schemas() -> dict:
     def one_of(values, what):
         return pa.Check(lambda s: s.isin(values), error=f"is not a known {what} ({', '.join(values)})")
 
-    results = pa.DataFrameSchema({
+    results = {
         "run_id": col(text, nullable=False), "test_id": col(text, nullable=False),
         "test_version": col(text, nullable=False), "level": col(one_of(LEVELS, "level"), nullable=False),
         "model": col(text, nullable=False), "status": col(one_of(STATUSES, "status"), nullable=False),
@@ -172,44 +172,87 @@ def schemas() -> dict:
         **{c: col(count) for c in ("n_x", "n_y", "n_a", "n_b", "n_dropped", "truncation_seed")},
         "n_partitions": col(positive), "n_boot": col(positive),
         "alternative": col(one_of(ALTERNATIVES, "alternative")), "ci_method": col(one_of(CI_METHODS, "CI method")),
-    }, checks=[
+    }
+    result_rows = [
         pa.Check(_ci_order, error="has a CI whose lower bound is above its upper bound"),
         pa.Check(_ci_around_d, error="has a CI that does not hold its effect size"),
         pa.Check(_not_run_has_reason, error="is not run and gives no reason"),
         pa.Check(_not_run_has_no_numbers, error="is not run but holds an effect size, p-value or CI"),
         pa.Check(_ok_has_d, error="is ok but lacks its effect size or p-value (its method gives both)"),
         pa.Check(_significant_is_ok, error="is Holm-significant but not ok"),
-    ], strict=False)
-    runs = pa.DataFrameSchema({
+    ]
+    runs = {
         "run_id": col(text, nullable=False, unique=True), "method": col(text, nullable=False),
         "model": col(text, nullable=False), "model_fingerprint": col(nullable=False),
         "seed": col(count, nullable=False), "n_samples": col(positive),
         "alpha": col(pa.Check(lambda s: (s > 0) & (s <= 1), error="is outside (0, 1]")),
         "model_dimension": col(positive),
-    }, strict=False)
-    influence = pa.DataFrameSchema({
+    }
+    influence = {
         "run_id": col(text, nullable=False), "role": col(one_of(ROLES, "role"), nullable=False),
         "item": col(nullable=False), "d_without": col(finite), "delta": col(finite),
-    }, strict=False)
-    return {t: (s, [*s.columns, *(["_d"] if t == "results" else [])])
-            for t, s in (("results", results), ("runs", runs), ("influence", influence))}
+    }
+    return {"results": (results, result_rows), "runs": (runs, []), "influence": (influence, [])}
 
 
-def check_rows(table: str, df: pd.DataFrame, *, where: str | None = None, d_methods=None) -> None:
+@functools.lru_cache(maxsize=64)
+def _schema(table: str, types: tuple) -> tuple:
+    import pandera.pandas as pa
+
+    not_nan = pa.Check(lambda s: pd.Series(~np.isnan(s.to_numpy(dtype=np.float64, na_value=0.0)), index=s.index),
+                       error="(not a number) is not a value a run stores (it stores NULL)")
+    probability = pa.Check(lambda s: (s >= 0) & (s <= 1), error="is outside [0, 1]")
+    count = pa.Check(lambda s: s >= 0, error="is negative")
+    columns, rows = _specific().get(table, ({}, []))
+    out = {}
+    for c, typ in types:
+        kind = _KINDS.get(typ)
+        checks = [not_nan] if kind == "float" else []
+        if kind == "float" and PROBABILITY_COLUMN.search(c) and c not in columns:
+            checks.append(probability)
+        if kind == "int" and c.startswith("n_") and c not in columns:
+            checks.append(count)
+        own, nullable, unique = columns.get(c, ([], True, False))
+        if checks or own or not nullable or unique:
+            out[c] = pa.Column(checks=checks + own, nullable=nullable, unique=unique, required=False, coerce=False)
+    wanted = [*out, *(["_d"] if table == "results" else [])]
+    return pa.DataFrameSchema(out, checks=rows, strict=False), wanted
+
+
+def schema(table: str, types: dict[str, str]):
+    """The pandera schema of a run table with these columns (name -> DuckDB type), and the columns it reads: the
+    rules of results, runs and influence (see the module's docstring), and for every table: no NaN (a run
+    stores NULL), a p-value or significance level (``p_value``, ``*_p_value``, ``p_upper``, ``alpha``, ...) in
+    [0, 1], a count (``n_*``) not negative."""
+    return _schema(table, tuple(types.items()))
+
+
+IDENTITY = ("run_id", "test_id", "level", "role", "item")     # what names a row in a message
+
+
+def checked_columns(table: str, types: dict[str, str]) -> list[str]:
+    """The columns the schema of ``table`` reads, and those that name a row (:data:`IDENTITY`)."""
+    wanted = [c for c in schema(table, types)[1] if c != "_d"]
+    return wanted + [c for c in IDENTITY if c in types and c not in wanted] if wanted else []
+
+
+def check_rows(table: str, df: pd.DataFrame, types: dict[str, str], *, where: str | None = None,
+               d_methods=None) -> None:
     """Raise one line naming the first row of ``table`` that breaks its schema (and how many rows do).
 
-    ``df``: the rows (:func:`frame` or :func:`arrow_frame`: NULL as NA, NaN kept); ``d_methods``: for
-    ``results``, per row, whether its run's method gives a WEAT-comparable d. ``where``: the file they come from."""
+    ``df``: the rows (:func:`frame` or :func:`arrow_frame`: NULL as NA, NaN kept); ``types``: the table's columns
+    (name -> DuckDB type); ``d_methods``: for ``results``, per row, whether its run's method gives a
+    WEAT-comparable d. ``where``: the file they come from."""
     import pandera.errors
 
-    if table not in schemas() or not len(df):
+    the_schema, wanted = schema(table, types)
+    if not len(df) or not wanted:
         return
-    schema, wanted = schemas()[table]
-    df = df[[c for c in df.columns if c in wanted]].reset_index(drop=True)
+    df = df[[c for c in df.columns if c in wanted or c in IDENTITY]].reset_index(drop=True)
     if d_methods is not None:
         df["_d"] = pd.array(list(d_methods), dtype="boolean")
     try:
-        schema.validate(df, lazy=True)
+        the_schema.validate(df, lazy=True)
     except pandera.errors.SchemaErrors as e:
         cases = e.failure_cases
         first = cases.iloc[0]

@@ -695,26 +695,28 @@ def gives_d(method: str | None) -> bool:
 
 
 def check_run_rows(run: dict, results: list[dict], extra_tables: dict | None = None) -> None:
-    """A run's rows pass the checks every imported row passes (eatlas.store.checks), before anything is written.
-    They are checked as they will be stored: a NaN is written as NULL (DuckDB reads a pandas NaN so)."""
+    """A run's rows pass the checks every imported row passes (eatlas.store.checks), before anything is written:
+    runs, results and every table of the method. They are checked as they will be stored: a NaN is written as
+    NULL (DuckDB reads a pandas NaN so)."""
     from .checks import check_rows, checked_columns, frame
 
     def stored(v):
-        return None if v is None or (isinstance(v, float) and v != v) else v
+        return None if v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and v != v) else v
 
     declared = declared_tables()
     types = declared["runs"].columns
-    check_rows("runs", frame({c: [stored(run.get(c))] for c in checked_columns("runs") if c in run}, types))
+    check_rows("runs", frame({c: [stored(run.get(c))] for c in checked_columns("runs", types) if c in run}, types),
+               types)
     if results:
         types = declared["results"].columns
-        cols = {c: [stored(r.get(c)) for r in results] for c in checked_columns("results") if c in results[0]}
-        check_rows("results", frame(cols, types), d_methods=[gives_d(run.get("method"))] * len(results))
-    influence = (extra_tables or {}).get("influence")
-    if influence is not None and len(influence):
-        types = declared["influence"].columns
-        cols = {c: [stored(v) for v in influence[c].tolist()] for c in checked_columns("influence")
-                if c in influence.columns}
-        check_rows("influence", frame(cols, types))
+        cols = {c: [stored(r.get(c)) for r in results] for c in checked_columns("results", types) if c in results[0]}
+        check_rows("results", frame(cols, types), types, d_methods=[gives_d(run.get("method"))] * len(results))
+    for name, table in (extra_tables or {}).items():
+        if name in declared and table is not None and len(table):
+            types = declared[name].columns
+            cols = {c: [stored(v) for v in table[c].tolist()] for c in checked_columns(name, types)
+                    if c in table.columns}
+            check_rows(name, frame(cols, types), types)
 
 
 def reproduction_counts(db: str | Path, run_id: str) -> dict:

@@ -580,7 +580,7 @@ def _check_staged(mem, relations: list[str], where: str, version, rows_listed: d
             if orphan:
                 _refuse(f"table {name} holds rows of run {str(orphan[0][0])[:36]!r}, which its runs table does not "
                         "hold", where, hint="not a complete EATlas export; nothing was written")
-        wanted = [c for c in checked_columns(name) if c in cols]
+        wanted = [c for c in checked_columns(name, cols) if c in cols]
         if wanted:
             sel = ", ".join(f"t.{_q(c)}" for c in wanted)
             if name == "results":
@@ -589,7 +589,7 @@ def _check_staged(mem, relations: list[str], where: str, version, rows_listed: d
                 sql = f"SELECT {sel} FROM {t} t"
             table = _arrow(mem, sql)
             d_methods = [gives_d(m) for m in table.column("_method").to_pylist()] if name == "results" else None
-            check_rows(name, arrow_frame(table.select(wanted), d.columns), where=where, d_methods=d_methods)
+            check_rows(name, arrow_frame(table.select(wanted), cols), cols, where=where, d_methods=d_methods)
         declared_rows = rows_listed.get(name) if rows_listed else None
         if declared_rows is not None:
             n = mem.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]
