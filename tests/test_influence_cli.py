@@ -33,7 +33,7 @@ def vectors(tmp_path):
 def _run(mini, db, vec, *extra):
     boot = [] if "--no-ci" in extra else ["--n-boot", "500"]       # --no-ci refuses --n-boot beside it
     return main(["--registry", str(mini.root), "--db", str(db), "run", "--model", str(vec), "--levels", "word",
-                 "--quiet", *boot, *extra])
+                 "--quiet", "--ci-method", "percentile", *boot, *extra])
 
 
 def test_run_stores_ci_alternative_and_influence(mini, vectors, tmp_path, capsys):

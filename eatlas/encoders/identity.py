@@ -11,9 +11,17 @@ differs.
 A run records where its family came from (``family_source``): ``loader`` (a registered model id),
 ``fingerprint`` (a folder whose weights are those of a registered model), ``user`` (``--family``), or
 ``unknown`` (family ``unknown``: a folder or vector file nobody named).
+
+A run also records what a paper could say about the model: for a Hugging Face hub model the id as the user
+gave it (``model_hub_id``), the requested revision (``model_revision``, NULL: the default branch), the commit
+it resolved to (``model_commit``) and each weight file's sha256 (``model_weights_sha256``, JSON), and for any
+transformers model the facts of its config.json (``model_config``, JSON: model_type, architectures,
+num_hidden_layers, hidden_size, vocab_size, the config's own aliases such as n_layer / n_embd, and the
+tokenizer's do_lower_case; ``eatlas.encoders.hf.config_facts``).
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -28,7 +36,9 @@ PUBLISHED_MODEL_COLUMNS = ["paper", "model", "model_family", "name", "size", "co
 
 # Run columns (table runs) that describe the model; filled by run_columns().
 RUN_COLUMNS = {"family_source": "VARCHAR", "model_entry": "VARCHAR", "model_name": "VARCHAR",
-               "model_size": "VARCHAR", "model_corpus": "VARCHAR", "model_dimension": "INTEGER"}
+               "model_size": "VARCHAR", "model_corpus": "VARCHAR", "model_dimension": "INTEGER",
+               "model_hub_id": "VARCHAR", "model_revision": "VARCHAR", "model_commit": "VARCHAR",
+               "model_weights_sha256": "JSON", "model_config": "JSON"}
 
 
 def entry_identity(entry: dict) -> dict:
@@ -42,10 +52,18 @@ def entry_identity(entry: dict) -> dict:
 def run_columns(encoder) -> dict:
     """The runs-table columns of a model's identity, from what the encoder was loaded as."""
     ident = getattr(encoder, "identity", None) or {}
+
+    def as_json(v):
+        return json.dumps(v, sort_keys=True) if v else None
     return {"family_source": getattr(encoder, "family_source", None) or "unknown",
             "model_entry": getattr(encoder, "entry", None),
             "model_name": ident.get("name"), "model_size": ident.get("size"), "model_corpus": ident.get("corpus"),
-            "model_dimension": getattr(encoder, "dimension", None)}
+            "model_dimension": getattr(encoder, "dimension", None),
+            "model_hub_id": getattr(encoder, "model_hub_id", None),
+            "model_revision": getattr(encoder, "model_revision", None),
+            "model_commit": getattr(encoder, "model_commit", None),
+            "model_weights_sha256": as_json(getattr(encoder, "model_weights_sha256", None)),
+            "model_config": as_json(getattr(encoder, "model_config", None))}
 
 
 def recognise_folder(path: Path, fingerprint: str, entries: dict) -> str | None:

@@ -33,6 +33,7 @@ from .db import (
     init_schema,
     published_only,
     query,
+    refresh_conventions,
     refresh_published,
     repair_hint,
     reproduction_counts,
@@ -50,9 +51,9 @@ __all__ = [
     "PUBLISHED_STATE", "RUN_TABLES_WITHOUT_RUN_ID", "ResultRow", "RunRow", "SANDBOX", "STORAGE_VERSION",
     "SWEEP_FAILURES", "SqlResult", "VIEWS", "check_run_rows", "check_schema", "check_writable", "connect",
     "declared_tables", "declared_views", "default_db", "duck", "export_results", "gives_d", "import_results",
-    "init_schema", "published_only", "query", "read_published", "refresh_published", "repair_hint",
-    "reproduction_counts", "rollback", "schema_ddl", "schema_problems", "sql_result", "stringify", "tables",
-    "write_run",
+    "init_schema", "published_only", "query", "read_published", "refresh_conventions", "refresh_published",
+    "repair_hint", "reproduction_counts", "rollback", "schema_ddl", "schema_problems", "sql_result", "stringify",
+    "tables", "write_run",
 ]
 
 

@@ -3,10 +3,12 @@ column types (``results``, ``runs``, ``influence``), used twice: on a run's own 
 them, and on every row ``eatlas results import`` brings in (an export folder or another results file).
 
 ``results``: p in [0, 1]; effect sizes, CI bounds and leave-one-out bounds finite (NULL allowed: a test not run,
-a method without a WEAT d); counts >= 0; a CI level in (0, 1) with its lower bound at most the effect size and
-the upper at least it; a status of ``ok`` or ``not_run`` (with a reason, and no numbers); an ``ok`` result of a
+a method without a WEAT d); counts >= 0; a CI level in (0, 1) with its lower bound at most the effect size it
+is an interval of and the upper at least it (the bootstrap's: the effect size; the inversion interval's:
+``d_corrected``); a status of ``ok`` or ``not_run`` (with a reason, and no numbers); an ``ok`` result of a
 method with a WEAT-comparable d (eatlas.methods: ``effect_size = True``) with its d and p; known levels,
-alternatives and CI methods.
+alternatives and CI methods. Every run table: no NaN, p-values and significance levels (by name) in [0, 1],
+``n_*`` counts >= 0 (:func:`schema`).
 
 pandas reads a SQL NULL and a NaN alike, so every column is built here from the rows with NULL as pandas' NA
 and NaN kept as NaN (a masked array), and a NaN fails "finite" where a NULL passes.
@@ -24,6 +26,7 @@ from ..errors import EatlasError
 ROLES = ("x", "y", "a", "b")
 STATUSES = ("ok", "not_run")
 CI_TOLERANCE = 1e-9         # the CI bounds are compared with d to this (relative) precision
+INVERSION = "inversion"     # eatlas.stats.interval.INVERSION: the interval of d_corrected
 
 
 # --------------------------------------------------------------------------------------------- frames
@@ -102,10 +105,16 @@ def _ci_order(df):
 
 
 def _ci_around_d(df):
+    """The interval holds the effect size it is an interval of: the stimulus bootstrap's (percentile, BCa) the
+    effect size; the inversion interval, disattenuated (eatlas.stats.interval), ``d_corrected``."""
     if not _has(df, "ci_low", "ci_high", "effect_size"):
         return pd.Series(True, index=df.index)
-    tol = df["effect_size"].abs().clip(lower=1.0) * CI_TOLERANCE
-    return _flag(df, (df["ci_low"] > df["effect_size"] + tol) | (df["ci_high"] < df["effect_size"] - tol))
+    point = df["effect_size"]
+    if _has(df, "ci_method", "d_corrected"):
+        inversion = (df["ci_method"] == INVERSION).fillna(False).astype(bool)
+        point = point.where(~inversion, df["d_corrected"])
+    tol = point.abs().clip(lower=1.0) * CI_TOLERANCE
+    return _flag(df, (df["ci_low"] > point + tol) | (df["ci_high"] < point - tol))
 
 
 def _not_run_has_reason(df):
@@ -147,7 +156,7 @@ def _specific() -> dict:
     import pandera.pandas as pa
 
     from ..levels import NAMES as LEVELS
-    from ..stats.robust import CI_METHODS
+    from ..stats.interval import CI_METHODS
     from ..stats.weat import ALTERNATIVES
 
     def col(*checks, nullable=True, unique=False):
@@ -166,7 +175,8 @@ def _specific() -> dict:
         "run_id": col(text, nullable=False), "test_id": col(text, nullable=False),
         "test_version": col(text, nullable=False), "level": col(one_of(LEVELS, "level"), nullable=False),
         "model": col(text, nullable=False), "status": col(one_of(STATUSES, "status"), nullable=False),
-        "effect_size": col(finite), "p_value": col(probability),
+        "effect_size": col(finite), "p_value": col(probability), "d_corrected": col(finite),
+        "reliability": col(finite),
         "ci_low": col(finite), "ci_high": col(finite), "d_loo_min": col(finite), "d_loo_max": col(finite),
         "ci_level": col(pa.Check(lambda s: (s > 0) & (s < 1), error="is outside (0, 1)")),
         **{c: col(count) for c in ("n_x", "n_y", "n_a", "n_b", "n_dropped", "truncation_seed")},

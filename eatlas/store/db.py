@@ -20,7 +20,9 @@ import duckdb
 import pandas as pd
 
 from ..errors import EatlasError
-from ..registry.published import PUBLISHED_COLUMNS, read_published
+from ..registry.published import CONVENTION_COLUMNS as _CONVENTION_COLUMNS
+from ..registry.published import PUBLISHED_COLUMNS, read_conventions, read_published
+from ..stats.conventions import CONVENTIONS as _CONVENTIONS
 
 
 @dataclass
@@ -78,11 +80,20 @@ class ResultRow:
     ci_high: float | None
     ci_level: float | None
     n_boot: int | None
-    ci_method: str | None           # percentile | BCa
+    ci_method: str | None           # inversion | percentile | BCa
     d_loo_min: float | None
     d_loo_max: float | None
     sign_stable: bool | None
     also_as: list[str] | None       # the run's other tests with identical stimuli at this level, computed once as this
+    d_corrected: float | None       # d with the attribute sample's noise removed (eatlas.stats.interval); never
+                                    # paired with a paper's d
+    reliability: float | None       # 1 - that noise / var(s(w))
+    notes: list[str] | None         # p/CI disagreement, a set smaller than the calibration study checked, low
+                                    # reliability (eatlas.run.runner.result_notes)
+    convention: str | None          # eatlas.stats.conventions: d's denominator and the p's rule (NULL: before them,
+                                    # caliskan); NULL for a method without a WEAT-comparable effect size
+    overlap: dict | None            # "x/y" / "a/b" -> items the authors' lists put in both sets (the test's overlap:)
+    language_warning: str | None    # the test's language is not among those the model declares (eatlas.run.runner)
 
 
 def _table_ddl(name: str, cols: list[tuple[str, str, bool]], key: tuple[str, ...] | None, refs: bool) -> str:
@@ -136,23 +147,32 @@ _SAME_MODEL = """(p.p_name IS NOT NULL AND lower(p.p_name) = lower(ru.model_name
             AND (p.p_size IS NULL OR lower(p.p_size) = lower(coalesce(ru.model_size, '')))
             AND (p.p_corpus IS NULL OR lower(p.p_corpus) = lower(coalesce(ru.model_corpus, '')))
             AND (p.p_dimension IS NULL OR p.p_dimension = ru.model_dimension))"""
+# d's denominator of a result (eatlas.stats.conventions): a run stored before conventions (NULL) is caliskan's.
+_DENOMINATOR = "CASE " + " ".join(f"WHEN convention = '{c.name}' THEN '{c.denominator}'" for c in _CONVENTIONS.values()
+                                   ) + " ELSE 'sample' END"
 VIEWS = f"""
 CREATE OR REPLACE VIEW reproduction_loose AS
 WITH p AS (
     SELECT pr.test_id, pr.level, regexp_replace(pr.model_family, '^cbow-', '') AS model_family, pr.paper,
            pr.table_id, pr.model AS published_model, pr.row_label, pr.column_label,
            TRY_CAST(pr.value AS DOUBLE) AS published_effect_size, pr.significance AS published_significance,
-           pm.name AS p_name, pm.size AS p_size, pm.corpus AS p_corpus, pm.dimension AS p_dimension
+           pm.name AS p_name, pm.size AS p_size, pm.corpus AS p_corpus, pm.dimension AS p_dimension,
+           pc.convention AS published_convention, coalesce(pc.d_denominator, 'sample') AS p_denominator,
+           TRY_CAST(pv.value AS DOUBLE) AS published_p_value
     FROM published_results pr LEFT JOIN published_models pm ON pm.paper = pr.paper AND pm.model = pr.model
+    LEFT JOIN published_conventions pc ON pc.paper = pr.paper
+    LEFT JOIN published_results pv ON pv.statistic = 'p_value' AND NOT pv.missing AND pv.paper = pr.paper
+          AND pv.table_id = pr.table_id AND pv.model = pr.model AND pv.row_label = pr.row_label
+          AND pv.column_label = pr.column_label
     WHERE pr.statistic = 'effect_size' AND NOT pr.missing
       AND pr.column_label NOT LIKE 'Level 2%'   -- ML-EAT Level 2 effect sizes are single-target, not the WEAT
 ), r AS (          -- a result's own test id, and the ids it also stands for (results.also_as: the run's tests
                     -- with identical stimuli, computed once): a number printed under any of them pairs with it
-    SELECT *, test_id AS published_test_id FROM results
+    SELECT *, test_id AS published_test_id, {_DENOMINATOR} AS our_denominator FROM results
     WHERE status = 'ok' AND effect_size IS NOT NULL         -- a method without a WEAT d (SAME, SC-EAT): none
       AND (test_id, level) IN (SELECT test_id, level FROM p)
 ), ra AS (
-    SELECT *, unnest(also_as) AS published_test_id FROM results
+    SELECT *, unnest(also_as) AS published_test_id, {_DENOMINATOR} AS our_denominator FROM results
     WHERE also_as IS NOT NULL AND status = 'ok' AND effect_size IS NOT NULL
 ), j AS (           -- two joins, not one over a union of r and ra: the plain one keeps the plan (and the speed)
                     -- of a store without also_as
@@ -160,14 +180,14 @@ WITH p AS (
            ru.model_dimension, p.* EXCLUDE (test_id, level, model_family), {_SAME_MODEL} AS same_model,
            p.model_family = ru.model_family AS same_family
     FROM r JOIN runs ru USING (run_id)
-    JOIN p ON p.test_id = r.test_id AND p.level = r.level
+    JOIN p ON p.test_id = r.test_id AND p.level = r.level AND p.p_denominator = r.our_denominator
           AND (p.model_family = ru.model_family OR lower(p.p_name) = lower(ru.model_name))
     UNION ALL
     SELECT r.*, ru.model_family, ru.family_source, ru.model_name, ru.model_size, ru.model_corpus,
            ru.model_dimension, p.* EXCLUDE (test_id, level, model_family), {_SAME_MODEL} AS same_model,
            p.model_family = ru.model_family AS same_family
     FROM ra r JOIN runs ru USING (run_id)
-    JOIN p ON p.test_id = r.published_test_id AND p.level = r.level
+    JOIN p ON p.test_id = r.published_test_id AND p.level = r.level AND p.p_denominator = r.our_denominator
           AND (p.model_family = ru.model_family OR lower(p.p_name) = lower(ru.model_name))
 )
 SELECT run_id, test_id, test_version, level, model, model_family, family_source,
@@ -175,6 +195,7 @@ SELECT run_id, test_id, test_version, level, model, model_family, family_source,
        paper, table_id, published_test_id, published_model, row_label, column_label, published_effect_size,
        published_significance,
        effect_size - published_effect_size AS difference,
+       coalesce(convention, 'caliskan') AS convention, published_convention, published_p_value,
        CASE WHEN same_model THEN 'same_model' ELSE 'same_family' END AS match,
        concat_ws('; ',
          CASE WHEN p_name IS NULL THEN 'the paper does not name the model exactly'
@@ -431,6 +452,7 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
         paper VARCHAR, table_id VARCHAR, row_label VARCHAR, column_label VARCHAR, statistic VARCHAR,
         value VARCHAR, significance VARCHAR, missing BOOLEAN, test_id VARCHAR, level VARCHAR, model VARCHAR,
         model_family VARCHAR, note VARCHAR, source_file VARCHAR)""")
+    con.execute(_PUBLISHED_CONVENTIONS)
     from ..encoders import identity
     from ..registry import provenance
     identity.init(con)
@@ -626,6 +648,21 @@ def refresh_published(con: duckdb.DuckDBPyConnection, reg) -> int:
     return len(df)
 
 
+# Which convention each paper's published numbers follow (registry/<paper>/published/conventions.yaml).
+_PUBLISHED_CONVENTIONS = f"""CREATE TABLE IF NOT EXISTS published_conventions (
+    {', '.join(f'{c} VARCHAR' for c in _CONVENTION_COLUMNS)})"""
+
+
+def refresh_conventions(con: duckdb.DuckDBPyConnection, reg) -> int:
+    """Replace published_conventions with the registry's conventions files (inside the caller's transaction)."""
+    rows = read_conventions(reg)
+    con.execute("DELETE FROM published_conventions")
+    if rows:
+        con.executemany(f"INSERT INTO published_conventions VALUES ({', '.join('?' * len(_CONVENTION_COLUMNS))})",
+                        [[r[c] for c in _CONVENTION_COLUMNS] for r in rows])
+    return len(rows)
+
+
 def rollback(con: duckdb.DuckDBPyConnection) -> None:
     """Undo the open transaction after a failure; a connection with none open (or already broken) is left
     as it is, so the original error is the one raised."""
@@ -648,6 +685,7 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
         from ..encoders import identity
         from ..registry import provenance
         identity.refresh(con, reg)
+        refresh_conventions(con, reg)
         run = dict(run)
         for k in ("package_versions", "registry", "settings"):
             run[k] = json.dumps(run.get(k) or {}, sort_keys=True)
@@ -777,6 +815,7 @@ def published_only(reg=None) -> duckdb.DuckDBPyConnection:
     try:
         init_schema(con)
         refresh_published(con, reg)
+        refresh_conventions(con, reg)
         for stmt in SANDBOX:
             con.execute(stmt)
         return con

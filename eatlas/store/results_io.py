@@ -215,6 +215,55 @@ def _replace(out: Path, tmp: Path, old: set[Path]) -> None:
         os.replace(child, out / child.name)
 
 
+# ------------------------------------------------------------------------------------------ unsaved work
+# A run (or a sweep's failures) that was computed but could not be written into the database (in use, disk
+# full, a schema that drifted) is kept here, beside the database, as an export folder of its own.
+UNSAVED = "eatlas-unsaved"
+
+
+def unsaved_folder(db: str | Path, name: str) -> Path:
+    return Path(db).parent / UNSAVED / name
+
+
+def save_unsaved(db: str | Path, name: str, reg, *, run: dict | None = None, results: list[dict] | None = None,
+                 tables: dict | None = None, failures: list[dict] | None = None) -> Path:
+    """Keep work the database could not take: ``run`` (with its ``results`` and method ``tables``) and/or
+    sweep ``failures`` (rows of sweep_failures), written exactly as ``eatlas results export`` writes them (into
+    a fresh results file first, then exported from it by :func:`export_results`) into
+    ``eatlas-unsaved/<name>/`` beside ``db``, which ``eatlas results import`` merges later. Returns the folder;
+    nothing is written into ``db``."""
+    import pandas as pd
+
+    from .db import write_run
+
+    out = unsaved_folder(db, name)
+    if out.exists():
+        raise EatlasError("an unsaved export of that name exists already", file=str(out),
+                          hint="import it ('eatlas results import'), or move it away")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    scratch = new_temp_dir(out.parent, f".{name}.")
+    try:
+        tmp_db = scratch / "unsaved.duckdb"
+        if run is not None:
+            write_run(tmp_db, run, results or [], reg, extra_tables=tables)
+        con = connect(tmp_db)
+        try:
+            con.execute("BEGIN TRANSACTION")
+            init_schema(con)
+            con.execute(FAILURES_DDL)
+            if failures:
+                con.register("_fail", pd.DataFrame(failures))
+                con.execute("INSERT INTO sweep_failures BY NAME SELECT * FROM _fail")
+                con.unregister("_fail")
+            con.execute("COMMIT")
+        finally:
+            con.close()
+        export_results(tmp_db, out)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return out
+
+
 # ------------------------------------------------------------------------------------------ import
 # What an import reads is data another lab sends: checked completely before anything is written (see the module's
 # docstring). Limits keep a hostile export from exhausting memory before the checks speak.
@@ -601,7 +650,7 @@ def _check_staged(mem, relations: list[str], where: str, version, rows_listed: d
 def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> dict:
     """Write the staged tables' new runs into the store, in one transaction."""
     from ..registry.base import load_registry
-    from .db import refresh_published
+    from .db import refresh_conventions, refresh_published
 
     con = connect(db, wait_s=wait_s)
     added, skipped = {}, 0
@@ -611,6 +660,8 @@ def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> d
         init_schema(con)
         if not con.execute("SELECT count(*) FROM published_results").fetchall()[0][0]:
             refresh_published(con, reg or load_registry())
+        if not con.execute("SELECT count(*) FROM published_conventions").fetchall()[0][0]:
+            refresh_conventions(con, reg or load_registry())
         ids = mem.execute("SELECT DISTINCT run_id FROM _imp_runs").fetchdf()
         con.register("_ids", ids)
         have = {r[0] for r in con.execute("SELECT run_id FROM runs WHERE run_id IN (SELECT run_id FROM _ids)"
