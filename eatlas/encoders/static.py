@@ -115,15 +115,12 @@ class StaticBackend(Backend):
     @staticmethod
     def refuse_options(model: str, opts: dict) -> None:
         """Options a static model has no use for are refused, not recorded and ignored: a word or sentence is
-        the (mean of its words') vector, whatever --pooling, --layer or --subword say, and no code runs."""
+        the (mean of its words') vector, whatever --pooling, --layer or --subword say."""
         for name, flag in (("pooling", "--pooling"), ("layer", "--layer"), ("subword", "--subword")):
             if opts.get(name) is not None:
                 raise EatlasError(f"{flag} applies to transformers models; {model} is a static vector model, which "
                                   f"has no {name} (a sentence is the mean of its words' vectors)", field=flag,
                                   hint=f"leave out {flag}")
-        if opts.get("trust_remote_code"):
-            raise EatlasError(f"{model} is a static vector model, which runs no code", field="--trust-remote-code",
-                              hint="leave out --trust-remote-code")
 
     def from_entry(self, entry: dict, base: Path, fingerprint: str, **opts) -> Encoder:
         self.refuse_options(entry["id"], opts)
