@@ -69,7 +69,8 @@ def cmd_run(args) -> int:
                     batch_size=args.batch_size, trust_remote_code=_trusted(args),
                     use_cache=not args.no_cache, method=args.method, language=args.language,
                     family=args.family, ci=None if args.no_ci else args.ci, n_boot=args.n_boot,
-                    alternative=args.alternative, ci_method=args.ci_method, options=options)
+                    alternative=args.alternative, ci_method=args.ci_method, encoding=args.encoding,
+                    options=options)
     if args.no_ci and "ci" not in method.stats:
         users = ", ".join(m.name for m in methods.all_methods().values() if "ci" in m.stats)
         raise EatlasError(f"--no-ci applies to {users} runs, not {method.name}", field="--no-ci",

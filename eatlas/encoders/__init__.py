@@ -62,12 +62,13 @@ def default_model_id() -> str:
 
 def load_encoder(model: str | None = None, *, pooling: str | None = None, layer: str | int | None = None,
                  subword: str | None = None, batch_size: int = 64, trust_remote_code: bool = False,
-                 family: str | None = None) -> Encoder:
+                 family: str | None = None, encoding: str = "standard") -> Encoder:
     """A registered model id (loaders/), a local transformers folder, or a static-vector file.
 
     The encoder records what model it is (``eatlas.encoders.identity``): a registered id, or a folder whose
     weights are those of a registered model, takes that entry's family and identity; anything else is
-    family ``unknown`` unless ``family`` (--family) names one."""
+    family ``unknown`` unless ``family`` (--family) names one. ``encoding``: ``standard``, or a paper's own
+    encoding (eatlas.encoders.authors; --encoding)."""
     enc = _load_encoder(model, pooling=pooling, layer=layer, subword=subword, batch_size=batch_size,
                         trust_remote_code=trust_remote_code)
     from .identity import entry_identity, recognise_folder
@@ -89,6 +90,9 @@ def load_encoder(model: str | None = None, *, pooling: str | None = None, layer:
         source = "user" if family else "unknown"
     enc.family_source = source
     enc.info["family_source"] = source
+    if encoding != "standard":
+        from .authors import apply
+        apply(enc, encoding, pooling_given=pooling is not None)
     return enc
 
 

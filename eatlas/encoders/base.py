@@ -67,6 +67,7 @@ class Encoder:
     family_source: str | None = None    # loader | fingerprint | user | unknown (eatlas.encoders.identity)
     entry: str | None = None            # the registered model id it is (by id or by its weights)
     identity: dict = field(default_factory=dict)   # name, size, corpus of that entry
+    encoding: str = "standard"          # standard, or a paper's own encoding (eatlas.encoders.authors; --encoding)
 
     @property
     def dimension(self) -> int | None:

@@ -190,6 +190,8 @@ class TransformersEncoder(Encoder):
                "layer": self.layer, "max_length": self.max_length, "device": self.device,
                "torch": _version("torch"), "transformers": _version("transformers"),
                "tokenizers": _version("tokenizers")}
+        if self.encoding != "standard":      # a paper's own encoding (eatlas.encoders.authors): its own vectors
+            key["encoding"] = self.encoding
         if mode == "plain":
             return {**key, "pooling": self.pooling, "normalize": self.normalize}
         return {**key, "subword": self.subword}
@@ -250,7 +252,14 @@ class TransformersEncoder(Encoder):
 
     def encode_items(self, texts: list[str], spans: list[tuple[int, int] | None]) -> EncodeResult:
         """One forward pass per distinct text, batched by token length (little padding), pooled vectors
-        and span vectors read off the same pass."""
+        and span vectors read off the same pass; a paper's own encoding (--encoding, eatlas.encoders.authors)
+        where one was chosen."""
+        if self.encoding != "standard":
+            from .authors import encode
+            return encode(self, texts, spans)
+        return self._encode_standard(texts, spans)
+
+    def _encode_standard(self, texts: list[str], spans: list[tuple[int, int] | None]) -> EncodeResult:
         torch = _torch()
         uniq = list(dict.fromkeys(texts))
         where = {t: i for i, t in enumerate(uniq)}

@@ -67,6 +67,7 @@ class RunConfig:
     n_boot: int = 10_000            # bootstrap resamples
     alternative: str = "greater"    # permutation-test alternative: greater | less | two-sided
     ci_method: str = "percentile"   # bootstrap interval: percentile (WEATHub's) or BCa (scipy.stats.bootstrap)
+    encoding: str = "standard"      # standard, or a paper's own encoding (eatlas.encoders.authors: sent-bias, ...)
     options: dict = field(default_factory=dict)     # the method's own options (its Option dests)
 
 
@@ -238,6 +239,9 @@ def check_config(cfg: RunConfig, method) -> tuple[str, ...]:
             if lv not in method.levels:
                 raise EatlasError(f"method {method.name} cannot run level {lv}", field="--levels",
                                   hint=f"{method.name} runs at {', '.join(method.levels)}")
+    from ..encoders.authors import check_options
+    check_options(cfg.encoding, levels, pooling=cfg.pooling, subword=cfg.subword, layer=cfg.layer,
+                  method_inputs=method.inputs)
     method.check(cfg)
     return levels
 
@@ -363,7 +367,7 @@ def _load(cfg: RunConfig, progress) -> Encoder:
         progress(Phase("loading", None, item=cfg.model))
     return _encoders.load_encoder(cfg.model, pooling=cfg.pooling, layer=cfg.layer, subword=cfg.subword,
                                   batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code,
-                                  family=cfg.family)
+                                  family=cfg.family, encoding=cfg.encoding)
 
 
 def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Encoder | None = None,
