@@ -338,6 +338,8 @@ def _stored(mini, db, folder, encoding):
 
 
 def test_a_tiny_model_under_a_papers_id_pairs_only_with_its_configuration_and_encoding(mini, cased_bert, tmp_path):
+    """Three runs of tiny models (about 15 s on the 2-core machine, most of it importing transformers): the
+    paper's id, configuration and encoding; the standard encoding; a configuration with another layer count."""
     facts = {k: v for k, v in folder_config(cased_bert).items() if k in ("model_type", "num_hidden_layers",
                                                                           "hidden_size", "do_lower_case")}
     assert facts == {"model_type": "bert", "num_hidden_layers": 2, "hidden_size": 32, "do_lower_case": False}
@@ -357,6 +359,15 @@ def test_a_tiny_model_under_a_papers_id_pairs_only_with_its_configuration_and_en
     loose = dict(con.execute("SELECT run_id, differs FROM reproduction_loose WHERE match = 'same_family'"
                              ).fetchall())
     assert loose == {standard: "encoding standard vs sent-bias", deeper: "num_hidden_layers 3 vs 2"}
+    con.close()
+    # what a run prints after it: the pair, or why it pairs only loosely
+    from eatlas.cli.run_summary import pairing_line
+    from eatlas.store import reproduction_counts
+    assert pairing_line(reproduction_counts(db, theirs), "tiny").startswith(
+        "reproduction: 1 of this run's 1 result(s) pair with a number a paper printed for this model")
+    line = pairing_line(reproduction_counts(db, standard), "tiny")
+    assert line.startswith("reproduction: none of this run's 1 result(s) pairs with a number a paper printed for "
+                           "tiny; 1 pair loosely") and "e.g. differing in: encoding standard vs sent-bias" in line
 
 
 # ------------------------------------------------------------------------------ the encoders, by hand
@@ -424,4 +435,36 @@ def test_an_encoding_the_run_cannot_use_is_one_line_and_writes_nothing(tmp_path,
     db = tmp_path / "r.duckdb"
     rc = main(["--db", str(db), "run", "--tests", "weat1", "--n-samples", "200", "--quiet", *extra])
     _one_line(rc, capsys.readouterr().err, *needles)
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("entry, field, needle", [
+    ({"hub_ids": "bert-large-cased"}, "models[0].hub_ids", "hub_ids must be a list of hub ids"),
+    ({"hub_ids": []}, "models[0].no_hub_id", "hub_ids is empty: say why in no_hub_id"),
+    ({"hub_ids": ["bert-large-cased"], "config": {"layers": 24}}, "models[0].config.layers",
+     "unknown configuration fact 'layers'"),
+    ({"hub_ids": ["bert-large-cased"], "encoding": "sentbias"}, "models[0].encoding", "unknown encoding 'sentbias'"),
+])
+def test_a_broken_models_file_is_named_by_validate_and_refused_before_a_run(mini, tmp_path, capsys, entry, field,
+                                                                           needle):
+    pub = mini.root / "registry" / "testpaper" / "published" / "models.yaml"
+    pub.parent.mkdir(parents=True)
+    pub.write_text(json.dumps({"paper": "testpaper", "models": [{"model": "TinyBERT", "stated_in": "Table 1",
+                                                                 **entry}]}), encoding="utf-8")
+    assert main(["--registry", str(mini.root), "validate"]) == 1
+    err = capsys.readouterr().err
+    assert "registry/testpaper/published/models.yaml" in err and field in err and needle in err
+    db = tmp_path / "r.duckdb"
+    rc = main(["--registry", str(mini.root), "--db", str(db), "run", "--tests", "t1", "--levels", "word", "--quiet"])
+    _one_line(rc, capsys.readouterr().err, "models.yaml", field, needle)
+    assert not db.exists()
+
+
+def test_the_papers_models_can_be_queried_before_any_run(tmp_path, capsys):
+    """Which hub id a paper's model is, before the first run wrote a results file."""
+    db = tmp_path / "none.duckdb"
+    assert main(["--db", str(db), "sql", "SELECT model, hub_ids, encoding FROM published_models WHERE paper = "
+                 "'may2019' AND model = 'BERT'", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"model": "BERT", "hub_ids": ["bert-large-cased"],
+                                                    "encoding": "sent-bias"}]
     assert not db.exists()

@@ -65,6 +65,10 @@ def check_options(encoding: str, levels, *, pooling=None, subword=None, layer=No
             if value is not None:
                 raise EatlasError(f"{flag} does not apply to the sent-bias encoding, which takes the first "
                                   "wordpiece's vector of the last layer", field=flag, hint=f"leave {flag} out")
+    if encoding == "tan2019" and method_inputs == "corpus":
+        raise EatlasError("the tan2019 encoding reads Tan & Celis's template sentences (it drops each text's last "
+                          "character, their period), not a corpus's contexts", field="--encoding",
+                          hint="run CEAT with --encoding standard")
     if encoding == "tan2019" and subword is not None:
         raise EatlasError("--subword does not apply to the tan2019 encoding, which takes the position its authors' "
                           "code takes", field="--subword", hint="leave --subword out")

@@ -260,6 +260,15 @@ def read_published_models(reg) -> pd.DataFrame:
     return df.astype({"dimension": "Int64"})
 
 
+def published_model_problems(reg) -> list[EatlasError]:
+    """The problem of the registry's models.yaml files, for ``eatlas validate`` (empty: none)."""
+    try:
+        read_published_models(reg)
+    except EatlasError as e:
+        return [e]
+    return []
+
+
 # ------------------------------------------------------------------------------------------------- the rule
 @dataclass(frozen=True)
 class Match:
@@ -473,7 +482,13 @@ def match_runs(con) -> int:
                 m = match(run, pub, level)
                 rows.append((run["run_id"], level, pub["paper"], pub["model"], pub["model_family"], m.match,
                              m.differs))
-    if rows:
-        con.executemany("INSERT INTO model_matches VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-    con.executemany("INSERT INTO model_match_state VALUES (?, ?)", [(r["run_id"], digest) for r in runs])
+    # one insert of a frame each (executemany inserts row by row: minutes for thousands of runs)
+    cols = ["run_id", "level", "paper", "published_model", "published_family", "match", "differs"]
+    for table, frame in (("model_matches", pd.DataFrame(rows, columns=cols, dtype=object)),
+                         ("model_match_state", pd.DataFrame({"run_id": [r["run_id"] for r in runs],
+                                                             "digest": digest}, dtype=object))):
+        if len(frame):
+            con.register("_mm", frame)
+            con.execute(f"INSERT INTO {table} SELECT {', '.join(frame.columns)} FROM _mm")
+            con.unregister("_mm")
     return len(runs)

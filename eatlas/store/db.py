@@ -499,6 +499,11 @@ def reproduction_counts(db: str | Path, run_id: str) -> dict:
         out["loose_only"] = con.execute(
             "SELECT count(*) FROM (SELECT DISTINCT test_id, level FROM reproduction_loose WHERE run_id = ? EXCEPT "
             "SELECT DISTINCT test_id, level FROM reproduction WHERE run_id = ?)", [run_id, run_id]).fetchone()[0]
+        # what keeps the loose pairs from being the paper's model, most often (e.g. 'encoding standard vs sent-bias')
+        top = con.execute("SELECT differs FROM reproduction_loose WHERE run_id = ? AND match <> 'same_model' "
+                          "AND differs <> '' GROUP BY differs ORDER BY count(*) DESC, differs LIMIT 1",
+                          [run_id]).fetchone()
+        out["loose_differs"] = top[0] if top else None
         out["mleat"], out["mleat_agree"] = con.execute(
             "SELECT count(*), count(*) FILTER (agrees) FROM mleat_reproduction WHERE run_id = ?", [run_id]).fetchone()
         return out
