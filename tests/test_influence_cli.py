@@ -32,7 +32,7 @@ def vectors(tmp_path):
 
 def _run(mini, db, vec, *extra):
     return main(["--registry", str(mini.root), "--db", str(db), "run", "--model", str(vec), "--levels", "word",
-                 "--quiet", "--n-boot", "500", *extra])
+                 "--quiet", "--ci-method", "percentile", "--n-boot", "500", *extra])
 
 
 def test_run_stores_ci_alternative_and_influence(mini, vectors, tmp_path, capsys):

@@ -104,13 +104,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="permutation-test alternative (greater as Caliskan et al. and May et al.; "
                         "two-sided: twice the smaller one-sided p, capped at 1)")
     r.add_argument("--ci", type=_between(0.0, 1.0, open_low=True, open_high=True), default=0.95,
-                   help="level of the stimulus-bootstrap confidence interval of each effect size")
-    r.add_argument("--n-boot", type=_at_least(100), default=10_000, help="bootstrap resamples")
+                   help="level of the confidence interval of each effect size")
+    r.add_argument("--n-boot", type=_at_least(100), default=10_000,
+                   help="bootstrap resamples (--ci-method percentile or BCa)")
     r.add_argument("--no-ci", action="store_true", help="compute no confidence interval")
-    from ..stats.robust import CI_METHODS
-    r.add_argument("--ci-method", choices=CI_METHODS, default="percentile",
-                   help="bootstrap interval: percentile (as WEATHub) or BCa (bias-corrected and accelerated, "
-                        "scipy.stats.bootstrap; one more leave-one-out pass per result)")
+    from ..stats.interval import CI_METHODS
+    r.add_argument("--ci-method", choices=CI_METHODS, default=CI_METHODS[0],
+                   help="inversion (default: the permutation test inverted, widened for the attribute sample and "
+                        "corrected for attenuation; the interval the calibration study supports, docs/methods.md), "
+                        "or the stimulus bootstrap's percentile (as WEATHub) or BCa (bias-corrected and "
+                        "accelerated, scipy.stats.bootstrap)")
     r.add_argument("--pooling", help="mean, mean_nospecial, cls, last, max (default: the model's)")
     r.add_argument("--layer", help="-1 (top), a hidden-state index, or 'sum' (default: the model's loader entry's, "
                    "else -1)")

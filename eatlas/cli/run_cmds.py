@@ -99,6 +99,10 @@ def cmd_run(args) -> int:
     if not args.quiet:
         from .run_summary import results_table
         out.print(method.summary(outcome) or results_table(outcome, cfg, method, out))
+        if method.effect_size and any(r["status"] == "ok" for r in outcome.results):
+            from ..legend import meanings
+            for line in meanings(cfg.ci_method if cfg.ci is not None else None):
+                out.print(f"[dim]{esc(line)}[/dim]", soft_wrap=True)
         if outcome.left_out:
             out.print(f"[dim]{len(outcome.left_out)} test(s) of the catalog left out, which {esc(method.name)} does "
                       "not run, e.g. " + esc(outcome.left_out[0][1]) + "[/dim]")
@@ -114,7 +118,8 @@ def cmd_run(args) -> int:
     if method.inputs == "matrices" and method.effect_size and not args.quiet:
         from ..store import reproduction_counts
         from .run_summary import pairing_line
-        out.print(esc(pairing_line(reproduction_counts(db, outcome.run["run_id"]), outcome.run["model"])),
+        out.print(esc(pairing_line(reproduction_counts(db, outcome.run["run_id"]), outcome.run["model"],
+                                   {r.get("convention") for r in outcome.results})),
                   highlight=False, soft_wrap=True)
     return 0
 

@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..levels import NAMES as ALL_LEVELS
+from ..stats.conventions import DEFAULT as DEFAULT_CONVENTION
 
 # The statistics options shared by the methods built on the permutation test and the stimulus bootstrap.
 STATS_OPTIONS = ("n_samples", "parametric", "alternative", "ci", "n_boot", "ci_method")
@@ -218,6 +219,11 @@ class Method:
         references). ``ctx`` (eatlas.outputs.report.ReportContext): ``rows(table, keys)`` (the selected rows of a
         table), ``rows_of_runs``, ``figure``/``svg`` (matplotlib to inline SVG), ``render`` (Jinja)."""
         return []
+
+    def convention(self, cfg) -> str | None:
+        """The convention (eatlas.stats.conventions) of the effect size and p-value this run stores in ``results``
+        (None for a method without a WEAT-comparable effect size). Default: Caliskan et al.'s."""
+        return DEFAULT_CONVENTION if self.effect_size else None
 
     def option(self, cfg, dest: str):
         return cfg.options.get(dest, next(o.default for o in self.options if o.dest == dest))

@@ -2,6 +2,8 @@
 what an EAT does and does not measure, and how the registry changed from version to version."""
 from __future__ import annotations
 
+from ..legend import meanings
+
 # The one reference given here is copied from a source paper's reference list (Wolfe, Hiniker and Howe
 # 2024, references); other caveats are stated without a citation rather than cited from memory.
 ETHAYARAJH_2019 = ("Ethayarajh, K.; Duvenaud, D.; and Hirst, G. 2019. Understanding undesirable word embedding "
@@ -30,6 +32,9 @@ def limitations() -> list[str]:
         "the terms and name lists of their time and country (mostly US English). Names stand in for groups "
         "only approximately; the lists are instruments for measuring bias, not descriptions of people, and "
         "should not be used to build or train systems that sort people.",
+        "- **What each number answers.** " + " ".join(meanings("inversion")) + " A result whose p-value and "
+        "interval disagree, or whose sets are smaller than the calibration study checked, carries a note "
+        "(`notes`).",
         "- **Published numbers.** `published_results` holds numbers as the papers print them; a different "
         "model, release, corpus or dimension gives different numbers, so compare a run only with the same "
         "model (`eatlas` view `reproduction`; `reproduction_loose` says what differs otherwise).", "",

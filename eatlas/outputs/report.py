@@ -294,7 +294,10 @@ def forest_plots(results: pd.DataFrame, published: pd.DataFrame, reg: Registry |
     step = min(0.8 / k, 0.25)
     offset = {s: (i - (k - 1) / 2) * step for i, s in enumerate(series)}
     levels = sorted({float(v) for v in ok["ci_level"].dropna()})
-    ci_name = f"{levels[0]:.0%} bootstrap CI" if len(levels) == 1 else "bootstrap CI"
+    methods_col = _column(ok, "ci_method")
+    ci_methods = sorted({str(v) for v in methods_col.dropna()}) if methods_col is not None else []
+    ci_name = (f"{levels[0]:.0%} CI" if len(levels) == 1 else "CI") + (f" ({', '.join(ci_methods)})" if ci_methods
+                                                                       else "")
     n_no_ci = int((ok["ci_low"].isna() | ok["ci_high"].isna()).sum())
 
     handles = [Line2D([], [], ls="none", marker=style[s][1], color=style[s][0], label=_plain(_tail(s, 52)))
@@ -363,8 +366,11 @@ def forest_plots(results: pd.DataFrame, published: pd.DataFrame, reg: Registry |
                   ncol=2 if max(len(h.get_label()) for h in handles) <= 44 else 1,
                   frameon=False, borderaxespad=0.2)
         figures.append({"svg": _svg(fig), "fig": fig, "rows": part})
+    from ..legend import meanings
+    shown = "inversion" if "inversion" in ci_methods else (ci_methods[0] if ci_methods else None)
     return {"figures": figures, "rows": rows, "series": series, "n_results": len(ok), "n_no_ci": n_no_ci,
-            "ci_name": ci_name, "n_published": len(pub), "papers": sorted({str(p) for p in pub["paper"]}),
+            "ci_name": ci_name, "meanings": meanings(shown), "n_published": len(pub),
+            "papers": sorted({str(p) for p in pub["paper"]}),
             "n_not_run": int((results["status"] != "ok").sum())}
 
 
@@ -401,9 +407,16 @@ def influence_table(con, tables: set[str], results: pd.DataFrame, reg: Registry 
         groups.append({"test_id": r["test_id"], "level": r["level"], "series": r["series"], "run": r["run_id"][:8],
                        "d": d, "ci_low": _number(r.get("ci_low")), "ci_high": _number(r.get("ci_high")),
                        "d_loo_min": _number(r.get("d_loo_min")), "d_loo_max": _number(r.get("d_loo_max")),
-                       "sign_stable": stable, "rows": rows})
+                       "sign_stable": stable, "rows": rows, "notes": _notes(r.get("notes"))})
     return {"available": True, "groups": groups, "top": top,
             "n_unstable": sum(g["sign_stable"] is False for g in groups)}
+
+
+def _notes(v) -> list[str]:
+    """A result's stored notes (``results.notes``; absent in a database written before them)."""
+    if v is None or isinstance(v, float):
+        return []
+    return [str(n) for n in list(v)]
 
 
 def _number(v) -> float | None:

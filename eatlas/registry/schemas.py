@@ -412,7 +412,7 @@ def check_variants(reg: Registry, only: set | None = None) -> list[EatlasError]:
 def check_published(reg: Registry) -> list[EatlasError]:
     """Every published-results CSV in the catalog reads, with the columns the store needs, and
     follows schemas/published.yaml (eatlas.registry.published)."""
-    from .published import check_table, read_published
+    from .published import check_conventions, check_table, read_published
 
     out = []
     for e in reg.catalog.get("published") or []:
@@ -421,7 +421,7 @@ def check_published(reg: Registry) -> list[EatlasError]:
             out += check_table(reg, e)
         except EatlasError as err:
             out.append(err)
-    return out
+    return out + check_conventions(reg)
 
 
 def check_hashes(reg: Registry, only: dict | None = None) -> list[EatlasError]:

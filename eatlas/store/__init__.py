@@ -21,6 +21,7 @@ from .db import (
     init_schema,
     published_only,
     query,
+    refresh_conventions,
     refresh_published,
     reproduction_counts,
     rollback,
@@ -33,7 +34,8 @@ from .db import (
 __all__ = [
     "DUCKDB_MAGIC", "MAX_CSV_BYTES", "PUBLISHED_COLUMNS", "SANDBOX", "STORAGE_VERSION", "SWEEP_FAILURES", "VIEWS",
     "ResultRow", "RunRow", "check_writable", "connect", "default_db", "export_results", "import_results",
-    "init_schema", "published_only", "query", "read_published", "refresh_published", "reproduction_counts",
+    "init_schema", "published_only", "query", "read_published", "refresh_conventions", "refresh_published",
+    "reproduction_counts",
     "rollback", "schema_ddl", "stringify", "tables", "write_run",
 ]
 

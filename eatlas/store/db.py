@@ -18,7 +18,9 @@ import duckdb
 import pandas as pd
 
 from ..errors import EatlasError
-from ..registry.published import PUBLISHED_COLUMNS, read_published
+from ..registry.published import CONVENTION_COLUMNS as _CONVENTION_COLUMNS
+from ..registry.published import PUBLISHED_COLUMNS, read_conventions, read_published
+from ..stats.conventions import CONVENTIONS as _CONVENTIONS
 
 
 @dataclass
@@ -76,11 +78,18 @@ class ResultRow:
     ci_high: float | None
     ci_level: float | None
     n_boot: int | None
-    ci_method: str | None           # percentile | BCa
+    ci_method: str | None           # inversion | percentile | BCa
     d_loo_min: float | None
     d_loo_max: float | None
     sign_stable: bool | None
     also_as: list[str] | None       # the run's other tests with identical stimuli at this level, computed once as this
+    d_corrected: float | None       # d with the attribute sample's noise removed (eatlas.stats.interval); never
+                                    # paired with a paper's d
+    reliability: float | None       # 1 - that noise / var(s(w))
+    notes: list[str] | None         # p/CI disagreement, a set smaller than the calibration study checked, low
+                                    # reliability (eatlas.run.runner.result_notes)
+    convention: str | None          # eatlas.stats.conventions: d's denominator and the p's rule (NULL: before them,
+                                    # caliskan); NULL for a method without a WEAT-comparable effect size
 
 
 def _table_ddl(name: str, cols: list[tuple[str, str, bool]], key: tuple[str, ...] | None, refs: bool) -> str:
@@ -124,39 +133,49 @@ def schema_ddl() -> list[tuple[str, str, list]]:
 # configuration facts the paper states, or a registered identity with the name, size, corpus and dimension it
 # states; the authors' encoding, pooling and layer), `reproduction_loose` adds every looser pair (the same
 # family, or the same hub id with another configuration or encoding), with `differs` saying what differs (e.g.
-# `corpus ... vs Common Crawl (840B tokens); dimension 50 vs 300`, `encoding standard vs sent-bias`). A result
-# also stands for the run's tests with identical stimuli (results.also_as, computed once): a number printed
-# under any of their names pairs with it, `published_test_id` saying which. Results are first cut down to the
-# (test, level) pairs some paper printed (semi-join): with a million results this halves the time of the plain
-# join (benchmarks/bench_duckdb.py).
-VIEWS = """
+# `corpus ... vs Common Crawl (840B tokens); dimension 50 vs 300`, `encoding standard vs sent-bias`). Both
+# pair only effect sizes of the same d denominator (eatlas.stats.conventions). A result also stands for the
+# run's tests with identical stimuli (results.also_as, computed once): a number printed under any of their
+# names pairs with it, `published_test_id` saying which. Results are first cut down to the (test, level) pairs
+# some paper printed (semi-join): with a million results this halves the time of the plain join
+# (benchmarks/bench_duckdb.py).
+# d's denominator of a result (eatlas.stats.conventions): a run stored before conventions (NULL) is caliskan's.
+_DENOMINATOR = "CASE " + " ".join(f"WHEN convention = '{c.name}' THEN '{c.denominator}'" for c in _CONVENTIONS.values()
+                                   ) + " ELSE 'sample' END"
+VIEWS = f"""
 CREATE OR REPLACE VIEW reproduction_loose AS
 WITH p AS (
     SELECT pr.test_id, pr.level, pr.model_family AS published_family, pr.paper, pr.table_id,
            pr.model AS published_model, pr.row_label, pr.column_label,
-           TRY_CAST(pr.value AS DOUBLE) AS published_effect_size, pr.significance AS published_significance
+           TRY_CAST(pr.value AS DOUBLE) AS published_effect_size, pr.significance AS published_significance,
+           pc.convention AS published_convention, coalesce(pc.d_denominator, 'sample') AS p_denominator,
+           TRY_CAST(pv.value AS DOUBLE) AS published_p_value
     FROM published_results pr
+    LEFT JOIN published_conventions pc ON pc.paper = pr.paper
+    LEFT JOIN published_results pv ON pv.statistic = 'p_value' AND NOT pv.missing AND pv.paper = pr.paper
+          AND pv.table_id = pr.table_id AND pv.model = pr.model AND pv.row_label = pr.row_label
+          AND pv.column_label = pr.column_label
     WHERE pr.statistic = 'effect_size' AND NOT pr.missing
       AND pr.column_label NOT LIKE 'Level 2%'   -- ML-EAT Level 2 effect sizes are single-target, not the WEAT
 ), r AS (          -- a result's own test id, and the ids it also stands for (results.also_as: the run's tests
                     -- with identical stimuli, computed once): a number printed under any of them pairs with it
-    SELECT *, test_id AS published_test_id FROM results
+    SELECT *, test_id AS published_test_id, {_DENOMINATOR} AS our_denominator FROM results
     WHERE status = 'ok' AND effect_size IS NOT NULL         -- a method without a WEAT d (SAME, SC-EAT): none
       AND (test_id, level) IN (SELECT test_id, level FROM p)
 ), ra AS (
-    SELECT *, unnest(also_as) AS published_test_id FROM results
+    SELECT *, unnest(also_as) AS published_test_id, {_DENOMINATOR} AS our_denominator FROM results
     WHERE also_as IS NOT NULL AND status = 'ok' AND effect_size IS NOT NULL
 ), j AS (           -- two joins, not one over a union of r and ra: the plain one keeps the plan (and the speed)
                     -- of a store without also_as
     SELECT r.*, ru.model_family, ru.family_source, p.* EXCLUDE (test_id, level), mm.match, mm.differs
     FROM r JOIN runs ru USING (run_id)
-    JOIN p ON p.test_id = r.test_id AND p.level = r.level
+    JOIN p ON p.test_id = r.test_id AND p.level = r.level AND p.p_denominator = r.our_denominator
     JOIN model_matches mm ON mm.run_id = r.run_id AND mm.level = r.level AND mm.paper = p.paper
           AND mm.published_model = p.published_model AND mm.published_family IS NOT DISTINCT FROM p.published_family
     UNION ALL
     SELECT r.*, ru.model_family, ru.family_source, p.* EXCLUDE (test_id, level), mm.match, mm.differs
     FROM ra r JOIN runs ru USING (run_id)
-    JOIN p ON p.test_id = r.published_test_id AND p.level = r.level
+    JOIN p ON p.test_id = r.published_test_id AND p.level = r.level AND p.p_denominator = r.our_denominator
     JOIN model_matches mm ON mm.run_id = r.run_id AND mm.level = r.level AND mm.paper = p.paper
           AND mm.published_model = p.published_model AND mm.published_family IS NOT DISTINCT FROM p.published_family
 )
@@ -165,6 +184,7 @@ SELECT run_id, test_id, test_version, level, model, model_family, family_source,
        paper, table_id, published_test_id, published_model, row_label, column_label, published_effect_size,
        published_significance,
        effect_size - published_effect_size AS difference,
+       coalesce(convention, 'caliskan') AS convention, published_convention, published_p_value,
        match, coalesce(differs, '') AS differs
 FROM j;
 
@@ -369,6 +389,7 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
         paper VARCHAR, table_id VARCHAR, row_label VARCHAR, column_label VARCHAR, statistic VARCHAR,
         value VARCHAR, significance VARCHAR, missing BOOLEAN, test_id VARCHAR, level VARCHAR, model VARCHAR,
         model_family VARCHAR, note VARCHAR, source_file VARCHAR)""")
+    con.execute(_PUBLISHED_CONVENTIONS)
     from ..encoders import identity
     from ..registry import provenance
     identity.init(con)
@@ -426,6 +447,21 @@ def refresh_published(con: duckdb.DuckDBPyConnection, reg) -> int:
     return len(df)
 
 
+# Which convention each paper's published numbers follow (registry/<paper>/published/conventions.yaml).
+_PUBLISHED_CONVENTIONS = f"""CREATE TABLE IF NOT EXISTS published_conventions (
+    {', '.join(f'{c} VARCHAR' for c in _CONVENTION_COLUMNS)})"""
+
+
+def refresh_conventions(con: duckdb.DuckDBPyConnection, reg) -> int:
+    """Replace published_conventions with the registry's conventions files (inside the caller's transaction)."""
+    rows = read_conventions(reg)
+    con.execute("DELETE FROM published_conventions")
+    if rows:
+        con.executemany(f"INSERT INTO published_conventions VALUES ({', '.join('?' * len(_CONVENTION_COLUMNS))})",
+                        [[r[c] for c in _CONVENTION_COLUMNS] for r in rows])
+    return len(rows)
+
+
 def rollback(con: duckdb.DuckDBPyConnection) -> None:
     """Undo the open transaction after a failure; a connection with none open (or already broken) is left
     as it is, so the original error is the one raised."""
@@ -445,6 +481,7 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
         refresh_published(con, reg)
         from ..encoders import identity
         from ..registry import provenance
+        refresh_conventions(con, reg)
         run = dict(run)
         for k in ("package_versions", "registry", "settings"):
             run[k] = json.dumps(run.get(k) or {}, sort_keys=True)
@@ -548,6 +585,7 @@ def published_only(reg=None) -> duckdb.DuckDBPyConnection:
     try:
         init_schema(con)
         refresh_published(con, reg)
+        refresh_conventions(con, reg)
         from ..encoders import identity
         identity.refresh(con, reg)      # the papers' models (published_models), queryable before any run
         for stmt in SANDBOX:

@@ -301,7 +301,7 @@ def _stage_duckdb(mem, src: Path) -> list[str]:
 def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> dict:
     """Write the staged tables' new runs into the store, in one transaction."""
     from ..registry.base import load_registry
-    from .db import refresh_published
+    from .db import refresh_conventions, refresh_published
 
     con = connect(db, wait_s=wait_s)
     added, skipped = {}, 0
@@ -310,6 +310,8 @@ def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> d
         init_schema(con)
         if not con.execute("SELECT count(*) FROM published_results").fetchall()[0][0]:
             refresh_published(con, reg or load_registry())
+        if not con.execute("SELECT count(*) FROM published_conventions").fetchall()[0][0]:
+            refresh_conventions(con, reg or load_registry())
         ids = mem.execute("SELECT DISTINCT run_id FROM _imp_runs").fetchdf()
         con.register("_ids", ids)
         have = {r[0] for r in con.execute("SELECT run_id FROM runs WHERE run_id IN (SELECT run_id FROM _ids)"
