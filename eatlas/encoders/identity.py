@@ -405,7 +405,7 @@ def match(run: dict, pub: dict, level: str) -> Match | None:
 
 # ---------------------------------------------------------------------------------------------- the store
 MATCH_TABLES = """
-CREATE TABLE IF NOT EXISTS model_matches (
+CREATE TABLE IF NOT EXISTS model_matches (      -- published_family: '' where the table prints none
     run_id VARCHAR, level VARCHAR, paper VARCHAR, published_model VARCHAR, published_family VARCHAR,
     match VARCHAR, differs VARCHAR);
 CREATE TABLE IF NOT EXISTS model_match_state (run_id VARCHAR, digest VARCHAR);
@@ -447,7 +447,7 @@ def refresh(con, reg) -> int:
 def _printed_models(con) -> list[dict]:
     """Every model a published table prints (paper, model, family as printed), with what models.yaml states."""
     cur = con.execute("""
-        SELECT DISTINCT pr.paper, pr.model, pr.model_family, pm.name, pm.size, pm.corpus, pm.dimension,
+        SELECT DISTINCT pr.paper, pr.model, coalesce(pr.model_family, '') AS model_family, pm.name, pm.size, pm.corpus, pm.dimension,
                pm.hub_ids, pm.revision, CAST(pm.config AS VARCHAR) AS config, pm.encoding, pm.pooling,
                pm.subword, pm.layer
         FROM published_results pr LEFT JOIN published_models pm ON pm.paper = pr.paper AND pm.model = pr.model

@@ -145,7 +145,7 @@ _DENOMINATOR = "CASE " + " ".join(f"WHEN convention = '{c.name}' THEN '{c.denomi
 VIEWS = f"""
 CREATE OR REPLACE VIEW reproduction_loose AS
 WITH p AS (
-    SELECT pr.test_id, pr.level, pr.model_family AS published_family, pr.paper, pr.table_id,
+    SELECT pr.test_id, pr.level, coalesce(pr.model_family, '') AS published_family, pr.paper, pr.table_id,
            pr.model AS published_model, pr.row_label, pr.column_label,
            TRY_CAST(pr.value AS DOUBLE) AS published_effect_size, pr.significance AS published_significance,
            pc.convention AS published_convention, coalesce(pc.d_denominator, 'sample') AS p_denominator,
@@ -165,19 +165,22 @@ WITH p AS (
 ), ra AS (
     SELECT *, unnest(also_as) AS published_test_id, {_DENOMINATOR} AS our_denominator FROM results
     WHERE also_as IS NOT NULL AND status = 'ok' AND effect_size IS NOT NULL
+), pm AS MATERIALIZED (  -- the printed cells of the models each run was matched with (model_matches): joined
+                          -- first, the results then meet only those (not every model's cells of their test)
+    SELECT mm.run_id, mm.match, mm.differs, p.*
+    FROM model_matches mm JOIN p ON p.paper = mm.paper AND p.published_model = mm.published_model
+          AND p.published_family = mm.published_family AND p.level = mm.level
 ), j AS (           -- two joins, not one over a union of r and ra: the plain one keeps the plan (and the speed)
                     -- of a store without also_as
-    SELECT r.*, ru.model_family, ru.family_source, p.* EXCLUDE (test_id, level), mm.match, mm.differs
+    SELECT r.*, ru.model_family, ru.family_source, pm.* EXCLUDE (run_id, test_id, level)
     FROM r JOIN runs ru USING (run_id)
-    JOIN p ON p.test_id = r.test_id AND p.level = r.level AND p.p_denominator = r.our_denominator
-    JOIN model_matches mm ON mm.run_id = r.run_id AND mm.level = r.level AND mm.paper = p.paper
-          AND mm.published_model = p.published_model AND mm.published_family IS NOT DISTINCT FROM p.published_family
+    JOIN pm ON pm.run_id = r.run_id AND pm.test_id = r.test_id AND pm.level = r.level
+          AND pm.p_denominator = r.our_denominator
     UNION ALL
-    SELECT r.*, ru.model_family, ru.family_source, p.* EXCLUDE (test_id, level), mm.match, mm.differs
+    SELECT r.*, ru.model_family, ru.family_source, pm.* EXCLUDE (run_id, test_id, level)
     FROM ra r JOIN runs ru USING (run_id)
-    JOIN p ON p.test_id = r.published_test_id AND p.level = r.level AND p.p_denominator = r.our_denominator
-    JOIN model_matches mm ON mm.run_id = r.run_id AND mm.level = r.level AND mm.paper = p.paper
-          AND mm.published_model = p.published_model AND mm.published_family IS NOT DISTINCT FROM p.published_family
+    JOIN pm ON pm.run_id = r.run_id AND pm.test_id = r.published_test_id AND pm.level = r.level
+          AND pm.p_denominator = r.our_denominator
 )
 SELECT run_id, test_id, test_version, level, model, model_family, family_source,
        effect_size AS our_effect_size, p_value AS our_p_value, holm_significant AS our_significant,
@@ -216,7 +219,7 @@ WITH mm AS (        -- each ML-EAT result under its test's id and the ids it als
     FROM ours o
     JOIN pub p ON p.test_id = o.published_test_id AND p.level = o.level AND p.column_label = o.column_label
     JOIN model_matches x ON x.run_id = o.run_id AND x.level = o.level AND x.paper = p.paper
-          AND x.published_model = p.model AND x.published_family IS NOT DISTINCT FROM p.model_family
+          AND x.published_model = p.model AND x.published_family = coalesce(p.model_family, '')
 )
 SELECT j.run_id, j.test_id, j.test_version, j.level, j.model, j.model_family,
        j.table_id, j.published_test_id, j.published_model, j.row_label, j.column_label,
