@@ -170,13 +170,16 @@ def test_a_papers_hub_id_with_the_papers_configuration_pairs_and_a_mismatch_does
     # the paper's model, encoded the standard way, is not what sent-bias's encoder computed
     m = match({**ours, "encoding": "standard", "pooling": "cls"}, may_bert, "sent")
     assert not m.same_model and m.differs == "encoding standard vs sent-bias"
-    # a fine-tuned copy under another name, of the same family: loose only, saying why
-    m = match({**ours, "model_hub_id": "someone/bert-large-cased-finetuned-sst2", "model_family": "bert"},
-              may_bert, "word")
-    assert m.match == "same_family" and m.differs == "hub id someone/bert-large-cased-finetuned-sst2 vs " \
-                                                    "bert-large-cased"
-    # nothing in common: no family, another hub id
-    assert match({**ours, "model_hub_id": "someone/other"}, may_bert, "word") is None
+    # a fine-tuned copy under another name (a hub model of the paper's model_type, whatever its family): loose
+    # only, saying why
+    for family in ("bert", "unknown"):
+        m = match({**ours, "model_hub_id": "someone/bert-large-cased-finetuned-sst2", "model_family": family},
+                  may_bert, "word")
+        assert m.match == "same_family" and m.differs == "hub id someone/bert-large-cased-finetuned-sst2 vs " \
+                                                        "bert-large-cased"
+    # nothing in common: no family, another hub id of another model_type
+    gpt = _configured(tmp_path, "gpt", {"model_type": "openai-gpt", "n_layer": 12, "n_embd": 768})
+    assert match({**ours, "model_hub_id": "someone/other", "model_config": json.dumps(gpt)}, may_bert, "word") is None
 
 
 def test_gpt2_and_gpt_pair_by_pooling_and_encoding(tmp_path):

@@ -89,6 +89,9 @@ def apply(enc, encoding: str, *, pooling_given: bool = False) -> None:
         raise EatlasError(f"the {encoding} encoding is {_WHAT[encoding]}; {enc.model_id} is {kind}",
                           field="--encoding", hint=f"it runs models of type {', '.join(allowed)}; "
                           "use --encoding standard for this one")
+    if str(enc.layer) != "-1":        # a loader entry's own layer: their code read the last one
+        raise EatlasError(f"the {encoding} encoding reads the last layer, as its authors' code did; {enc.model_id} "
+                          f"is set to layer {enc.layer}", field="--layer", hint="run it with --layer -1")
     enc.encoding = encoding
     enc.info["encoding"] = encoding
     if encoding == "sent-bias":

@@ -16,8 +16,9 @@ for one run, one printed model and one level; it takes either of two routes:
 
 and then the same encoding: the encoding the authors' code really used (``encoding``, eatlas.encoders.authors;
 ``unknown`` where their encoder cannot be read, so that no run is theirs), and the pooling, subword choice and
-layer the paper states (``pooling``, ``subword``, ``layer``). Anything else of the same family, or with the same
-hub id, is shown only in the view ``reproduction_loose``, whose column ``differs`` says what differs (e.g.
+layer the paper states (``pooling``, ``subword``, ``layer``). Anything else of the same family, with the same
+hub id, or a hub model of the model_type the paper's configuration states (a fine-tuned copy under another id),
+is shown only in the view ``reproduction_loose``, whose column ``differs`` says what differs (e.g.
 ``num_hidden_layers 12 vs 24; encoding standard vs sent-bias``).
 
 The outcome is kept in table ``model_matches`` (run, level, paper, printed model: ``match``, ``differs``),
@@ -277,8 +278,9 @@ class Match:
 
     @property
     def match(self) -> str:
-        """The views' column ``match``: ``same_model``, or ``same_family`` for every looser pair (the same family,
-        or the same hub id with another configuration or encoding)."""
+        """The views' column ``match``: ``same_model``, or ``same_family`` for every looser pair (:func:`related`:
+        the same family, the same hub id with another configuration or encoding, a hub model of the paper's
+        model_type)."""
         return "same_model" if self.same_model else "same_family"
 
 
@@ -367,7 +369,9 @@ def _protocol_differs(run: dict, pub: dict, level: str) -> list[str]:
 
 def related(run: dict, pub: dict) -> bool:
     """Whether a run and a printed model have anything in common: the family (a printed ``cbow-<f>``, sentences
-    as the mean of word vectors, is family <f>), the registered identity's name, or a hub id."""
+    as the mean of word vectors, is family <f>), the registered identity's name, a hub id, or, for a hub model,
+    the model_type the paper's configuration states (a fine-tuned copy of BERT-large under another id is set
+    beside May et al.'s BERT loosely, saying how it differs)."""
     p_family = re.sub(r"^cbow-", "", pub.get("model_family") or "") or None
     r_family = run.get("model_family")
     if p_family and r_family not in (None, "", "unknown") and p_family == r_family:
@@ -375,7 +379,12 @@ def related(run: dict, pub: dict) -> bool:
     if pub.get("name") and run.get("model_name") and _low(pub["name"]) == _low(run["model_name"]):
         return True
     r_key = hub_key(run.get("model_hub_id"))
-    return r_key is not None and r_key in {hub_key(h) for h in (pub.get("hub_ids") or [])}
+    if r_key is None:
+        return False
+    if r_key in {hub_key(h) for h in (pub.get("hub_ids") or [])}:
+        return True
+    kind = _loads(pub.get("config")).get("model_type")
+    return kind is not None and _low(kind) == _low(_loads(run.get("model_config")).get("model_type"))
 
 
 def match(run: dict, pub: dict, level: str) -> Match | None:
@@ -447,9 +456,9 @@ def refresh(con, reg) -> int:
 def _printed_models(con) -> list[dict]:
     """Every model a published table prints (paper, model, family as printed), with what models.yaml states."""
     cur = con.execute("""
-        SELECT DISTINCT pr.paper, pr.model, coalesce(pr.model_family, '') AS model_family, pm.name, pm.size, pm.corpus, pm.dimension,
-               pm.hub_ids, pm.revision, CAST(pm.config AS VARCHAR) AS config, pm.encoding, pm.pooling,
-               pm.subword, pm.layer
+        SELECT DISTINCT pr.paper, pr.model, coalesce(pr.model_family, '') AS model_family, pm.name, pm.size,
+               pm.corpus, pm.dimension, pm.hub_ids, pm.revision, CAST(pm.config AS VARCHAR) AS config,
+               pm.encoding, pm.pooling, pm.subword, pm.layer
         FROM published_results pr LEFT JOIN published_models pm ON pm.paper = pr.paper AND pm.model = pr.model
         WHERE coalesce(pr.model, '') <> ''
         ORDER BY ALL""")

@@ -132,12 +132,13 @@ def schema_ddl() -> list[tuple[str, str, list]]:
 # `reproduction` holds the pairs with the same model encoded as the authors' code did (a hub id and the
 # configuration facts the paper states, or a registered identity with the name, size, corpus and dimension it
 # states; the authors' encoding, pooling and layer), `reproduction_loose` adds every looser pair (the same
-# family, or the same hub id with another configuration or encoding), with `differs` saying what differs (e.g.
-# `corpus ... vs Common Crawl (840B tokens); dimension 50 vs 300`, `encoding standard vs sent-bias`). Both
-# pair only effect sizes of the same d denominator (eatlas.stats.conventions). A result also stands for the
-# run's tests with identical stimuli (results.also_as, computed once): a number printed under any of their
-# names pairs with it, `published_test_id` saying which. Results are first cut down to the (test, level) pairs
-# some paper printed (semi-join): with a million results this halves the time of the plain join
+# family, the same hub id with another configuration or encoding, a hub model of the paper's model_type),
+# with `differs` saying what differs (e.g. `corpus ... vs Common Crawl (840B tokens); dimension 50 vs 300`,
+# `encoding standard vs sent-bias`). Both pair only effect sizes of the same d denominator
+# (eatlas.stats.conventions). A result also stands for the run's tests with identical stimuli (results.also_as,
+# computed once): a number printed under any of their names pairs with it, `published_test_id` saying which.
+# Results are first cut down to the (test, level) pairs some paper printed (semi-join), and meet only the printed
+# cells of the models their run was matched with (CTE pm): with a million results this keeps the view fast
 # (benchmarks/bench_duckdb.py).
 # d's denominator of a result (eatlas.stats.conventions): a run stored before conventions (NULL) is caliskan's.
 _DENOMINATOR = "CASE " + " ".join(f"WHEN convention = '{c.name}' THEN '{c.denominator}'" for c in _CONVENTIONS.values()
