@@ -363,5 +363,6 @@ def test_cli_cache_info_and_clear(bert, tmp_path, capsys):
     capsys.readouterr()
     assert main(["cache", "info"]) == 0
     out = capsys.readouterr().out
-    assert "mode=plain" in out and "1 encoder setting(s)" in out
+    # the vectors, and whether the tokenizer knows each stimulus (a run whose vectors are cached loads nothing)
+    assert "mode=plain" in out and "mode=coverage" in out and "2 encoder setting(s), 100 vector(s)" in out
     assert main(["cache", "clear"]) == 0 and EmbeddingCache().info() == []

@@ -81,11 +81,13 @@ def test_published_models_state_where_the_paper_says_it():
     assert may.loc["CBoW", "corpus"] == "Common Crawl (840B tokens)" and may.loc["CBoW", "dimension"] == 300
 
 
-def test_eatlas_models_shows_each_registered_identity(capsys):
-    """A user choosing a model sees what a paper's model must match for the reproduction view."""
+def test_eatlas_models_shows_each_registered_identity(capsys, monkeypatch):
+    """A user choosing a model sees what a paper's model must match for the reproduction view (on a screen wide
+    enough for each identity to stand on one line; a narrower one wraps the column, never the model id)."""
     from eatlas.cli import main
     from eatlas.encoders import model_entries
 
+    monkeypatch.setenv("COLUMNS", "400")
     assert main(["models"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     for e in model_entries().values():

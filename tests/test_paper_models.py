@@ -4,12 +4,12 @@
 printed, and which encoding its authors' code really used; eatlas.encoders.identity.match is the one rule
 that pairs a run with a printed number (view ``reproduction``) or only loosely (``reproduction_loose``, with
 ``differs``). The rule is checked on configurations alone (a config.json of bert-large-cased's shape, no
-weights), through the store's views with runs written directly, and end to end with tiny random-weight
-models. A hub model's loader (i22-hub's eatlas.encoders.hf) records ``model_hub_id`` on the encoder; until it
-does, these tests set it by hand on an encoder loaded from a folder, which is what it will record.
+weights), through the store's views with runs written directly, and end to end: ``eatlas run --model ORG/NAME``
+of tiny random-weight models in a Hugging Face cache, whose entry a test registry's models.yaml holds.
 
-Nothing here reaches the network: HF_HUB_OFFLINE is set and every socket connection raises (the local
-``no_network`` fixture below; the shared one in conftest.py will replace it).
+Nothing here reaches the network: HF_HUB_OFFLINE is set and every socket connection raises (conftest.py's
+``no_network``); the hub models are tiny random-weight ones laid into a Hugging Face cache of the test's own
+(tests/hub_cache.py).
 """
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ import csv
 import json
 import os
 import re
-import socket
 from pathlib import Path
 
 import duckdb
@@ -27,7 +26,8 @@ import pytest
 from eatlas.cli import main
 from eatlas.encoders import load_encoder
 from eatlas.encoders.authors import sent_bias_ids, tan2019_positions
-from eatlas.encoders.identity import config_facts, folder_config, hub_key, match, read_published_models
+from eatlas.encoders.hf import config_facts
+from eatlas.encoders.identity import hub_key, match, read_published_models
 from eatlas.registry import load_registry
 
 torch = pytest.importorskip("torch")
@@ -39,15 +39,9 @@ SEED_OF = {"may2019": "003_99cd53c0bb98bfb1.txt", "tan2019": "002_ed51d556fba8b5
 
 
 @pytest.fixture(autouse=True)
-def no_network(monkeypatch, tmp_path):
-    """No test here can download: the hub is offline and a socket connection raises."""
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+def _offline(no_network, monkeypatch, tmp_path):
+    """No test here can download (tests/conftest.py, fixture no_network); each has its own embedding cache."""
     monkeypatch.setenv("EATLAS_CACHE", str(tmp_path / "cache"))
-
-    def refuse(*args, **kwargs):
-        raise OSError("a test tried to reach the network")
-    monkeypatch.setattr(socket.socket, "connect", refuse)
 
 
 # ------------------------------------------------------------------------------------------------ tiny models
@@ -114,7 +108,14 @@ def _configured(tmp_path: Path, name: str, config: dict, tokenizer_config: dict 
     (folder / "config.json").write_text(json.dumps(config))
     if tokenizer_config is not None:
         (folder / "tokenizer_config.json").write_text(json.dumps(tokenizer_config))
-    return folder_config(folder)
+    return _facts(folder)
+
+
+def _facts(folder: Path) -> dict:
+    """What a run records as model_config for a folder (eatlas.encoders.hf.config_facts)."""
+    tok = folder / "tokenizer_config.json"
+    return config_facts(folder, json.loads((folder / "config.json").read_text()),
+                        json.loads(tok.read_text()) if tok.is_file() else {})
 
 
 BERT_LARGE_CASED = {"architectures": ["BertForMaskedLM"], "model_type": "bert", "hidden_size": 1024,
@@ -136,17 +137,6 @@ def test_hub_ids_compare_without_the_hubs_legacy_organisation():
     assert hub_key("FacebookAI/xlm-roberta-base") == "xlm-roberta-base"
     assert hub_key("someone/gpt2") != hub_key("gpt2")            # another organisation's copy is another model
     assert hub_key(None) is None and hub_key("") is None
-
-
-def test_configuration_facts_read_each_models_own_names(tmp_path):
-    bert = _configured(tmp_path, "bert", BERT_LARGE_CASED, {"do_lower_case": False})
-    assert bert == {"model_type": "bert", "architectures": ["BertForMaskedLM"], "num_hidden_layers": 24,
-                    "hidden_size": 1024, "vocab_size": 28996, "do_lower_case": False}
-    gpt2 = _configured(tmp_path, "gpt2", GPT2_BASE)
-    assert (gpt2["num_hidden_layers"], gpt2["hidden_size"]) == (12, 768) and "do_lower_case" not in gpt2
-    # a tokenizer without do_lower_case in its configuration says it in tokenizer.json's BERT normaliser
-    assert config_facts({"model_type": "bert"}, {}, {"normalizer": {"type": "BertNormalizer", "lowercase": True}}
-                        )["do_lower_case"] is True
 
 
 def test_a_papers_hub_id_with_the_papers_configuration_pairs_and_a_mismatch_does_not(tmp_path):
@@ -331,31 +321,61 @@ def _published_registry(mini, facts: dict):
     return mini.sync()
 
 
-def _stored(mini, db, folder, encoding):
-    from eatlas.run.runner import RunConfig, run
+def _hub_cache(tmp_path, monkeypatch, folders: dict) -> None:
+    """A Hugging Face cache (HF_HOME) of this test's own holding ``folders`` (repo id -> [(folder, commit, refs)]),
+    laid out as huggingface_hub lays out a download (tests/hub_cache.py)."""
+    from hub_cache import put_snapshot
+    from huggingface_hub import constants
 
-    enc = load_encoder(str(folder), encoding=encoding)
-    enc.model_hub_id = "test-org/tiny-cased-bert"       # what the hub loader records for `--model` a hub id
-    cfg = RunConfig(model=str(folder), tests=["t1"], levels=("word",), n_samples=200, ci=None, encoding=encoding)
-    return run(cfg, db=db, registry=mini.root, encoder=enc).run["run_id"]
+    home = tmp_path / "hf-home"
+    for repo, snapshots in folders.items():
+        for folder, commit, refs in snapshots:
+            put_snapshot(home / "hub", repo, folder, commit, refs)
+    monkeypatch.setenv("HF_HOME", str(home))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setattr(constants, "HF_HOME", str(home))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(home / "hub"))
 
 
-def test_a_tiny_model_under_a_papers_id_pairs_only_with_its_configuration_and_encoding(mini, cased_bert, tmp_path):
-    """Three runs of tiny models (about 15 s on the 2-core machine, most of it importing transformers): the
-    paper's id, configuration and encoding; the standard encoding; a configuration with another layer count."""
-    facts = {k: v for k, v in folder_config(cased_bert).items() if k in ("model_type", "num_hidden_layers",
-                                                                          "hidden_size", "do_lower_case")}
+def _cli_run(mini, db, capsys, model, *extra) -> tuple[str, str]:
+    """``eatlas run --model MODEL`` of t1 at word level, offline; the run id and its last printed line."""
+    assert main(["--registry", str(mini.root), "--db", str(db), "run", "--model", model, "--offline", "--tests",
+                 "t1", "--levels", "word", "--n-samples", "200", "--no-ci", "--no-cache", *extra]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    run_id = next(line.split()[1] for line in out if line.startswith("run ") and " written to " in line)
+    return run_id, out[-1]
+
+
+def test_a_hub_model_under_a_papers_id_pairs_only_with_its_configuration_and_encoding(mini, cased_bert, tmp_path,
+                                                                                     monkeypatch, capsys):
+    """``eatlas run --model test-org/tiny-cased-bert`` from a Hugging Face cache, offline, three times: with the
+    paper's configuration and its authors' encoding (paired), with the standard encoding (loose), and at a
+    revision whose configuration has another layer count (loose). About 15 s on the 2-core machine: three
+    runs, most of it importing transformers."""
+    from hub_cache import commit_id
+
+    facts = {k: v for k, v in _facts(cased_bert).items() if k in ("model_type", "num_hidden_layers", "hidden_size",
+                                                                  "do_lower_case")}
     assert facts == {"model_type": "bert", "num_hidden_layers": 2, "hidden_size": 32, "do_lower_case": False}
     _published_registry(mini, facts)
+    two, three = commit_id(201), commit_id(202)
+    _hub_cache(tmp_path, monkeypatch, {"test-org/tiny-cased-bert": [
+        (cased_bert, two, ("main",)), (_cased_bert(tmp_path / "three-layers", layers=3), three, ("three-layers",))]})
     db = tmp_path / "r.duckdb"
-    theirs = _stored(mini, db, cased_bert, "sent-bias")
-    standard = _stored(mini, db, cased_bert, "standard")
-    deeper = _stored(mini, db, _cased_bert(tmp_path / "three-layers", layers=3), "sent-bias")
+    theirs, said = _cli_run(mini, db, capsys, "test-org/tiny-cased-bert", "--encoding", "sent-bias")
+    assert said.startswith("reproduction: 1 of this run's 1 result(s) pair with a number a paper printed for this "
+                           "model")
+    standard, said = _cli_run(mini, db, capsys, "test-org/tiny-cased-bert")
+    assert said.startswith("reproduction: none of this run's 1 result(s) pairs with a number a paper printed for "
+                           "test-org/tiny-cased-bert; 1 pair loosely") and \
+        "e.g. differing in: encoding standard vs sent-bias" in said
+    deeper, _ = _cli_run(mini, db, capsys, "test-org/tiny-cased-bert@three-layers", "--encoding", "sent-bias")
     con = duckdb.connect(str(db), read_only=True)
-    runs = dict(con.execute("SELECT run_id, encoding FROM runs").fetchall())
-    assert runs == {theirs: "sent-bias", standard: "standard", deeper: "sent-bias"}
-    assert con.execute("SELECT model_config->>'num_hidden_layers' FROM runs WHERE run_id = ?", [deeper]
-                       ).fetchone()[0] == "3"
+    runs = {r[0]: r[1:] for r in con.execute("SELECT run_id, encoding, model_hub_id, model_revision, model_commit, "
+                                             "model_config->>'num_hidden_layers' FROM runs").fetchall()}
+    assert runs == {theirs: ("sent-bias", "test-org/tiny-cased-bert", None, two, "2"),
+                    standard: ("standard", "test-org/tiny-cased-bert", None, two, "2"),
+                    deeper: ("sent-bias", "test-org/tiny-cased-bert", "three-layers", three, "3")}
     ours = con.execute("SELECT effect_size FROM results WHERE run_id = ?", [theirs]).fetchone()[0]
     assert con.execute("SELECT run_id, test_id, our_effect_size, published_effect_size FROM reproduction"
                        ).fetchall() == [(theirs, "t1", ours, 0.5)]
@@ -363,14 +383,6 @@ def test_a_tiny_model_under_a_papers_id_pairs_only_with_its_configuration_and_en
                              ).fetchall())
     assert loose == {standard: "encoding standard vs sent-bias", deeper: "num_hidden_layers 3 vs 2"}
     con.close()
-    # what a run prints after it: the pair, or why it pairs only loosely
-    from eatlas.cli.run_summary import pairing_line
-    from eatlas.store import reproduction_counts
-    assert pairing_line(reproduction_counts(db, theirs), "tiny").startswith(
-        "reproduction: 1 of this run's 1 result(s) pair with a number a paper printed for this model")
-    line = pairing_line(reproduction_counts(db, standard), "tiny")
-    assert line.startswith("reproduction: none of this run's 1 result(s) pairs with a number a paper printed for "
-                           "tiny; 1 pair loosely") and "e.g. differing in: encoding standard vs sent-bias" in line
 
 
 # ------------------------------------------------------------------------------ the encoders, by hand

@@ -122,6 +122,8 @@ def _run_options(r: argparse.ArgumentParser, *, sweep: bool) -> None:
                        help="seconds to wait for a database in use (then the run is kept in eatlas-unsaved/ "
                             "beside it, to import later)")
     r.add_argument("--no-cache", action="store_true", help="encode everything afresh; read and write no cache")
+    r.add_argument("--offline", action="store_true", help="never download a hub model: use the Hugging Face cache "
+                   "only, as HF_HUB_OFFLINE=1 does")
     r.add_argument("--quiet", action="store_true", help="no progress lines" if sweep else
                    "print only the line saying where the run was written")
 
@@ -156,16 +158,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run tests on a model and store the results", formatter_class=_DefaultsHelp)
-    model = r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, or a vector "
-                           "file (default: %(default_model)s)")
+    model = r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, a vector "
+                           "file, or a Hugging Face hub id ORG/NAME or NAME, with @REVISION for a branch, tag or "
+                           "commit (from the HF cache, downloaded into it unless --offline or HF_HUB_OFFLINE=1) "
+                           "(default: %(default_model)s)")
     model.default_model = _DefaultModel()
     r.add_argument("--family", help="model family of a model folder or vector file that is not registered (e.g. "
                    "bert, glove); recorded with family_source 'user' (default: the registered model's family, else "
                    "'unknown', which is set beside no published number)")
     _run_options(r, sweep=False)
     r.add_argument("--trust-remote-code", metavar="MODEL",
-                   help="let the model folder's own Python code run; must name the --model, so the trust is "
-                        "given to one model, never by habit (default: no model's code runs)")
+                   help="let the model's own Python code run (a folder's, or a hub repository's auto_map); must name "
+                        "the --model (a hub id with or without its @REVISION), so the trust is given to one model, "
+                        "never by habit (default: no model's code runs)")
     _method_options(r)
     r.set_defaults(fn=run_cmds.cmd_run)
 
@@ -199,7 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="validate the whole registry")
     v.set_defaults(fn=registry_cmds.cmd_validate)
 
-    m = sub.add_parser("models", help="list registered models and whether they are installed")
+    m = sub.add_parser("models", help="list registered models and whether they are installed, then the Hugging "
+                                      "Face hub models in your cache that a run can use")
     m.set_defaults(fn=registry_cmds.cmd_models)
 
     c = sub.add_parser("catalog", help="check catalog.yaml against the registry files, or rewrite it (--sync)")
@@ -270,8 +276,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sw = sub.add_parser("sweep", help="run the tests over many models, one task per model (locally or on Ray)",
                         formatter_class=_DefaultsHelp)
-    sw.add_argument("--models", nargs="+", action=_ModelsOption, help="model ids, folders or vector files, space- or "
-                    "comma-separated; a path that exists is never split at a comma (or use --models-file)")
+    sw.add_argument("--models", nargs="+", action=_ModelsOption, help="model ids, folders, vector files or Hugging "
+                    "Face hub ids (ORG/NAME[@REVISION]), space- or comma-separated; a path that exists is never split "
+                    "at a comma (or use --models-file)")
     sw.add_argument("--models-file", help="a file of models, one a line (# comments)")
     _run_options(sw, sweep=True)
     _method_options(sw, inputs="matrices")

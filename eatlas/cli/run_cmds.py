@@ -43,12 +43,13 @@ def _phases(prog, model):
 
 
 def _trusted(args) -> bool:
-    """--trust-remote-code MODEL holds only for the model it names."""
+    """--trust-remote-code MODEL holds only for the model it names (a hub id: with or without its @REVISION)."""
     if not args.trust_remote_code:
         return False
     named, model = args.trust_remote_code, args.model or ""
-    if named != model and not (Path(named).exists() and Path(model).exists()
-                               and Path(named).resolve() == Path(model).resolve()):
+    hub_id = model.rpartition("@")[0] if "@" in model and not Path(model).exists() else None
+    if named != model and named != hub_id and not (Path(named).exists() and Path(model).exists()
+                                                   and Path(named).resolve() == Path(model).resolve()):
         raise EatlasError(f"--trust-remote-code names {named!r}, but the model is {model or 'the default model'!r}",
                           field="--trust-remote-code", hint="name the same model as --model, or leave the flag out")
     return True
@@ -69,6 +70,7 @@ def run_config(args, inputs: str | None = None):
                     alpha=args.alpha, parametric=args.parametric, pooling=args.pooling, layer=args.layer,
                     subword=args.subword, min_coverage=args.min_coverage, batch_size=args.batch_size,
                     trust_remote_code=_trusted(args) if hasattr(args, "trust_remote_code") else False,
+                    offline=args.offline,
                     use_cache=not args.no_cache, method=args.method, language=args.language,
                     family=getattr(args, "family", None), ci=None if args.no_ci else args.ci, n_boot=args.n_boot,
                     alternative=args.alternative, ci_method=args.ci_method,
@@ -110,6 +112,8 @@ def cmd_run(args) -> int:
             undo()              # the run is not stored nor kept: neither are the files that belong with it
         raise
     after = method.after_run(outcome, cfg, db=db, registry=args.registry)
+    for note in outcome.notes:          # e.g. which default model ran, and why (one line each)
+        out.print(esc(note), highlight=False, soft_wrap=True)
     if not args.quiet:
         from .run_summary import results_table
         out.print(method.summary(outcome) or results_table(outcome, cfg, method, out))
@@ -123,6 +127,10 @@ def cmd_run(args) -> int:
         if outcome.skipped:
             out.print(f"[dim]{len(outcome.skipped)} test/level pair(s) not applicable, e.g. "
                       + esc(f"{outcome.skipped[0][0]} [{outcome.skipped[0][1]}]: {outcome.skipped[0][2]}") + "[/dim]")
+    from .run_summary import language_line
+    line = language_line(outcome)
+    if line:
+        err.print(esc(line), highlight=False, soft_wrap=True)
     own = ", ".join(t.name for t in method.tables if t.name in outcome.tables)
     out.print(f"run {outcome.run['run_id']} written to {esc(db)}: " + (
         f"{len(outcome.results)} result(s)" + (f"; {method.name} in table(s) {own}" if own else "")

@@ -35,6 +35,9 @@ def _cells(outcome, method):
         else:
             c["extra"] = list(extra(r)) if extra else []
             c["note"] = f"{r['n_dropped']} dropped" if r["n_dropped"] else ("exact" if r["exact"] else "")
+            if r.get("overlap"):            # the authors' lists put these items in both sets (the test's overlap:)
+                c["note"] = "; ".join(filter(None, [c["note"], "in both " + "; ".join(
+                    f"{pair.upper()}: {', '.join(items)}" for pair, items in r["overlap"].items())]))
             if r["effect_size"] is None:        # a method without a WEAT d: its numbers are in its own table
                 c["note"] = c["note"] or f"see table {own}"
             else:
@@ -185,3 +188,16 @@ def pairing_line(counts: dict, model: str, conventions: set | None = None) -> st
         except Exception:           # the hint is only a hint: a broken loader entry says so when it is used
             pass
     return line
+
+
+def language_line(outcome) -> str | None:
+    """One warning line when results are of tests in languages the model does not declare (results.language_warning):
+    their numbers may come from a model that cannot read the stimuli."""
+    warned = [r for r in outcome.results if r.get("language_warning")]
+    if not warned:
+        return None
+    langs = sorted({r["language_warning"].split()[2] for r in warned})
+    declared = (outcome.run.get("settings") or {}).get("encoder", {}).get("languages") or []
+    return (f"warning: {len(warned)} result(s) are of tests in {', '.join(langs)}, which the model "
+            f"{outcome.run['model']} does not declare (it declares {', '.join(declared[:8]) or 'other languages'}"
+            f"{' and more' if len(declared) > 8 else ''}); see results.language_warning")

@@ -28,6 +28,13 @@ when the papers' models or this rule change (``model_match_state`` holds the dig
 A run records where its family came from (``family_source``): ``loader`` (a registered model id),
 ``fingerprint`` (a folder whose weights are those of a registered model), ``user`` (``--family``), or
 ``unknown`` (family ``unknown``: a folder or vector file nobody named).
+
+A run also records what a paper could say about the model: for a Hugging Face hub model the id as the user
+gave it (``model_hub_id``), the requested revision (``model_revision``, NULL: the default branch), the commit
+it resolved to (``model_commit``) and each weight file's sha256 (``model_weights_sha256``, JSON), and for any
+transformers model the facts of its config.json (``model_config``, JSON: model_type, architectures,
+num_hidden_layers, hidden_size, vocab_size, the config's own aliases such as n_layer / n_embd, and the
+tokenizer's do_lower_case; ``eatlas.encoders.hf.config_facts``).
 """
 from __future__ import annotations
 
@@ -83,70 +90,15 @@ def entry_identity(entry: dict) -> dict:
 
 
 # ----------------------------------------------------------------------------------------------- the run side
-_ALIASES = {"num_hidden_layers": ("num_hidden_layers", "n_layer", "num_layers", "n_layers"),
-            "hidden_size": ("hidden_size", "n_embd", "d_model", "dim")}
-
-
-def _count(v) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
-
-
-def config_facts(config: dict, tokenizer_config: dict | None = None, tokenizer_json: dict | None = None) -> dict:
-    """The facts of a model's configuration a paper can state (:data:`CONFIG_FACTS`), from config.json (its own
-    names for them too: GPT-2's n_layer / n_embd, DistilBERT's n_layers / dim) and the tokenizer's configuration
-    (do_lower_case, or the lowercase flag of tokenizer.json's BERT normaliser). Facts the files do not hold are
-    left out."""
-    out: dict = {}
-    if isinstance(config.get("model_type"), str):
-        out["model_type"] = config["model_type"]
-    if isinstance(config.get("architectures"), list):
-        out["architectures"] = [str(a) for a in config["architectures"]]
-    for fact, names in _ALIASES.items():
-        v = next((_count(config.get(n)) for n in names if _count(config.get(n))), None)
-        if v:
-            out[fact] = v
-    if _count(config.get("vocab_size")):
-        out["vocab_size"] = config["vocab_size"]
-    lower = (tokenizer_config or {}).get("do_lower_case")
-    if not isinstance(lower, bool):
-        norm = (tokenizer_json or {}).get("normalizer") or {}
-        lower = norm.get("lowercase") if isinstance(norm, dict) and norm.get("type") == "BertNormalizer" else None
-    if isinstance(lower, bool):
-        out["do_lower_case"] = lower
-    return out
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except (OSError, UnicodeDecodeError, ValueError):
-        return {}
-    return doc if isinstance(doc, dict) else {}
-
-
-def folder_config(path) -> dict | None:
-    """:func:`config_facts` of a transformers model folder (None: no config.json)."""
-    path = Path(path)
-    config = _read_json(path / "config.json")
-    if not config:
-        return None
-    return config_facts(config, _read_json(path / "tokenizer_config.json"), _read_json(path / "tokenizer.json"))
-
-
-def _as_json(v) -> str | None:
-    if v is None or isinstance(v, str):
-        return v
-    return json.dumps(v, sort_keys=True)
-
-
 def run_columns(encoder) -> dict:
-    """The runs-table columns of a model's identity, from what the encoder was loaded as. A hub model's loader
-    sets ``model_hub_id``, ``model_revision``, ``model_commit``, ``model_weights_sha256`` and ``model_config`` on
-    the encoder; a transformers folder's configuration facts are read from its files."""
+    """The runs-table columns of a model's identity, from what the encoder was loaded as: a hub model's
+    ``model_hub_id``, ``model_revision``, ``model_commit`` and ``model_weights_sha256`` (eatlas.encoders.hub), a
+    transformers model's configuration facts (``model_config``, eatlas.encoders.hf.config_facts), and the
+    encoding it ran (eatlas.encoders.authors)."""
     ident = getattr(encoder, "identity", None) or {}
-    config = getattr(encoder, "model_config", None)
-    if config is None and (getattr(encoder, "info", None) or {}).get("model_type") is not None:
-        config = folder_config(encoder.info.get("path") or "")
+
+    def as_json(v):
+        return json.dumps(v, sort_keys=True) if v else None
     return {"family_source": getattr(encoder, "family_source", None) or "unknown",
             "model_entry": getattr(encoder, "entry", None),
             "model_name": ident.get("name"), "model_size": ident.get("size"), "model_corpus": ident.get("corpus"),
@@ -154,8 +106,8 @@ def run_columns(encoder) -> dict:
             "model_hub_id": getattr(encoder, "model_hub_id", None),
             "model_revision": getattr(encoder, "model_revision", None),
             "model_commit": getattr(encoder, "model_commit", None),
-            "model_weights_sha256": _as_json(getattr(encoder, "model_weights_sha256", None)),
-            "model_config": _as_json(config),
+            "model_weights_sha256": as_json(getattr(encoder, "model_weights_sha256", None)),
+            "model_config": as_json(getattr(encoder, "model_config", None)),
             "encoding": getattr(encoder, "encoding", None) or "standard"}
 
 

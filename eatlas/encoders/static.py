@@ -103,11 +103,11 @@ def read_vectors(p: Path) -> tuple[list[str], np.ndarray]:
 
 @register_backend
 class StaticBackend(Backend):
-    """Word vectors: a registered package's (gensim KeyedVectors, or a vocabulary parquet and a .npy matrix),
-    or a word2vec/GloVe file given as --model."""
+    """Word vectors: a registered package's (gensim KeyedVectors, a vocabulary parquet and a .npy matrix, or a
+    word2vec file), or a word2vec/GloVe file given as --model."""
     name = "static"
     rank = 90
-    weights = (("keyed_vectors",), ("vectors", "vocab"))
+    weights = (("keyed_vectors",), ("vectors", "vocab"), ("word2vec",))
 
     def accepts(self, path: Path) -> bool:
         return path.is_file()
@@ -116,6 +116,8 @@ class StaticBackend(Backend):
         w = entry["weights"]
         if "keyed_vectors" in w:
             words, vecs = _read_keyed_vectors(base / w["keyed_vectors"])
+        elif "word2vec" in w:           # a word2vec file inside the package (.bin: binary; else text)
+            words, vecs = read_vectors(base / w["word2vec"])
         else:
             import pyarrow.parquet as pq
             words = pq.read_table(base / w["vocab"]).column("index").to_pylist()

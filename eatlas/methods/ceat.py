@@ -129,7 +129,8 @@ class Ceat(Method):
         corpus, found = corpus_contexts(ctx.registry, ctx.test_ids, o("corpus"), o("corpus_column"), o("engine"),
                                         o("ray_address"), o("max_contexts"), cfg.seed, case_sensitive)
         spec = EncoderSpec(cfg.model, pooling=cfg.pooling, layer=cfg.layer, subword=cfg.subword,
-                           batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code, family=cfg.family)
+                           batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code, family=cfg.family,
+                           offline=cfg.offline)
         contexts, encoded, table, n_lines = sample_and_encode(
             ctx.encoder, ctx.registry, ctx.test_ids, corpus, engine=o("engine"), spec=spec,
             ray_address=o("ray_address"), max_contexts=o("max_contexts"), seed=cfg.seed,

@@ -24,9 +24,10 @@ import json
 # RunConfig fields that do not change what is computed, or that the key holds in resolved form: the model
 # as named (its fingerprint is in the key), the tests and levels as asked (the resolved ones are), the
 # language of the default tests (the tests are), the batch size and the embedding cache (same vectors),
-# whether the model's own code may run, pooling/layer/subword as asked (the resolved ones are in the key).
+# whether the model's own code may run, pooling/layer/subword as asked (the resolved ones are in the key),
+# whether a hub model may be downloaded (its commit and weights are in the fingerprint).
 NOT_IN_KEY = ("model", "tests", "levels", "language", "batch_size", "use_cache", "trust_remote_code", "pooling",
-              "layer", "subword", "options")
+              "layer", "subword", "options", "offline")
 
 
 ABSENT = "<not recorded>"

@@ -90,6 +90,8 @@ class ResultRow:
                                     # reliability (eatlas.run.runner.result_notes)
     convention: str | None          # eatlas.stats.conventions: d's denominator and the p's rule (NULL: before them,
                                     # caliskan); NULL for a method without a WEAT-comparable effect size
+    overlap: dict | None            # "x/y" / "a/b" -> items the authors' lists put in both sets (the test's overlap:)
+    language_warning: str | None    # the test's language is not among those the model declares (eatlas.run.runner)
 
 
 def _table_ddl(name: str, cols: list[tuple[str, str, bool]], key: tuple[str, ...] | None, refs: bool) -> str:
