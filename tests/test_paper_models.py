@@ -408,6 +408,15 @@ def test_the_sent_bias_encoding_is_the_first_lower_cased_wordpiece_of_the_last_l
         str(cased_bert)).cache_key("plain")
 
 
+def test_a_stimulus_the_sent_bias_tokenizer_reads_as_unknown_is_not_encodable(cased_bert):
+    """'Kat' is in the cased vocabulary, 'kat' (what sent-bias's lower-casing tokenizer reads) is not: the
+    sent-bias encoding drops it as unknown to the tokenizer, as a word out of a static vocabulary."""
+    assert list(load_encoder(str(cased_bert)).covers(["Kat", "Katie"])) == [True, True]
+    enc = load_encoder(str(cased_bert), encoding="sent-bias")
+    assert list(enc.covers(["Kat", "Katie"])) == [False, True]
+    assert enc.coverage_key()["encoding"] == "sent-bias"
+
+
 def test_the_tan2019_encoding_reads_the_position_after_the_words_first_subword(gpt2):
     from transformers import AutoModel, AutoTokenizer
 

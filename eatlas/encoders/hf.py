@@ -291,7 +291,11 @@ class TransformersEncoder(Encoder):
             return np.zeros(0, dtype=bool)
         tok = self.tokenizer
         unk = tok.unk_token_id
-        ids = tok(list(stimuli), add_special_tokens=False)["input_ids"]
+        if self.encoding == "sent-bias":      # the tokens sent-bias's tokenizer reads (lower-cased; authors.py)
+            from .authors import sent_bias_ids
+            ids = [sent_bias_ids(tok, s) for s in stimuli]
+        else:
+            ids = tok(list(stimuli), add_special_tokens=False)["input_ids"]
         return np.array([bool(i) and (unk is None or sum(t == unk for t in i) <= UNKNOWN_SHARE * len(i))
                          for i in ids], dtype=bool)
 
@@ -307,9 +311,10 @@ class TransformersEncoder(Encoder):
 
     def coverage_key(self) -> dict:
         """What decides covers(): the tokenizer (the model's files), the rule, the libraries' versions."""
-        return {"encoder": "transformers", "code": ENCODER_VERSION, "fingerprint": self.fingerprint,
-                "mode": "coverage", "unknown_share": UNKNOWN_SHARE, "transformers": _version("transformers"),
-                "tokenizers": _version("tokenizers")}
+        key = {"encoder": "transformers", "code": ENCODER_VERSION, "fingerprint": self.fingerprint,
+               "mode": "coverage", "unknown_share": UNKNOWN_SHARE, "transformers": _version("transformers"),
+               "tokenizers": _version("tokenizers")}
+        return {**key, "encoding": self.encoding} if self.encoding == "sent-bias" else key
 
     def cache_key(self, mode: str) -> dict:
         key = {"encoder": "transformers", "code": ENCODER_VERSION, "fingerprint": self.fingerprint, "mode": mode,
