@@ -109,6 +109,10 @@ def _run_options(r: argparse.ArgumentParser, *, sweep: bool) -> None:
     r.add_argument("--layer", help="-1 (top), a hidden-state index, or 'sum' (default: the model's loader entry's, "
                    "else -1)")
     r.add_argument("--subword", help="c-word subword choice: first, last, mean (default: last)")
+    r.add_argument("--encoding", default="standard",
+                   help="standard, or a paper's encoder as its code ran: sent-bias (May et al.'s BERT encoder: "
+                        "lower-cased, no [CLS]/[SEP], first wordpiece), tan2019 (Tan & Celis's GPT/GPT-2 "
+                        "contextual words); recorded in runs.encoding (docs/methods.md)")
     r.add_argument("--min-coverage", type=_between(0.0, 1.0), default=0.8,
                    help="share of a set's stimuli that must be encodable")
     r.add_argument("--batch-size", type=POSITIVE, default=64, help="texts per forward pass of the model")

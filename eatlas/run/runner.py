@@ -72,6 +72,7 @@ class RunConfig:
     alternative: str = "greater"    # permutation-test alternative: greater | less | two-sided
     ci_method: str = "inversion"    # CI: inversion (the permutation test inverted, widened for the attribute sample,
                                     # disattenuated; eatlas.stats.interval), or the bootstrap's percentile / BCa
+    encoding: str = "standard"      # standard, or a paper's own encoding (eatlas.encoders.authors: sent-bias, ...)
     options: dict = field(default_factory=dict)     # the method's own options (its Option dests)
 
 
@@ -264,6 +265,9 @@ def check_config(cfg: RunConfig, method) -> tuple[str, ...]:
             if lv not in method.levels:
                 raise EatlasError(f"method {method.name} cannot run level {lv}", field="--levels",
                                   hint=f"{method.name} runs at {', '.join(method.levels)}")
+    from ..encoders.authors import check_options
+    check_options(cfg.encoding, levels, pooling=cfg.pooling, subword=cfg.subword, layer=cfg.layer,
+                  method_inputs=method.inputs)
     method.check(cfg)
     return levels
 
@@ -398,7 +402,7 @@ def _load(cfg: RunConfig, progress, languages=(), notes: list | None = None) -> 
         progress(Phase("loading", None, item=model))
     return _encoders.load_encoder(model, pooling=cfg.pooling, layer=cfg.layer, subword=cfg.subword,
                                   batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code,
-                                  family=cfg.family, offline=cfg.offline)
+                                  family=cfg.family, offline=cfg.offline, encoding=cfg.encoding)
 
 
 def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Encoder | None = None,

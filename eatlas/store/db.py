@@ -131,35 +131,31 @@ def schema_ddl() -> list[tuple[str, str, list]]:
 
 
 # The reproduction views: our WEAT effect sizes beside the papers' printed ones, matched on test and level.
-# `reproduction` pairs only the same model (eatlas.encoders.identity): the paper states the model's name and its size
-# or corpus (table published_models), and the run's registered identity has the same name and every fact the
-# paper states (size, corpus, dimension). `reproduction_loose` adds same-family pairs (a printed 'cbow-<f>'
-# family, May et al. and Tan & Celis: sentences as the mean of word vectors, matches our static runs of family
-# <f>), with `match` = same_model | same_family and `differs` saying what differs (model, size, corpus,
-# dimension). A result also stands for the run's tests with identical stimuli (results.also_as, computed once):
-# a number printed under any of their names pairs with it, `published_test_id` saying which. Results and runs
-# are first cut down to the (test, level) pairs some paper printed (semi-join): with a million results this
-# halves the time of the plain join (benchmarks/bench_duckdb.py).
-# The paper's model is the run's (eatlas.encoders.identity): the paper names it, states its size or corpus, and every
-# fact it states (size, corpus, dimension) is the run's registered identity's too.
-_SAME_MODEL = """(p.p_name IS NOT NULL AND lower(p.p_name) = lower(ru.model_name)
-            AND (p.p_size IS NOT NULL OR p.p_corpus IS NOT NULL)
-            AND (p.p_size IS NULL OR lower(p.p_size) = lower(coalesce(ru.model_size, '')))
-            AND (p.p_corpus IS NULL OR lower(p.p_corpus) = lower(coalesce(ru.model_corpus, '')))
-            AND (p.p_dimension IS NULL OR p.p_dimension = ru.model_dimension))"""
+# Which run stands beside which printed model is decided by one rule, eatlas.encoders.identity.match, for each
+# run, level and printed model, and kept in table model_matches (match = same_model | same_family, differs):
+# `reproduction` holds the pairs with the same model encoded as the authors' code did (a hub id and the
+# configuration facts the paper states, or a registered identity with the name, size, corpus and dimension it
+# states; the authors' encoding, pooling and layer), `reproduction_loose` adds every looser pair (the same
+# family, the same hub id with another configuration or encoding, a hub model of the paper's model_type),
+# with `differs` saying what differs (e.g. `corpus ... vs Common Crawl (840B tokens); dimension 50 vs 300`,
+# `encoding standard vs sent-bias`). Both pair only effect sizes of the same d denominator
+# (eatlas.stats.conventions). A result also stands for the run's tests with identical stimuli (results.also_as,
+# computed once): a number printed under any of their names pairs with it, `published_test_id` saying which.
+# Results are first cut down to the (test, level) pairs some paper printed (semi-join), and meet only the printed
+# cells of the models their run was matched with (CTE pm): with a million results this keeps the view fast
+# (benchmarks/bench_duckdb.py).
 # d's denominator of a result (eatlas.stats.conventions): a run stored before conventions (NULL) is caliskan's.
 _DENOMINATOR = "CASE " + " ".join(f"WHEN convention = '{c.name}' THEN '{c.denominator}'" for c in _CONVENTIONS.values()
                                    ) + " ELSE 'sample' END"
 VIEWS = f"""
 CREATE OR REPLACE VIEW reproduction_loose AS
 WITH p AS (
-    SELECT pr.test_id, pr.level, regexp_replace(pr.model_family, '^cbow-', '') AS model_family, pr.paper,
-           pr.table_id, pr.model AS published_model, pr.row_label, pr.column_label,
+    SELECT pr.test_id, pr.level, coalesce(pr.model_family, '') AS published_family, pr.paper, pr.table_id,
+           pr.model AS published_model, pr.row_label, pr.column_label,
            TRY_CAST(pr.value AS DOUBLE) AS published_effect_size, pr.significance AS published_significance,
-           pm.name AS p_name, pm.size AS p_size, pm.corpus AS p_corpus, pm.dimension AS p_dimension,
            pc.convention AS published_convention, coalesce(pc.d_denominator, 'sample') AS p_denominator,
            TRY_CAST(pv.value AS DOUBLE) AS published_p_value
-    FROM published_results pr LEFT JOIN published_models pm ON pm.paper = pr.paper AND pm.model = pr.model
+    FROM published_results pr
     LEFT JOIN published_conventions pc ON pc.paper = pr.paper
     LEFT JOIN published_results pv ON pv.statistic = 'p_value' AND NOT pv.missing AND pv.paper = pr.paper
           AND pv.table_id = pr.table_id AND pv.model = pr.model AND pv.row_label = pr.row_label
@@ -174,21 +170,22 @@ WITH p AS (
 ), ra AS (
     SELECT *, unnest(also_as) AS published_test_id, {_DENOMINATOR} AS our_denominator FROM results
     WHERE also_as IS NOT NULL AND status = 'ok' AND effect_size IS NOT NULL
+), pm AS MATERIALIZED (  -- the printed cells of the models each run was matched with (model_matches): joined
+                          -- first, the results then meet only those (not every model's cells of their test)
+    SELECT mm.run_id, mm.match, mm.differs, p.*
+    FROM model_matches mm JOIN p ON p.paper = mm.paper AND p.published_model = mm.published_model
+          AND p.published_family = mm.published_family AND p.level = mm.level
 ), j AS (           -- two joins, not one over a union of r and ra: the plain one keeps the plan (and the speed)
                     -- of a store without also_as
-    SELECT r.*, ru.model_family, ru.family_source, ru.model_name, ru.model_size, ru.model_corpus,
-           ru.model_dimension, p.* EXCLUDE (test_id, level, model_family), {_SAME_MODEL} AS same_model,
-           p.model_family = ru.model_family AS same_family
+    SELECT r.*, ru.model_family, ru.family_source, pm.* EXCLUDE (run_id, test_id, level)
     FROM r JOIN runs ru USING (run_id)
-    JOIN p ON p.test_id = r.test_id AND p.level = r.level AND p.p_denominator = r.our_denominator
-          AND (p.model_family = ru.model_family OR lower(p.p_name) = lower(ru.model_name))
+    JOIN pm ON pm.run_id = r.run_id AND pm.test_id = r.test_id AND pm.level = r.level
+          AND pm.p_denominator = r.our_denominator
     UNION ALL
-    SELECT r.*, ru.model_family, ru.family_source, ru.model_name, ru.model_size, ru.model_corpus,
-           ru.model_dimension, p.* EXCLUDE (test_id, level, model_family), {_SAME_MODEL} AS same_model,
-           p.model_family = ru.model_family AS same_family
+    SELECT r.*, ru.model_family, ru.family_source, pm.* EXCLUDE (run_id, test_id, level)
     FROM ra r JOIN runs ru USING (run_id)
-    JOIN p ON p.test_id = r.published_test_id AND p.level = r.level AND p.p_denominator = r.our_denominator
-          AND (p.model_family = ru.model_family OR lower(p.p_name) = lower(ru.model_name))
+    JOIN pm ON pm.run_id = r.run_id AND pm.test_id = r.published_test_id AND pm.level = r.level
+          AND pm.p_denominator = r.our_denominator
 )
 SELECT run_id, test_id, test_version, level, model, model_family, family_source,
        effect_size AS our_effect_size, p_value AS our_p_value, holm_significant AS our_significant,
@@ -196,28 +193,16 @@ SELECT run_id, test_id, test_version, level, model, model_family, family_source,
        published_significance,
        effect_size - published_effect_size AS difference,
        coalesce(convention, 'caliskan') AS convention, published_convention, published_p_value,
-       CASE WHEN same_model THEN 'same_model' ELSE 'same_family' END AS match,
-       concat_ws('; ',
-         CASE WHEN p_name IS NULL THEN 'the paper does not name the model exactly'
-              WHEN model_name IS NULL THEN 'our model has no registered identity'
-              WHEN lower(p_name) <> lower(model_name) THEN 'model ' || model_name || ' vs ' || p_name END,
-         CASE WHEN p_size IS NOT NULL AND lower(p_size) <> lower(coalesce(model_size, ''))
-              THEN 'size ' || coalesce(model_size, '?') || ' vs ' || p_size END,
-         CASE WHEN p_corpus IS NOT NULL AND lower(p_corpus) <> lower(coalesce(model_corpus, ''))
-              THEN 'corpus ' || coalesce(model_corpus, '?') || ' vs ' || p_corpus END,
-         CASE WHEN p_dimension IS NOT NULL AND p_dimension IS DISTINCT FROM model_dimension
-              THEN 'dimension ' || coalesce(CAST(model_dimension AS VARCHAR), '?') || ' vs ' || p_dimension END,
-         CASE WHEN p_name IS NOT NULL AND p_size IS NULL AND p_corpus IS NULL
-              THEN 'the paper states neither size nor corpus' END) AS differs
-FROM j WHERE same_model OR same_family;
+       match, coalesce(differs, '') AS differs
+FROM j;
 
 CREATE OR REPLACE VIEW reproduction AS
 SELECT * EXCLUDE (differs) FROM reproduction_loose WHERE match = 'same_model';
 
 -- ML-EAT beside the ML-EAT tables: every printed Level 1-3 number of a test next to ours (one row per
 -- printed cell), with both EAT patterns. `agrees`: our number rounds to the printed one at the printed
--- precision (|ours - printed| <= half a unit of its last printed digit). Same model only, as `reproduction`;
--- `mleat_reproduction_loose` adds same-family pairs with `match` and `differs`.
+-- precision (|ours - printed| <= half a unit of its last printed digit). Same model only, as `reproduction`
+-- (table model_matches); `mleat_reproduction_loose` adds the looser pairs with `match` and `differs`.
 CREATE OR REPLACE VIEW mleat_reproduction_loose AS
 WITH mm AS (        -- each ML-EAT result under its test's id and the ids it also stands for (results.also_as)
     SELECT *, test_id AS published_test_id FROM mleat_results
@@ -225,8 +210,7 @@ WITH mm AS (        -- each ML-EAT result under its test's id and the ids it als
     SELECT m.*, unnest(r.also_as) AS published_test_id
     FROM mleat_results m JOIN results r USING (run_id, test_id, level) WHERE r.also_as IS NOT NULL
 ), ours AS (
-    SELECT m.run_id, m.test_id, m.test_version, m.level, m.published_test_id, ru.model, ru.model_family,
-           ru.model_name, ru.model_size, ru.model_corpus, ru.model_dimension, m.pattern,
+    SELECT m.run_id, m.test_id, m.test_version, m.level, m.published_test_id, ru.model, ru.model_family, m.pattern,
            unnest(['Level 1: A,B,X,Y', 'Level 2: A,B,X', 'Level 2: A,B,Y',
                    'Level 3: A,X mean', 'Level 3: A,X std', 'Level 3: B,X mean', 'Level 3: B,X std',
                    'Level 3: A,Y mean', 'Level 3: A,Y std', 'Level 3: B,Y mean', 'Level 3: B,Y std']) AS column_label,
@@ -234,20 +218,13 @@ WITH mm AS (        -- each ML-EAT result under its test's id and the ids it als
                    m.bx_std, m.ay_mean, m.ay_std, m.by_mean, m.by_std]) AS our_value
     FROM mm m JOIN runs ru USING (run_id)
 ), pub AS (
-    SELECT pr.*, pm.name AS p_name, pm.size AS p_size, pm.corpus AS p_corpus, pm.dimension AS p_dimension
-    FROM published_results pr LEFT JOIN published_models pm ON pm.paper = pr.paper AND pm.model = pr.model
-    WHERE pr.paper = 'wolfe2024' AND NOT pr.missing
+    SELECT pr.* FROM published_results pr WHERE pr.paper = 'wolfe2024' AND NOT pr.missing
 ), j AS (
-    SELECT o.*, p.table_id, p.model AS published_model, p.row_label, p.value, p.significance,
-           p.p_name, p.p_size, p.p_corpus, p.p_dimension, p.model_family AS p_family,
-           (p.p_name IS NOT NULL AND lower(p.p_name) = lower(o.model_name)
-            AND (p.p_size IS NOT NULL OR p.p_corpus IS NOT NULL)
-            AND (p.p_size IS NULL OR lower(p.p_size) = lower(coalesce(o.model_size, '')))
-            AND (p.p_corpus IS NULL OR lower(p.p_corpus) = lower(coalesce(o.model_corpus, '')))
-            AND (p.p_dimension IS NULL OR p.p_dimension = o.model_dimension)) AS same_model
+    SELECT o.*, p.table_id, p.model AS published_model, p.row_label, p.value, p.significance, x.match, x.differs
     FROM ours o
     JOIN pub p ON p.test_id = o.published_test_id AND p.level = o.level AND p.column_label = o.column_label
-              AND (p.model_family = o.model_family OR lower(p.p_name) = lower(o.model_name))
+    JOIN model_matches x ON x.run_id = o.run_id AND x.level = o.level AND x.paper = p.paper
+          AND x.published_model = p.model AND x.published_family = coalesce(p.model_family, '')
 )
 SELECT j.run_id, j.test_id, j.test_version, j.level, j.model, j.model_family,
        j.table_id, j.published_test_id, j.published_model, j.row_label, j.column_label,
@@ -256,22 +233,10 @@ SELECT j.run_id, j.test_id, j.test_version, j.level, j.model, j.model_family,
        abs(j.our_value - TRY_CAST(j.value AS DOUBLE))
            <= 0.5 * pow(10, -length(split_part(j.value, '.', 2))) + 1e-9 AS agrees,
        j.pattern AS our_pattern, pp.value AS published_pattern,
-       CASE WHEN j.same_model THEN 'same_model' ELSE 'same_family' END AS match,
-       concat_ws('; ',
-         CASE WHEN j.p_name IS NULL THEN 'the paper does not name the model exactly'
-              WHEN j.model_name IS NULL THEN 'our model has no registered identity'
-              WHEN lower(j.p_name) <> lower(j.model_name) THEN 'model ' || j.model_name || ' vs ' || j.p_name END,
-         CASE WHEN j.p_size IS NOT NULL AND lower(j.p_size) <> lower(coalesce(j.model_size, ''))
-              THEN 'size ' || coalesce(j.model_size, '?') || ' vs ' || j.p_size END,
-         CASE WHEN j.p_corpus IS NOT NULL AND lower(j.p_corpus) <> lower(coalesce(j.model_corpus, ''))
-              THEN 'corpus ' || coalesce(j.model_corpus, '?') || ' vs ' || j.p_corpus END,
-         CASE WHEN j.p_dimension IS NOT NULL AND j.p_dimension IS DISTINCT FROM j.model_dimension
-              THEN 'dimension ' || coalesce(CAST(j.model_dimension AS VARCHAR), '?') || ' vs ' || j.p_dimension END
-       ) AS differs
+       j.match, coalesce(j.differs, '') AS differs
 FROM j
 LEFT JOIN pub pp ON pp.test_id = j.published_test_id AND pp.level = j.level AND pp.table_id = j.table_id
-          AND pp.model = j.published_model AND pp.statistic = 'pattern'
-WHERE j.same_model OR j.p_family = j.model_family;
+          AND pp.model = j.published_model AND pp.statistic = 'pattern';
 
 CREATE OR REPLACE VIEW mleat_reproduction AS
 SELECT * EXCLUDE (differs) FROM mleat_reproduction_loose WHERE match = 'same_model';
@@ -684,7 +649,6 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
         refresh_published(con, reg)
         from ..encoders import identity
         from ..registry import provenance
-        identity.refresh(con, reg)
         refresh_conventions(con, reg)
         run = dict(run)
         for k in ("package_versions", "registry", "settings"):
@@ -713,6 +677,7 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
                     con.execute(f"ALTER TABLE {name} ADD COLUMN {quoted} {typ}")
             con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _extra")
             con.unregister("_extra")
+        identity.refresh(con, reg)      # the papers' models, and which of them this run is (model_matches)
         con.execute("COMMIT")
     except BaseException as e:
         rollback(con)
@@ -771,6 +736,11 @@ def reproduction_counts(db: str | Path, run_id: str) -> dict:
         out["loose_only"] = con.execute(
             "SELECT count(*) FROM (SELECT DISTINCT test_id, level FROM reproduction_loose WHERE run_id = ? EXCEPT "
             "SELECT DISTINCT test_id, level FROM reproduction WHERE run_id = ?)", [run_id, run_id]).fetchone()[0]
+        # what keeps the loose pairs from being the paper's model, most often (e.g. 'encoding standard vs sent-bias')
+        top = con.execute("SELECT differs FROM reproduction_loose WHERE run_id = ? AND match <> 'same_model' "
+                          "AND differs <> '' GROUP BY differs ORDER BY count(*) DESC, differs LIMIT 1",
+                          [run_id]).fetchone()
+        out["loose_differs"] = top[0] if top else None
         out["mleat"], out["mleat_agree"] = con.execute(
             "SELECT count(*), count(*) FILTER (agrees) FROM mleat_reproduction WHERE run_id = ?", [run_id]).fetchone()
         return out
@@ -816,6 +786,8 @@ def published_only(reg=None) -> duckdb.DuckDBPyConnection:
         init_schema(con)
         refresh_published(con, reg)
         refresh_conventions(con, reg)
+        from ..encoders import identity
+        identity.refresh(con, reg)      # the papers' models (published_models), queryable before any run
         for stmt in SANDBOX:
             con.execute(stmt)
         return con

@@ -46,6 +46,9 @@ FORMAT = "eatlas-results"
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
 CORE = ("runs", "results")
+# Tables of the store that are not results of runs (rebuilt from the registry by every run; which printed models
+# a run is, eatlas.encoders.identity, is worked out again by the store that imports it).
+NOT_EXPORTED = ("published_results", "model_matches", "model_match_state")
 HIVE = ("model", "test_id")
 # Tables exported beside the run tables though they name no run: a sweep's failed models, merged on import by
 # (sweep_id, model, config_key), their identity.
@@ -68,6 +71,7 @@ def _run_tables(con: duckdb.DuckDBPyConnection) -> tuple[list[str], list[str]]:
     names = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_type = "
                                        "'BASE TABLE' AND table_schema = 'main' ORDER BY table_name").fetchall()]
     declared = declared_tables()
+    names = [t for t in names if t not in NOT_EXPORTED]
     out = [t for t in CORE if t in names] + [t for t in names if t not in CORE and t in declared
                                              and declared[t].runs]
     other = [t for t in names if t not in declared and "run_id" in
@@ -693,6 +697,8 @@ def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> d
             con.unregister("_new")
             if have:
                 con.unregister("_have")
+        from ..encoders import identity
+        identity.refresh(con, reg or load_registry())   # which printed models the new runs are (model_matches)
         con.execute("COMMIT")
     except BaseException as e:
         rollback(con)
