@@ -222,7 +222,15 @@ def check_config(cfg: RunConfig, method) -> tuple[str, ...]:
         raise EatlasError(f"CI level {cfg.ci!r} is outside (0, 1)", field="--ci", hint="e.g. 0.95, or --no-ci")
     if cfg.ci is not None and cfg.n_boot < 100:
         raise EatlasError(f"{cfg.n_boot} bootstrap resamples are too few", field="--n-boot", hint="at least 100")
+    from ..argtypes import memory_problem
     from ..stats.interval import CI_METHODS
+    from ..stats.robust import BYTES_PER_RESAMPLE
+    from ..stats.weat import BYTES_PER_SAMPLE
+    for why, flag in ((memory_problem(cfg.n_samples, BYTES_PER_SAMPLE, "permutation samples"), "--n-samples"),
+                      (cfg.ci is not None and memory_problem(cfg.n_boot, BYTES_PER_RESAMPLE, "bootstrap resamples"),
+                       "--n-boot")):
+        if why:
+            raise EatlasError(why, field=flag, hint="ask for fewer")
     if cfg.ci_method not in CI_METHODS:
         raise EatlasError(f"unknown CI method {cfg.ci_method!r}", field="--ci-method", hint=", ".join(CI_METHODS))
     flags = {"n_samples": "--n-samples", "parametric": "--parametric", "alternative": "--alternative",
