@@ -28,7 +28,8 @@ database, resume after a bumped test, a rewritten vector file and a run stored b
 and stored keys, run's options in a sweep, a path with a comma, kill -9 of a Ray driver) and
 tests/test_corpus_shards.py (a single JSONL or gzip corpus, 7 bad JSONL lines, a shard without text on Ray,
 null text, parquet columns of numbers or lists, truncated parquet and gzip files, a non-UTF-8 line, a
-stimulus in a 4 MB line and its window).
+stimulus in a 4 MB line and its window). Trust boundaries (issue 24: results import, a store that drifted,
+sql output, options, the dataset card) are catalogued in tests/test_trust_import.py, in the same style.
 
 Catalogue, continued in tests/test_validation.py (68 cases; each refused by validate, and by run
 where it bears on the tests run):

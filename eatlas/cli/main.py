@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..argtypes import INT64_MAX, POSITIVE, PROBABILITY, SEED, at_least, between  # noqa: F401
+from ..argtypes import INT64_MAX, POSITIVE, PROBABILITY, SEED, at_least, between, memory_bounded  # noqa: F401
 from ..console import plain_line
 from ..errors import EatlasError, ValidationFailed
 from ..levels import NAMES as LEVEL_NAMES
@@ -84,8 +84,10 @@ def _run_options(r: argparse.ArgumentParser, *, sweep: bool) -> None:
                         "the method runs)")
     r.add_argument("--seed", type=SEED, default=0, help="seed of the permutation samples, the bootstrap and the "
                    "truncation of unequal expanded sets")
-    r.add_argument("--n-samples", type=_at_least(2), default=100_000,
-                   help="permutation samples (exact when fewer partitions)")
+    from ..stats.robust import BYTES_PER_RESAMPLE
+    from ..stats.weat import BYTES_PER_SAMPLE
+    r.add_argument("--n-samples", type=memory_bounded(2, BYTES_PER_SAMPLE, "permutation samples"), default=100_000,
+                   help="permutation samples (exact when fewer partitions; at most what this machine's memory holds)")
     r.add_argument("--alpha", type=PROBABILITY, default=0.01, help="Holm-Bonferroni family-wise level")
     r.add_argument("--parametric", action="store_true", help="normal-approximation p-value (Caliskan et al.)")
     r.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="greater",
@@ -93,8 +95,9 @@ def _run_options(r: argparse.ArgumentParser, *, sweep: bool) -> None:
                         "two-sided: twice the smaller one-sided p, capped at 1)")
     r.add_argument("--ci", type=_between(0.0, 1.0, open_low=True, open_high=True), default=0.95,
                    help="level of the confidence interval of each effect size")
-    r.add_argument("--n-boot", type=_at_least(100), default=10_000,
-                   help="bootstrap resamples (--ci-method percentile or BCa)")
+    r.add_argument("--n-boot", type=memory_bounded(100, BYTES_PER_RESAMPLE, "bootstrap resamples"), default=10_000,
+                   help="bootstrap resamples (--ci-method percentile or BCa; at most what this machine's memory "
+                        "holds)")
     r.add_argument("--no-ci", action="store_true", help="compute no confidence interval")
     from ..stats.interval import CI_METHODS
     r.add_argument("--ci-method", choices=CI_METHODS, default=CI_METHODS[0],
@@ -106,6 +109,10 @@ def _run_options(r: argparse.ArgumentParser, *, sweep: bool) -> None:
     r.add_argument("--layer", help="-1 (top), a hidden-state index, or 'sum' (default: the model's loader entry's, "
                    "else -1)")
     r.add_argument("--subword", help="c-word subword choice: first, last, mean (default: last)")
+    r.add_argument("--encoding", default="standard",
+                   help="standard, or a paper's encoder as its code ran: sent-bias (May et al.'s BERT encoder: "
+                        "lower-cased, no [CLS]/[SEP], first wordpiece), tan2019 (Tan & Celis's GPT/GPT-2 "
+                        "contextual words); recorded in runs.encoding (docs/methods.md)")
     r.add_argument("--min-coverage", type=_between(0.0, 1.0), default=0.8,
                    help="share of a set's stimuli that must be encodable")
     r.add_argument("--batch-size", type=POSITIVE, default=64, help="texts per forward pass of the model")
@@ -312,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:          # argparse has printed the usage and the problem
         return e.code if isinstance(e.code, int) else 2
     try:
+        from .common import given_options, refuse_contradictions
+        refuse_contradictions(args, lambda: given_options(build_parser(), list(sys.argv[1:] if argv is None else argv)))
         return args.fn(args)
     except ValidationFailed as e:
         for prob in e.problems:

@@ -32,6 +32,8 @@ def cmd_validate(args) -> int:
     from ..methods import all_methods
     for m in all_methods().values():        # the registry as each method would read it (e.g. the LLM IAT's prompt)
         found += m.registry_problems(reg)
+    from ..encoders.identity import published_model_problems
+    found += published_model_problems(reg)  # the papers' models (published/models.yaml), read at every write
     problems, warnings = split_warnings(found)
     for w in warnings:
         err.print(f"warning: {esc(w.render())}", highlight=False, markup=True, soft_wrap=True)

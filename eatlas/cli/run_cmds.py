@@ -73,7 +73,8 @@ def run_config(args, inputs: str | None = None):
                     offline=args.offline,
                     use_cache=not args.no_cache, method=args.method, language=args.language,
                     family=getattr(args, "family", None), ci=None if args.no_ci else args.ci, n_boot=args.n_boot,
-                    alternative=args.alternative, ci_method=args.ci_method, options=options)
+                    alternative=args.alternative, ci_method=args.ci_method,
+                    encoding=getattr(args, "encoding", None) or "standard", options=options)
     if args.no_ci and "ci" not in method.stats:
         users = ", ".join(m.name for m in methods.all_methods().values() if "ci" in m.stats)
         raise EatlasError(f"--no-ci applies to {users} runs, not {method.name}", field="--no-ci",
@@ -95,6 +96,8 @@ def cmd_run(args) -> int:
     check_config(cfg, method)           # bad options: one line, before anything is loaded or written
     db = Path(args.db) if args.db else default_db()
     check_writable(db)                  # before any work: a finished run is never lost at write time
+    from ..encoders.identity import read_published_models
+    read_published_models(load_registry(args.registry))     # the write reads the papers' models: a broken one now
     before = getattr(method, "before_run", None)
     if before:
         before(cfg, db=db, registry=args.registry)

@@ -159,6 +159,7 @@ def pairing_line(counts: dict, model: str, conventions: set | None = None) -> st
     gives some. ``conventions``: those of the run's results (a d with the population standard deviation pairs
     with no paper of the registry: the line says so)."""
     n, same, loose = counts["results"], counts["same_model"], counts["loose_only"]
+    why = f", e.g. differing in: {counts['loose_differs']}" if counts.get("loose_differs") else ""
     population = sorted(c for c in conventions or () if c in CONVENTIONS and CONVENTIONS[c].ddof == 0)
     if population and not same and not loose:
         return (f"reproduction: this run's d divides by the population standard deviation (--convention "
@@ -167,10 +168,11 @@ def pairing_line(counts: dict, model: str, conventions: set | None = None) -> st
     if same:
         line = (f"reproduction: {same} of this run's {n} result(s) pair with a number a paper printed for this model "
                 "(eatlas sql \"SELECT * FROM reproduction\")")
-        line += f"; {loose} more only with another model of its family (reproduction_loose)" if loose else ""
+        line += f"; {loose} more only loosely (reproduction_loose{why})" if loose else ""
     elif loose:
         line = (f"reproduction: none of this run's {n} result(s) pairs with a number a paper printed for {model}; "
-                f"{loose} pair with another model of its family (eatlas sql \"SELECT * FROM reproduction_loose\")")
+                f"{loose} pair loosely, with a model of its family or its hub id encoded otherwise{why} "
+                "(eatlas sql \"SELECT * FROM reproduction_loose\")")
     else:
         line = (f"reproduction: none of this run's {n} result(s) pairs with a number a paper printed for {model} or "
                 "a model of its family")

@@ -93,13 +93,14 @@ def default_for_languages(languages) -> tuple[str, str | None]:
 
 def load_encoder(model: str | None = None, *, pooling: str | None = None, layer: str | int | None = None,
                  subword: str | None = None, batch_size: int = 64, trust_remote_code: bool = False,
-                 family: str | None = None, offline: bool = False) -> Encoder:
+                 family: str | None = None, offline: bool = False, encoding: str = "standard") -> Encoder:
     """A registered model id (loaders/), a local transformers folder, a static-vector file, or a Hugging Face
     hub id (``ORG/NAME[@REVISION]``; ``offline``: never download, as HF_HUB_OFFLINE=1).
 
     The encoder records what model it is (``eatlas.encoders.identity``): a registered id, or a folder whose
     weights are those of a registered model, takes that entry's family and identity; anything else is
-    family ``unknown`` unless ``family`` (--family) names one."""
+    family ``unknown`` unless ``family`` (--family) names one. ``encoding``: ``standard``, or a paper's own
+    encoding (eatlas.encoders.authors; --encoding)."""
     enc = _load_encoder(model, pooling=pooling, layer=layer, subword=subword, batch_size=batch_size,
                         trust_remote_code=trust_remote_code, offline=offline)
     from .identity import entry_identity, recognise_file, recognise_folder
@@ -131,6 +132,9 @@ def load_encoder(model: str | None = None, *, pooling: str | None = None, layer:
         enc.languages = folder_languages(enc.path)
     if enc.languages:
         enc.info["languages"] = list(enc.languages)
+    if encoding != "standard":
+        from .authors import apply
+        apply(enc, encoding, pooling_given=pooling is not None)
     return enc
 
 

@@ -85,6 +85,7 @@ class Encoder:
     model_revision: str | None = None
     model_commit: str | None = None
     model_weights_sha256: dict | None = None
+    encoding: str = "standard"          # standard, or a paper's own encoding (eatlas.encoders.authors; --encoding)
     uncovered_reason: ClassVar[str | None] = None   # why covers() says no, recorded with the dropped stimulus
 
     @property

@@ -291,7 +291,11 @@ class TransformersEncoder(Encoder):
             return np.zeros(0, dtype=bool)
         tok = self.tokenizer
         unk = tok.unk_token_id
-        ids = tok(list(stimuli), add_special_tokens=False)["input_ids"]
+        if self.encoding == "sent-bias":      # the tokens sent-bias's tokenizer reads (lower-cased; authors.py)
+            from .authors import sent_bias_ids
+            ids = [sent_bias_ids(tok, s) for s in stimuli]
+        else:
+            ids = tok(list(stimuli), add_special_tokens=False)["input_ids"]
         return np.array([bool(i) and (unk is None or sum(t == unk for t in i) <= UNKNOWN_SHARE * len(i))
                          for i in ids], dtype=bool)
 
@@ -307,15 +311,18 @@ class TransformersEncoder(Encoder):
 
     def coverage_key(self) -> dict:
         """What decides covers(): the tokenizer (the model's files), the rule, the libraries' versions."""
-        return {"encoder": "transformers", "code": ENCODER_VERSION, "fingerprint": self.fingerprint,
-                "mode": "coverage", "unknown_share": UNKNOWN_SHARE, "transformers": _version("transformers"),
-                "tokenizers": _version("tokenizers")}
+        key = {"encoder": "transformers", "code": ENCODER_VERSION, "fingerprint": self.fingerprint,
+               "mode": "coverage", "unknown_share": UNKNOWN_SHARE, "transformers": _version("transformers"),
+               "tokenizers": _version("tokenizers")}
+        return {**key, "encoding": self.encoding} if self.encoding == "sent-bias" else key
 
     def cache_key(self, mode: str) -> dict:
         key = {"encoder": "transformers", "code": ENCODER_VERSION, "fingerprint": self.fingerprint, "mode": mode,
                "layer": self.layer, "max_length": self.max_length, "device": self.device,
                "torch": _version("torch"), "transformers": _version("transformers"),
                "tokenizers": _version("tokenizers")}
+        if self.encoding != "standard":      # a paper's own encoding (eatlas.encoders.authors): its own vectors
+            key["encoding"] = self.encoding
         if mode == "plain":
             return {**key, "pooling": self.pooling, "normalize": self.normalize}
         return {**key, "subword": self.subword, "long_text": "window"}     # see _window
@@ -379,7 +386,15 @@ class TransformersEncoder(Encoder):
         """One forward pass per distinct text, batched by token length (little padding), pooled vectors
         and span vectors read off the same pass. A span in a text longer than the model's maximum length is
         read off a window of the text around it that fits (:meth:`_window`), never lost to truncation; a
-        pooled text is truncated, as sentence-transformers does."""
+        pooled text is truncated, as sentence-transformers does. A paper's own encoding (--encoding,
+        eatlas.encoders.authors) where one was chosen."""
+        if self.encoding != "standard":
+            from .authors import encode
+            return encode(self, texts, spans)
+        return self._encode_standard(texts, spans, windows=windows)
+
+    def _encode_standard(self, texts: list[str], spans: list[tuple[int, int] | None], *,
+                         windows: bool = True) -> EncodeResult:
         torch = _torch()
         uniq = list(dict.fromkeys(texts))
         where = {t: i for i, t in enumerate(uniq)}

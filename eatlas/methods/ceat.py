@@ -14,9 +14,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..argtypes import POSITIVE, at_least
+from ..argtypes import at_least, memory_bounded
 from ..errors import EatlasError
 from .base import Method, MethodRun, Option, Table, register
+
+# Memory one kept context of one stimulus takes at most, as an estimate: its text (a window that fits the model's
+# length) and its vector (float32, up to 1,024 dimensions). `--max-contexts` is bounded by the machine's memory at
+# this rate.
+BYTES_PER_CONTEXT = 8 << 10
 
 
 @dataclass
@@ -91,7 +96,9 @@ class Ceat(Method):
         Option("--sampling", dict(choices=("paper", "authors_code"), default="paper",
                                   help="paper: without replacement where a stimulus has enough contexts; "
                                        "authors_code: always with replacement, as the authors' code")),
-        Option("--max-contexts", dict(type=POSITIVE, default=1000, help="contexts kept per stimulus (seeded sample)")),
+        Option("--max-contexts", dict(type=memory_bounded(1, BYTES_PER_CONTEXT, "contexts per stimulus"), default=1000,
+                                      help="contexts kept per stimulus (seeded sample; at most what this machine's "
+                                           "memory holds)")),
         Option("--case-insensitive", dict(action="store_true", help="match stimuli regardless of case (default: as "
                                           "each set says, else case-sensitive)")),
     )

@@ -559,7 +559,9 @@ def _fail(error: EatlasError):
 
 
 def _source_kind(doc: dict, file: str, obj: str) -> list:
-    source_kind = doc.get("source_kind") or []
+    source_kind = doc.get("source_kind")
+    if source_kind is None:
+        return []
     if isinstance(source_kind, str):
         source_kind = [source_kind]
     if not isinstance(source_kind, list) or not all(isinstance(k, str) for k in source_kind):

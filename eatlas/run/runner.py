@@ -76,6 +76,7 @@ class RunConfig:
     alternative: str = "greater"    # permutation-test alternative: greater | less | two-sided
     ci_method: str = "inversion"    # CI: inversion (the permutation test inverted, widened for the attribute sample,
                                     # disattenuated; eatlas.stats.interval), or the bootstrap's percentile / BCa
+    encoding: str = "standard"      # standard, or a paper's own encoding (eatlas.encoders.authors: sent-bias, ...)
     options: dict = field(default_factory=dict)     # the method's own options (its Option dests)
 
 
@@ -225,7 +226,15 @@ def check_config(cfg: RunConfig, method) -> tuple[str, ...]:
         raise EatlasError(f"CI level {cfg.ci!r} is outside (0, 1)", field="--ci", hint="e.g. 0.95, or --no-ci")
     if cfg.ci is not None and cfg.n_boot < 100:
         raise EatlasError(f"{cfg.n_boot} bootstrap resamples are too few", field="--n-boot", hint="at least 100")
+    from ..argtypes import memory_problem
     from ..stats.interval import CI_METHODS
+    from ..stats.robust import BYTES_PER_RESAMPLE
+    from ..stats.weat import BYTES_PER_SAMPLE
+    for why, flag in ((memory_problem(cfg.n_samples, BYTES_PER_SAMPLE, "permutation samples"), "--n-samples"),
+                      (cfg.ci is not None and memory_problem(cfg.n_boot, BYTES_PER_RESAMPLE, "bootstrap resamples"),
+                       "--n-boot")):
+        if why:
+            raise EatlasError(why, field=flag, hint="ask for fewer")
     if cfg.ci_method not in CI_METHODS:
         raise EatlasError(f"unknown CI method {cfg.ci_method!r}", field="--ci-method", hint=", ".join(CI_METHODS))
     flags = {"n_samples": "--n-samples", "parametric": "--parametric", "alternative": "--alternative",
@@ -260,6 +269,9 @@ def check_config(cfg: RunConfig, method) -> tuple[str, ...]:
             if lv not in method.levels:
                 raise EatlasError(f"method {method.name} cannot run level {lv}", field="--levels",
                                   hint=f"{method.name} runs at {', '.join(method.levels)}")
+    from ..encoders.authors import check_options
+    check_options(cfg.encoding, levels, pooling=cfg.pooling, subword=cfg.subword, layer=cfg.layer,
+                  method_inputs=method.inputs)
     method.check(cfg)
     return levels
 
@@ -394,7 +406,7 @@ def _load(cfg: RunConfig, progress, languages=(), notes: list | None = None) -> 
         progress(Phase("loading", None, item=model))
     return _encoders.load_encoder(model, pooling=cfg.pooling, layer=cfg.layer, subword=cfg.subword,
                                   batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code,
-                                  family=cfg.family, offline=cfg.offline)
+                                  family=cfg.family, offline=cfg.offline, encoding=cfg.encoding)
 
 
 def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Encoder | None = None,

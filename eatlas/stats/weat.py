@@ -67,6 +67,10 @@ def effect_size_from_s(s_x: np.ndarray, s_y: np.ndarray) -> float:
 
 MATRIX_MAX_COLUMNS = 64     # above this, sampled partitions are drawn in chunks instead of cached
 _CHUNK_CELLS = 1 << 20      # float keys per chunk of the fallback sampler: 8 MiB, whatever the set size
+# Memory one permutation sample may take at most: its statistic in the null distribution (a float64) and, where
+# the partitions are kept as a matrix (exact tests, or up to MATRIX_MAX_COLUMNS stimuli), its row of the 0/1
+# matrix and of the subsets' indices. `--n-samples` is bounded by the machine's memory at this rate.
+BYTES_PER_SAMPLE = 8 + 2 * 8 * MATRIX_MAX_COLUMNS
 
 
 def _chunk_rows(n: int) -> int:
