@@ -433,3 +433,21 @@ def test_tests_of_bai_run_only_under_llm_iat(tmp_path, capsys):
     """The eight one-term tests are refused by the embedding methods with a hint that names llm-iat."""
     rc, _, err = _cli(capsys, "run", "--tests", "bai2024_age", "--levels", "word", "--db", str(tmp_path / "r.duckdb"))
     assert rc == 2 and "--method llm-iat" in " ".join(err.split())
+
+
+def test_a_causal_lm_named_by_its_hub_id_runs_offline(tmp_path, scripted_lm, hf_cache):
+    """The scripted model laid into a Hugging Face cache as tiny-org/tiny-causal (sockets refused, HF_HUB_OFFLINE):
+    --model tiny-org/tiny-causal resolves through huggingface_hub (eatlas.encoders.hub), the LM head is loaded from
+    the snapshot, the score is the hand-computed one and the run records the id and the commit."""
+    from tests.hub_cache import commit_id
+
+    commit = commit_id(27)
+    hf_cache.put("tiny-org/tiny-causal", scripted_lm, commit)
+    reg = _llm_registry(tmp_path)
+    db = tmp_path / "r.duckdb"
+    out = _run(reg, "tiny-org/tiny-causal", db, prompts=3, max_new_tokens=12)
+    res = out.tables["llm_iat_results"].iloc[0]
+    assert res["status"] == "ok" and res["iat_bias"] == pytest.approx(2 / 1.01 - 1)
+    run = _tables(db)["runs"].iloc[0]
+    assert run["model"] == "tiny-org/tiny-causal" and run["model_hub_id"] == "tiny-org/tiny-causal"
+    assert run["model_commit"] == commit

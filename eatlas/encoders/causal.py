@@ -1,8 +1,10 @@
 """Causal language models for prompting: chat formatting, generation, log-probabilities of continuations.
 
 A run that prompts a generative model (``eatlas run --method llm-iat``) loads its ``--model`` like any
-other (``eatlas.encoders.load_encoder``) and asks :func:`causal_lm` for the model with its language-modelling
-head: a GGUF file (``eatlas.encoders.gguf``) is one already; a transformers folder is loaded again with
+other (``eatlas.encoders.load_encoder``: a loader entry, a folder, a ``.gguf`` file or a hub id resolved through
+huggingface_hub's cache, ``eatlas.encoders.hub``) and asks :func:`causal_lm` for the model with its
+language-modelling head: a GGUF file (``eatlas.encoders.gguf``) is one already; a transformers folder (a hub
+id's snapshot too) is loaded again with
 ``AutoModelForCausalLM`` when its ``config.json`` names a causal-LM architecture (``...ForCausalLM``,
 ``...LMHeadModel``), and refused otherwise, never given a head it does not have. torch and transformers
 are imported inside the functions that use them.
@@ -162,12 +164,20 @@ def causal_lm(encoder) -> CausalLM:
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
+    # the same rules as the encoder's own loading: safetensors, or pickled weights only through torch's weights_only
+    # loader; a folder's (or hub repository's) code only when --trust-remote-code names it (checked when the
+    # encoder was made)
+    weights = encoder._weights_options() if hasattr(encoder, "_weights_options") else {}
     try:
         tok = AutoTokenizer.from_pretrained(encoder.path, local_files_only=True,
                                             trust_remote_code=encoder.trust_remote_code)
         model = AutoModelForCausalLM.from_pretrained(encoder.path, local_files_only=True, dtype=torch.float32,
-                                                     trust_remote_code=encoder.trust_remote_code)
+                                                     trust_remote_code=encoder.trust_remote_code, **weights)
+    except EatlasError:
+        raise
     except Exception as e:   # noqa: BLE001 - whatever the loaders raise, one line naming the folder
+        if hasattr(encoder, "_failed"):
+            raise encoder._failed(e) from None
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise EatlasError(f"could not load the causal LM: {type(e).__name__}: {first[:300]}", file=str(encoder.path),
                           hint="is the folder a complete transformers model (config.json, weights, tokenizer)?"
