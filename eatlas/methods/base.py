@@ -194,6 +194,12 @@ class Method:
     def check(self, cfg) -> None:
         """Refuse bad option values before any work (raise EatlasError naming the option)."""
 
+    def registry_problems(self, reg) -> list:
+        """What `eatlas validate` reports about the registry as this method would use it (EatlasErrors: a test
+        that names the method in its `methods:` but cannot be run by it, a template it reads that asks for what
+        it cannot fill). Default: nothing."""
+        return []
+
     def compute(self, m: Matrices, cfg) -> Outcome:       # inputs == "matrices"
         raise NotImplementedError
 

