@@ -24,6 +24,7 @@ from .errors import EatlasError
 from .files import write_atomic
 
 MANIFEST = ".eatlas-manifest.json"
+TEMP_PREFIX = ".eatlas-tmp-"        # a file being written, renamed into place when whole
 REGISTRY_PARTS = ("registry", "templates", "schemas", "loaders")    # folders of a registry root that eatlas reads
 REGISTRY_FILES = ("catalog.yaml",)
 
@@ -139,7 +140,7 @@ class Outputs:
         mode the user's umask gives; the temporary file is removed on any error or interrupt)."""
         dest = self.folder / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
-        return write_atomic(dest, write, prefix=".eatlas-tmp-")
+        return write_atomic(dest, write, prefix=TEMP_PREFIX)
 
     def write(self, rel: str, write, *, save: bool = True, checked: bool = False) -> Path:
         """``write(tmp_path)`` writes the file; it is renamed to ``folder/rel`` and recorded. ``checked``: the
@@ -160,6 +161,17 @@ class Outputs:
         self.entries[rel] = sha256_of(self.folder / rel)
         if save:
             self.save()
+
+    def remove_leftovers(self) -> list[Path]:
+        """Remove the temporary files (``.eatlas-tmp-*``, see :meth:`_replace`) a killed eatlas left in the folder
+        and its subfolders: eatlas alone names files so, and one that is not renamed into place is never used."""
+        gone = []
+        if self.folder.is_dir():
+            for p in self.folder.rglob(f"{TEMP_PREFIX}*"):
+                if p.is_file() and not p.is_symlink():
+                    p.unlink()
+                    gone.append(p)
+        return gone
 
     def forget(self, rel: str) -> None:
         """Remove a file eatlas wrote and no longer writes (only if unchanged), and its empty folders."""

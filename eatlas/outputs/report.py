@@ -116,7 +116,7 @@ def matrix(results: pd.DataFrame, runs: pd.DataFrame, reg: Registry | None, alph
     ok = results[results["status"] == "ok"].copy() if len(results) else results
     if not len(ok):
         return None
-    ok["mark"] = ok["holm_significant"].map(lambda v: mark(bool(v)) if v is not None and v == v else "")
+    ok["mark"] = ok["holm_significant"].map(lambda v: "" if pd.isna(v) else mark(bool(v)))     # NULL: NA or None
     n = 8 if len({r[:8] for r in runs["run_id"]}) == len(runs) else max(map(len, runs["run_id"]))
     col_of = {r.run_id: (f"{wrap(r.model, 16)}\n{wrap('run ' + r.run_id[:n], 16)}" if by_run else wrap(r.model, 16))
               for r in runs.itertuples()}
@@ -361,7 +361,7 @@ def forest_plots(results: pd.DataFrame, published: pd.DataFrame, reg: Registry |
             if has_ci.any():
                 lo, hi = g["ci_low"].to_numpy(dtype=float)[has_ci], g["ci_high"].to_numpy(dtype=float)[has_ci]
                 ax.hlines(y[has_ci], lo, hi, color=colour, lw=1.4, zorder=2, gid=f"forest-ci-{j}")
-            holm = g["holm_significant"].map(lambda v: v is True or (v is not None and v == v and bool(v)))
+            holm = g["holm_significant"].map(lambda v: not pd.isna(v) and bool(v))
             face = [colour if h else "white" for h in holm]
             ax.scatter(d, y, marker=marker, s=30, facecolors=face, edgecolors=colour, linewidths=1.2, zorder=3,
                        gid=f"forest-series-{j}")

@@ -45,7 +45,7 @@ SET_KEYS = {"id", "version", "concept", "license", "source", "notes", "changelog
 ITEM_KEYS = {"text", "kind", "case", "number", "plural", "singular", "article", "note"}
 TEST_KEYS = {"id", "version", "title", "bias_type", "level", "license", "source", "x", "y", "a", "b",
              "expansions", "aliases", "notes", "changelog", "equal_targets", "equal_attributes",
-             "methods", "tags", "language", "variant", "variant_of", "license_note"}
+             "methods", "tags", "language", "variant", "variant_of", "license_note", "overlap"}
 TEMPLATE_KEYS = {"id", "version", "license", "source", "description", "parts", "families", "changelog",
                  "language", "variables"}
 CATALOG_KEYS = {"sets", "tests", "templates", "published"}
@@ -375,6 +375,7 @@ class TestSpec:
     variant: str | None = None
     variant_of: str | None = None
     methods: tuple[str, ...] | None = None     # the methods that run it (None: every method over embeddings)
+    overlap: dict[str, list[str]] | None = None   # "x/y" or "a/b" -> the items the authors' lists put in both
     raw: dict = field(default_factory=dict, repr=False)
 
     __test__ = False  # not a pytest class
@@ -558,7 +559,9 @@ def _fail(error: EatlasError):
 
 
 def _source_kind(doc: dict, file: str, obj: str) -> list:
-    source_kind = doc.get("source_kind") or []
+    source_kind = doc.get("source_kind")
+    if source_kind is None:
+        return []
     if isinstance(source_kind, str):
         source_kind = [source_kind]
     if not isinstance(source_kind, list) or not all(isinstance(k, str) for k in source_kind):
@@ -711,13 +714,31 @@ def parse_test(doc: Any, file: str, problems: list | None = None) -> TestSpec | 
     equal_targets = check(_check_bool, doc, "equal_targets", True, file, obj, default=True)
     equal_attributes = check(_check_bool, doc, "equal_attributes", False, file, obj, default=False)
     methods = check(_check_methods, doc, file, obj)
+    overlap = check(_check_overlap, doc, file, obj)
     if len(sets) < len(ROLES):
         return None
     return TestSpec(id=tid or "?", version=version, title=title, level=level, sets=sets, expansions=exps,
                     license=lic, source=source, file=file,
                     bias_type=doc.get("bias_type"), aliases=aliases, notes=doc.get("notes"),
                     equal_targets=equal_targets, equal_attributes=equal_attributes, language=language,
-                    variant=variant, variant_of=variant_of, methods=methods, raw=doc)
+                    variant=variant, variant_of=variant_of, methods=methods, overlap=overlap, raw=doc)
+
+
+OVERLAP_PAIRS = ("x/y", "a/b")
+
+
+def _check_overlap(doc: dict, file: str, obj: str) -> dict[str, list[str]] | None:
+    """A test's `overlap:`: the items its authors' lists put in both targets (``x/y``) or both attributes
+    (``a/b``), declared so that the test is kept as the authors ran it (a variant, docs/registry-format.md);
+    validate checks the declaration against the sets."""
+    v = doc.get("overlap")
+    if v is None:
+        return None
+    if not isinstance(v, dict) or not v or set(v) - set(OVERLAP_PAIRS) or not all(
+            isinstance(items, list) and items and all(isinstance(i, str) and i for i in items) for items in v.values()):
+        raise EatlasError("overlap must map x/y or a/b to the list of items in both sets", file=file, obj=obj,
+                          field="overlap", hint="e.g. overlap: {a/b: [su]}")
+    return {k: list(v[k]) for k in OVERLAP_PAIRS if k in v}
 
 
 def _check_methods(doc: dict, file: str, obj: str) -> tuple[str, ...] | None:
