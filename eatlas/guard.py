@@ -142,17 +142,19 @@ class Outputs:
         dest.parent.mkdir(parents=True, exist_ok=True)
         return write_atomic(dest, write, prefix=TEMP_PREFIX)
 
-    def write(self, rel: str, write, *, save: bool = True) -> Path:
-        """``write(tmp_path)`` writes the file; it is renamed to ``folder/rel`` and recorded."""
-        self.check(rel)
+    def write(self, rel: str, write, *, save: bool = True, checked: bool = False) -> Path:
+        """``write(tmp_path)`` writes the file; it is renamed to ``folder/rel`` and recorded. ``checked``: the
+        caller has just checked ``rel`` (:meth:`check_all`, before writing any of many files)."""
+        if not checked:
+            self.check(rel)
         dest = self._replace(rel, write)
         self.entries[rel] = sha256_of(dest)
         if save:
             self.save()
         return dest
 
-    def write_text(self, rel: str, text: str, *, save: bool = True) -> Path:
-        return self.write(rel, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), save=save)
+    def write_text(self, rel: str, text: str, *, save: bool = True, checked: bool = False) -> Path:
+        return self.write(rel, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), save=save, checked=checked)
 
     def record(self, rel: str, *, save: bool = True) -> None:
         """Record a file written by other means (after :meth:`check`)."""

@@ -264,6 +264,30 @@ def build_parser() -> argparse.ArgumentParser:
                     "Holm-significant at its own alpha")
     rp.set_defaults(fn=results_cmds.cmd_report)
 
+    st = sub.add_parser("site", help="write the atlas as a static site: every test, every result, SQL in the browser",
+                        formatter_class=_DefaultsHelp,
+                        description="Write a static site into OUT: index.html (every test of the registry, with "
+                        "filters), tests/<id>.html (a test's sets, sentences, provenance, BibTeX, its published "
+                        "numbers and results with a forest plot), sql.html (DuckDB-WASM runs SQL in the reader's "
+                        "browser over the tables in data/, parquet and Arrow). Any static host serves it, or: "
+                        "python -m http.server -d OUT. "
+                        "OUT must be new, empty, or an earlier site (a file eatlas did not write is never replaced).")
+    st.add_argument("out", help="the folder to write")
+    st.add_argument("--runs", nargs="+", action=_ListOption, help="run ids or unique prefixes (default: the newest "
+                    "result per model, test and level)")
+    st.add_argument("--model", help="only the runs of this model (default: every model)")
+    st.add_argument("--all", action="store_true", help="every run, not only the newest result per model, test and "
+                    "level")
+    st.add_argument("--duckdb-wasm", metavar="DIR", help="copy DuckDB-WASM's files from DIR (the npm tarballs of "
+                    "'npm pack @duckdb/duckdb-wasm@1.32.0 apache-arrow@17.0.0', packed or unpacked) so the site works "
+                    "offline (default: the SQL page loads them from jsDelivr, each checked against its pinned hash)")
+    st.add_argument("--figures", choices=("results", "all", "none"), default="results",
+                    help="forest plots for the tests with results shown (results), also for those with printed "
+                         "numbers only (all: slower), or none")
+    st.add_argument("--dataset", metavar="REPO_ID", help="the Hugging Face dataset 'eatlas publish --push' wrote, "
+                    "linked from each test page (default: the pages say how to write it)")
+    st.set_defaults(fn=results_cmds.cmd_site)
+
     si = sub.add_parser("show-influence", help="the stimuli that move a result's effect size most when left out")
     si.add_argument("run", help="run id (or a unique prefix)")
     si.add_argument("test", help="test id")

@@ -133,6 +133,24 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_site(args) -> int:
+    from ..outputs.site import write_site
+    from ..store import default_db
+
+    out, _ = _console()
+    db = Path(args.db) if args.db else default_db()
+    s = write_site(db, args.out, registry=args.registry, runs=args.runs, model=args.model, all_runs=args.all,
+                   duckdb_wasm=args.duckdb_wasm, figures=args.figures, dataset=args.dataset)
+    tables = ", ".join(f"{name} {n}" for name, n in s["tables"].items())
+    out.print(f"site written to {esc(s['out'])}: {s['tests']} test page(s), {s['figures']} forest plot(s), "
+              f"{s['results']} result(s) of {s['runs']} run(s) ({esc(s['selection'])}); DuckDB-WASM "
+              f"{'copied into the site' if s['duckdb_wasm'] == 'local' else 'from jsDelivr (pinned, hashed)'}; "
+              f"tables (rows): {esc(tables)}", highlight=False, soft_wrap=True)
+    out.print(f"view it: python -m http.server -d {esc(s['out'])} (then open http://127.0.0.1:8000/)",
+              highlight=False, soft_wrap=True)
+    return 0
+
+
 def cmd_publish(args) -> int:
     from ..outputs.publish import hub_token, publish, push
     from ..registry import load_registry
