@@ -75,6 +75,10 @@ def build(con: duckdb.DuckDBPyConnection, n_results: int, seed: int = 0) -> dict
                '-1', CASE WHEN k % 50 = 0 THEN 'not_run' ELSE 'ok' END, NULL, random() * 4 - 2, random(), false,
                100000, false, 25, 25, 25, 25, random() < 0.3, NULL, NULL, 0, '{{}}'
         FROM range({n_results}) t(k) JOIN pair p ON p.i = k % {per_run}""")
+    from eatlas.encoders import identity
+    t0 = time.perf_counter()
+    identity.refresh(con, reg)          # which printed model each run is (model_matches), as a run's write does
+    print(f"matched {n_runs:,} runs with the printed models in {time.perf_counter() - t0:.2f} s")
     return {"published": n_pub, "families": len(fams), "pairs": len(pairs), "runs": n_runs}
 
 

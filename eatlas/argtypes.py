@@ -34,3 +34,40 @@ def between(low: float, high: float, *, open_low: bool = False, open_high: bool 
 
 
 SEED, POSITIVE, PROBABILITY = at_least(0), at_least(1), between(0.0, 1.0, open_low=True)
+
+
+def physical_memory() -> int | None:
+    """This machine's memory in bytes (None: not known)."""
+    import os
+    try:
+        n = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+    return n if n > 0 else None
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:,.0f} GiB" if n >= 2**30 else f"{n / 2**20:,.0f} MiB"
+
+
+def memory_problem(value: int, unit_bytes: int, what: str) -> str | None:
+    """Why ``value`` units of ``unit_bytes`` each cannot fit in this machine's memory (None: they may)."""
+    have = physical_memory()
+    if have is None or value * unit_bytes <= have:
+        return None
+    return (f"{value} {what} need about {_gib(value * unit_bytes)} of memory ({unit_bytes:,} bytes each), more than "
+            f"this machine's {_gib(have)}: at most {have // unit_bytes}")
+
+
+def memory_bounded(low: int, unit_bytes: int, what: str):
+    """:func:`at_least` ``low``, and at most what this machine's memory holds at ``unit_bytes`` per unit (the
+    estimate the statistic's module gives: a value above it would fail only after the work began, or swap)."""
+    base = at_least(low)
+
+    def parse(text: str) -> int:
+        v = base(text)
+        why = memory_problem(v, unit_bytes, what)
+        if why:
+            raise argparse.ArgumentTypeError(why)
+        return v
+    return parse

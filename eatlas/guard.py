@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 MANIFEST = ".eatlas-manifest.json"
+TEMP_PREFIX = ".eatlas-tmp-"        # a file being written, renamed into place when whole
 REGISTRY_PARTS = ("registry", "templates", "schemas", "loaders")    # folders of a registry root that eatlas reads
 REGISTRY_FILES = ("catalog.yaml",)
 
@@ -141,25 +142,38 @@ class Outputs:
         mode the user's umask gives; the temporary file is removed on any error or interrupt)."""
         dest = self.folder / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
-        return write_atomic(dest, write, prefix=".eatlas-tmp-")
+        return write_atomic(dest, write, prefix=TEMP_PREFIX)
 
-    def write(self, rel: str, write, *, save: bool = True) -> Path:
-        """``write(tmp_path)`` writes the file; it is renamed to ``folder/rel`` and recorded."""
-        self.check(rel)
+    def write(self, rel: str, write, *, save: bool = True, checked: bool = False) -> Path:
+        """``write(tmp_path)`` writes the file; it is renamed to ``folder/rel`` and recorded. ``checked``: the
+        caller has just checked ``rel`` (:meth:`check_all`, before writing any of many files)."""
+        if not checked:
+            self.check(rel)
         dest = self._replace(rel, write)
         self.entries[rel] = sha256_of(dest)
         if save:
             self.save()
         return dest
 
-    def write_text(self, rel: str, text: str, *, save: bool = True) -> Path:
-        return self.write(rel, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), save=save)
+    def write_text(self, rel: str, text: str, *, save: bool = True, checked: bool = False) -> Path:
+        return self.write(rel, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), save=save, checked=checked)
 
     def record(self, rel: str, *, save: bool = True) -> None:
         """Record a file written by other means (after :meth:`check`)."""
         self.entries[rel] = sha256_of(self.folder / rel)
         if save:
             self.save()
+
+    def remove_leftovers(self) -> list[Path]:
+        """Remove the temporary files (``.eatlas-tmp-*``, see :meth:`_replace`) a killed eatlas left in the folder
+        and its subfolders: eatlas alone names files so, and one that is not renamed into place is never used."""
+        gone = []
+        if self.folder.is_dir():
+            for p in self.folder.rglob(f"{TEMP_PREFIX}*"):
+                if p.is_file() and not p.is_symlink():
+                    p.unlink()
+                    gone.append(p)
+        return gone
 
     def forget(self, rel: str) -> None:
         """Remove a file eatlas wrote and no longer writes (only if unchanged), and its empty folders."""

@@ -65,6 +65,29 @@ LANG_NOTE = {"ku": "The authors' code 'ku' is Kurmanji (annotations/kurmanji_she
              "ckb": "Central Kurdish (Sorani; annotations/kurdish_sheet*.xlsx)."}
 
 
+DATE_VARIANTS = "2026-11-25"
+CALISKAN = {"weat1", "weat2", "weat6", "weat7", "weat8", "weat9"}     # caliskan2017's ids of the tests WEATHub translated
+OVERLAP_CANON = ("variant_of names {canon}, the canonical test it stands beside (the same language's human "
+                 "translation where that one is canonical, else the English test it translates, else the Hindi "
+                 "human translation).")
+
+
+def canonical_of(tid: str, lang: str, folder: str, weat: str, clean: set) -> str:
+    """The canonical test a variant names in variant_of: for a machine translation (_gt) or the annotators' full
+    list (_all), the same language's human translation when that is a canonical test; else the English test it
+    translates (Caliskan et al.'s WEAT 1-9, which caliskan2017 holds, or WEATHub's English list of a new or
+    India-specific dimension); else, where that English list itself puts an item in both sets, the Hindi
+    human translation."""
+    if folder in ("gt", "all") and f"weathub_{lang}_{weat}" in clean:
+        return f"weathub_{lang}_{weat}"
+    if weat in CALISKAN:
+        return weat
+    for cand in (f"weathub_en_{weat}", f"weathub_hi_{weat}"):
+        if cand in clean and cand != tid:
+            return cand
+    raise AssertionError(f"no canonical test for {tid}")
+
+
 def git(gitdir: str, *args: str) -> bytes:
     return subprocess.run(["git", "--git-dir", gitdir, *args], check=True, capture_output=True).stdout
 
@@ -226,25 +249,25 @@ def build(gitdir: str) -> dict:
         doc["items"] = d["kept"]
         files[f"registry/{PAPER}/sets/{sid}.yaml"] = dump(doc)
     # tests
-    skipped, made = [], {}
+    skipped, made, overlaps = [], {}, {}
     for key in sorted(src, key=lambda k: (k[0], k[1], weat_key(k[2]))):
         lang, folder, weat = key
         tid = f"weathub_{lang}_{weat}" + ("" if folder in ("human", "new", "india") else f"_{folder}")
         refs = {ROLES[r]: set_id[(lang, folder, weat, r)] for r in ROLES}
         items = {k: set_docs[s]["kept"] for k, s in refs.items()}
-        why = []
+        why, shared = [], {}
         for p, q in (("x", "y"), ("a", "b")):
-            if refs[p] == refs[q]:
-                why.append(f"{p} and {q} are the same list")
-                continue
+            assert refs[p] != refs[q], (tid, p, q)       # no test of the authors names one list twice
             kp = {item_key(t, True) for t in items[p]}
             both = [t for t in items[q] if item_key(t, True) in kp]
             if both:
                 why.append(f"{len(both)} item(s) in both {p} and {q} ({', '.join(both)})")
+                shared[f"{p}/{q}"] = both
         if why:
             skipped.append((tid, f"data/{lang}_{folder}/{weat}.json", "; ".join(why)))
-            continue
+            overlaps[tid] = shared
         made[tid] = (lang, folder, weat, refs)
+    clean = {t for t in made if t not in overlaps}
     for tid, (lang, folder, weat, refs) in made.items():
         cats = {k: set_docs[s]["cat"] for k, s in refs.items()}
         sizes = {k: len(set_docs[s]["kept"]) for k, s in refs.items()}
@@ -254,17 +277,27 @@ def build(gitdir: str) -> dict:
         if sizes["x"] != sizes["y"]:
             notes.append(f"|X|={sizes['x']} and |Y|={sizes['y']} differ (the authors' lists, after repeats "
                          "were kept once), so equal_targets is false.")
-        if folder == "human":
+        canon = canonical_of(tid, lang, folder, weat, clean) if tid in overlaps or folder in ("gt", "all") else None
+        if tid in overlaps:
+            what_pair = "; ".join(f"{', '.join(v)} in both {'targets' if k == 'x/y' else 'attributes'}"
+                                  for k, v in overlaps[tid].items())
+            notes.append(f"VARIANT (authors-lists): the authors' lists put {what_pair}. The test keeps them as they "
+                         "are, so that the numbers WEATHub printed for it can be set beside a run; such an item is "
+                         "compared with itself in both concepts. The items are declared in overlap: and recorded "
+                         "with every result (results.overlap). It runs only when named; "
+                         + OVERLAP_CANON.format(canon=canon))
+        elif folder == "human":
             notes.append("Canonical entry: the human translation; the machine translation (_gt) and the "
                          "annotators' full list (_all) are its variants.")
         doc = {"id": tid, "version": "1.0.0",
                "title": f"WEATHub {weat} ({lang}, {what}): {cats['x']}/{cats['y']} vs {cats['a']}/{cats['b']}",
                "bias_type": BIAS[weat], "level": "word", "language": lang, "license": LICENSE,
                "license_note": LICENSE_NOTE}
-        if folder in VARIANT:
+        if tid in overlaps:
+            doc["variant"], doc["variant_of"] = "authors-lists", canon
+        elif folder in VARIANT:
             doc["variant"] = VARIANT[folder]
-            canon = f"weathub_{lang}_{weat}"
-            if folder != "human" and canon in made:
+            if folder != "human":
                 doc["variant_of"] = canon
         doc["source"] = {"paper": PAPER, "authors_file": f"{REPO} data/{lang}_{folder}/{weat}.json",
                          "commit": commit}
@@ -272,11 +305,21 @@ def build(gitdir: str) -> dict:
         doc["expansions"] = {}
         if sizes["x"] != sizes["y"]:
             doc["equal_targets"] = False
+        if tid in overlaps:
+            doc["overlap"] = overlaps[tid]
         doc["notes"] = " ".join(notes)
-        doc["changelog"] = [{"version": "1.0.0", "date": DATE,
-                             "change": f"Initial curation from {REPO} data/{lang}_{folder}/{weat}.json."}]
+        change = f"Initial curation from {REPO} data/{lang}_{folder}/{weat}.json."
+        if tid in overlaps:
+            change = (f"Imported from {REPO} data/{lang}_{folder}/{weat}.json as a variant keeping the authors' "
+                      "lists, with the items in both sets declared in overlap: (issue 22; before, the test was "
+                      "left out).")
+        doc["changelog"] = [{"version": "1.0.0", "date": DATE if tid not in overlaps else DATE_VARIANTS,
+                             "change": change}]
         files[f"registry/{PAPER}/tests/{tid}.yaml"] = dump(doc)
-    files.update(published(gitdir, made))
+    pub = published(gitdir, made)
+    files.update(pub)
+    labels = {row.split(",")[-3] for text in pub.values() for row in text.splitlines()[1:]}
+    files[f"registry/{PAPER}/published/models.yaml"] = models_yaml(commit, labels)
     files["tests/data/authors/weathub/digests.json"] = json.dumps(digests, ensure_ascii=False, indent=0) + "\n"
     files[f"registry/{PAPER}/README.md"] = readme(commit, set_docs, made, skipped)
     return files
@@ -288,9 +331,14 @@ CELL = re.compile(r"(-?\d+\.\d+) \((\d+\.\d+)\)")
 
 
 def published(gitdir: str, made: dict) -> dict:
-    """final_results/results-csv/sheet{1,2,3}/<model>/ and final_results/valence/: one CSV per folder."""
+    """final_results/results-csv/sheet{1,2,3}/<model>/ and final_results/valence/: one CSV per folder. The fastText
+    rows, which every model folder of a sheet repeats (the same vectors whatever the contextual model), are kept
+    once, in <sheet>_fasttext.csv, with family fasttext: from the first folder (in name order) that holds each
+    row, after checking that every folder holding it prints the same cells."""
     names = git(gitdir, "ls-tree", "-r", "--name-only", "HEAD", "final_results/").decode().split()
     out: dict[str, list] = defaultdict(list)
+    fasttext: dict[tuple, tuple] = {}          # (sheet, lang, row label) -> (first file, its cells)
+    also: dict[tuple, list] = defaultdict(list)
     for name in sorted(names):
         m = re.fullmatch(r"final_results/results-csv/(sheet\d)/(\w+)/([a-z]+)_results\.csv", name) or \
             re.fullmatch(r"final_results/valence/(valence)-(\w+)/([a-z]+)_results_valence\.csv", name)
@@ -302,6 +350,17 @@ def published(gitdir: str, made: dict) -> dict:
         assert head[:3] == ["Type", "DataSource", "Method"], name
         for r in rows[1:]:
             typ, source, method = r[:3]
+            label = f"{lang} | {typ},{source},{method}"
+            if method == "fasttext" and family != "fasttext":
+                key = (sheet, lang, label)
+                if key in fasttext:
+                    assert fasttext[key][1] == (head, r), ("fastText rows differ", name, fasttext[key][0])
+                    also[key].append(name)
+                    continue
+                fasttext[key] = (name, (head, r))
+                out_key = f"{sheet}_fasttext"
+            else:
+                out_key = f"{sheet}_{family}"
             folder = {"ALL": "all", "GT": "gt", "HT": "human" if sheet == "sheet1" else "india",
                       "NEW_HT": "new"}[source]
             if sheet == "sheet3" and source == "GT":
@@ -313,11 +372,34 @@ def published(gitdir: str, made: dict) -> dict:
                 note = "printed 'd (p)'"
                 if folder is None or tid not in made:
                     note += "; no EATlas test (" + ("no machine-translated India-specific list in data/"
-                                                    if folder is None else "not imported, see README.md") + ")"
+                                                    if folder is None else "not in data/") + ")"
                     tid = ""
+                fam = "fasttext" if method == "fasttext" else family
                 for stat, val in (("effect_size", c[1]), ("p_value", c[2])):
-                    out[f"{sheet}_{family}"].append([PAPER, name, f"{lang} | {typ},{source},{method}", weat, stat, val,
-                                                     "", "false", tid, "word", method, family, note])
+                    out[out_key].append([PAPER, name, label, weat, stat, val, "", "false", tid, "word", method, fam,
+                                         note])
+    for key, names_also in also.items():       # where else the authors printed the same fastText row
+        first = fasttext[key][0]
+        where = ", ".join(sorted({n.split("/")[3] for n in names_also}))
+        for row in out[f"{key[0]}_fasttext"]:
+            if row[1] == first and row[2] == key[2]:
+                row[12] += f"; the same row, cell for cell, in the {where} folder(s) of {key[0]}"
+    # Rows the XLM-R table prints with the very cells of the DistilmBERT table's row (same sheet, language, data
+    # source, method): which model produced them cannot be told from the files, and each says so.
+    for sheet in ("sheet1", "sheet2", "sheet3"):
+        def cells(fam, sheet=sheet):
+            by = defaultdict(list)
+            for row in out.get(f"{sheet}_{fam}", []):
+                lang, rest = row[2].split(" | ")
+                by[(lang, rest.rsplit(",", 1)[0], row[10].split("-", 1)[1])].append(row)
+            return by
+        d, x = cells("distilbert"), cells("xlmr")
+        for key, rows in x.items():
+            if key in d and [r[3:6] for r in rows] == [r[3:6] for r in d[key]]:
+                for r in rows + d[key]:
+                    other = d[key][0] if r in rows else rows[0]
+                    r[12] += (f"; the row '{other[2]}' of {other[1]} prints the very same cells, so which of "
+                              "DistilmBERT and XLM-R produced them is uncertain (published/models.yaml)")
     files = {}
     for key, rows in out.items():
         buf = io.StringIO()
@@ -326,6 +408,128 @@ def published(gitdir: str, made: dict) -> dict:
         w.writerows(rows)
         files[f"registry/{PAPER}/published/{key}.csv"] = buf.getvalue()
     return files
+
+
+# The models of WEATHub's tables: which hub model each printed Method is, read from the authors' code
+# (src/encoding_utils.py, src/run_weat.py) and checked against their per-run files (results/<lang>/all_tests_<hub
+# id>_*.json), whose cells the final_results tables consolidate.
+FAMILIES = {
+    "distilbert": ("DistilmBERT", {"*": "distilbert-base-multilingual-cased"}),
+    "xlmr": ("XLM-R", {"*": "xlm-roberta-base"}),
+    "indicbert": ("IndicBERT", {"*": "ai4bharat/indic-bert"}),
+    "monobert": ("monolingual BERT", {
+        "ar": "asafaya/bert-base-arabic", "bn": "l3cube-pune/bengali-bert", "el": "nlpaueb/bert-base-greek-uncased-v1",
+        "hi": "l3cube-pune/hindi-bert-v2", "it": "dbmdz/bert-base-italian-uncased", "mr": "l3cube-pune/marathi-bert-v2",
+        "pa": "l3cube-pune/punjabi-bert", "ru": "DeepPavlov/rubert-base-cased", "te": "l3cube-pune/telugu-bert",
+        "th": "monsoon-nlp/bert-base-thai", "tl": "jcblaise/roberta-tagalog-base", "tr": "dbmdz/bert-base-turkish-uncased",
+        "ur": "urduhack/roberta-urdu-small", "vi": "trituenhantaoio/bert-base-vietnamese-uncased",
+        "zh": "bert-base-chinese"}),
+}
+PREFIX = {"distilbert": "distilbert", "xlmr": "xlmr", "indicbert": "indic-bert", "monobert": "mono-bert"}
+# Method label suffix -> (run_weat.py strategy, encoding_utils function, what it computes, the paper's method).
+PER_TOKEN = ("each space-separated word of the stimulus is tokenised alone (tokenizer(word).tokens()[1:-1]); each "
+             "of its subword tokens is then sent through the model ALONE, as the text of a new input "
+             "(tokenizer(token) with special tokens added), and the vector at position 1 (the first piece of that "
+             "re-tokenised token) is kept")
+METHODS = {
+    "CLS": ("2", "encode_words_2", "last_hidden_state[0, 0] of the whole stimulus (the first special token: [CLS] "
+            "or <s>); no subword or phrase strategy", None),
+    "last-hidden-subword-first": ("3a", "encode_words_1", f"{PER_TOKEN} from the last layer "
+                                  "(last_hidden_state[0, 1]); a word is its first token's vector; a phrase the mean "
+                                  "of its words", None),
+    "last-hidden-subword-avg": ("3b", "encode_words_1", f"{PER_TOKEN} from the last layer (last_hidden_state[0, 1]); "
+                                "a word is the mean of its tokens' vectors; a phrase the mean of its words", "M8"),
+    "2nd-last-layer-subword-first": ("4a", "encode_words_3", f"{PER_TOKEN} from the second-to-last layer "
+                                     "(hidden_states[-2][0, 1]); first token; mean over words", None),
+    "2nd-last-layer-subword-avg": ("4b", "encode_words_3", f"{PER_TOKEN} from the second-to-last layer "
+                                   "(hidden_states[-2][0, 1]); mean over tokens; mean over words", None),
+    "avg-all-hidden-subword-first": ("5a", "encode_words_4", f"{PER_TOKEN} as the mean over every hidden state "
+                                     "(the embeddings and each layer) at position 1; first token; mean over words",
+                                     None),
+    "avg-all-hidden-subword-avg": ("5b", "encode_words_4", f"{PER_TOKEN} as the mean over every hidden state "
+                                   "(the embeddings and each layer) at position 1; mean over tokens; mean over words",
+                                   "M5"),
+    "layer-0-subword-first": ("1a", "encode_words_b", f"{PER_TOKEN} from the embedding layer "
+                              "(hidden_states[0][0, 1]); first token; mean over words", None),
+    "layer-0-subword-avg": ("1b", "encode_words_b", f"{PER_TOKEN} from the embedding layer (hidden_states[0][0, 1]); "
+                            "mean over tokens; mean over words", "M1"),
+}
+
+
+def models_yaml(commit: str, labels: set) -> str:
+    """registry/weathub2023/published/models.yaml: one entry per Method label the published tables print, in the
+    form eatlas.encoders.identity reads (hub_ids, encoding, pooling, layer, code, departures)."""
+    code = f"{REPO} src/encoding_utils.py and src/run_weat.py (commit {commit[:7]})"
+    per_token = {"what": "each subword token is encoded alone, out of its word and sentence",
+                 "code": "encoding_utils.py encode(): tokens = tokenizer(word).tokens()[1:-1]; each token string is "
+                         "then passed to encode_words_N as a text of its own (tokenizer(token) with special tokens, "
+                         "the model on that input), and the vector at position 1 is kept",
+                 "effect": "no EATlas encoding computes this (its pooling reads the tokens of the whole text in one "
+                           "pass), so no run pairs with these numbers in reproduction (encoding unknown)"}
+    models = []
+    for fam, (name, hubs) in FAMILIES.items():
+        prefixes = [PREFIX[fam]] + (["mono-indic-bert"] if fam == "monobert" else [])
+        for prefix in prefixes:
+            for suffix, (strategy, fn, what, paper_m) in METHODS.items():
+                label = f"{prefix}-{suffix}"
+                if label not in labels:
+                    continue
+                m = {"model": label, "model_family": fam, "name": name}
+                if "*" in hubs:
+                    m["hub_ids"] = [hubs["*"]]
+                else:
+                    langs = ("bn", "hi") if prefix == "mono-indic-bert" else tuple(hubs)
+                    m["hub_ids"] = sorted({hubs[k] for k in langs})
+                    m["hub_id_by_language"] = {k: hubs[k] for k in sorted(langs)}
+                if suffix == "CLS":         # the whole stimulus through the model, the first token's last state
+                    m.update(encoding="standard", pooling="cls", layer=-1)
+                else:
+                    m.update(encoding="unknown", departures=[per_token])
+                if paper_m:
+                    m["paper_method"] = paper_m
+                m["code"] = f"strategy {strategy} of run_weat.py, {fn} in encoding_utils.py: {what}"
+                m["stated_in"] = (f"{code}: AutoTokenizer/AutoModel.from_pretrained(name) in load_hf_tokenizer_model; "
+                                  "the hub id as in the authors' result files results/<lang>/all_tests_<hub id>_*.json, "
+                                  "whose cells the table prints")
+                models.append(m)
+    models.append({"model": "fasttext", "model_family": "fasttext", "name": "fastText",
+                   "corpus": "Common Crawl + Wikipedia", "dimension": 300, "hub_ids": [],
+                   "no_hub_id": "fastText's binary cc.<lang>.300.bin, fetched by fasttext.util.download_model(lang) "
+                                "(encoding_utils.py load_fasttext_model), not a Hugging Face repository",
+                   "paper_method": "M10",
+                   "code": "strategy 0 of run_weat.py, encode_words_a in encoding_utils.py: get_word_vector of each "
+                           "space-separated word (fastText builds a vector from subword n-grams for a word outside "
+                           "its vocabulary); a phrase the mean of its words",
+                   "stated_in": f"{code}: load_fasttext_model and encode_words_a, the files cc.<lang>.300.bin (300 "
+                                "dimensions), fastText's vectors for 157 languages trained on Common Crawl and "
+                                "Wikipedia (Grave et al., LREC 2018, 'Learning Word Vectors for 157 Languages'); the "
+                                "same rows in every model folder of final_results (stored once, <sheet>_fasttext.csv)"})
+    head = f"""# The models of WEATHub's tables (Mukherjee et al., EMNLP 2023; eatlas.encoders.identity), read from the authors'
+# code, iamshnoo/weathub at commit {commit}: src/encoding_utils.py names every model it loaded
+# ("MODELS USED"), and the per-run files results/<lang>/all_tests_<hub id>_*.json, whose cells the tables in
+# final_results/ consolidate, name the hub id of each run. Written by scripts/curate_weathub.py.
+#
+# How the authors' code encoded a stimulus (code) differs from the usual pooling: outside the CLS method, every
+# subword token is re-tokenised and sent through the model on its own, without the rest of its word, and the
+# vector at position 1 is kept (departures; encoding unknown: no EATlas encoding computes it). The CLS method is
+# EATlas's standard encoding with --pooling cls at the last layer. Their lists keep repeated items, which EATlas
+# keeps once (the sets' source.differences). No WEATHub model is available offline, so no run pairs with these
+# numbers in the view `reproduction` today.
+#
+# Checked against the authors' files (scripts/curate_weathub.py): the 'mono-bert' hub id of each language is the
+# one whose per-run files hold the printed cells; 'mono-indic-bert' (sheet 1, bn and hi) is l3cube-pune's Bengali and
+# Hindi BERT, not ai4bharat/indic-bert. Sheet 1's XLM-R rows for el, ru and zh (80 of its 648 rows) print the very
+# cells of the DistilmBERT rows (same language, data source and method); each such row of both tables says so in
+# its note, since the files do not tell which model produced them. Every DistilmBERT, IndicBERT, monolingual-BERT
+# and fastText row of sheets 1-3 matches a committed per-run file of its hub id, cell for cell; of the XLM-R rows,
+# 108 of 648 (sheet 1, 80 of them the rows above), 18 of 225 (sheet 2) and 54 of 63 (sheet 3) match the committed
+# results/<lang>/all_tests_xlm-roberta-base_*.json files and the others match none (checked on 2026-11-25). In the
+# code, the model is the default argument of load_hf_tokenizer_model (encoding_utils.py: "SET THE MODEL NAME"),
+# while run_weat.py's BERT_NAME only names the result file, so a result file's name need not be the model it ran.
+# The authors' WEAT: 100,000 sampled partitions, seed 42, lists used with their repeated items (README.md).
+paper: {PAPER}
+"""
+    return head + yaml.safe_dump({"models": models}, sort_keys=False, allow_unicode=True, width=110)
 
 
 def readme(commit: str, set_docs: dict, made: dict, skipped: list) -> str:
@@ -357,17 +561,26 @@ def readme(commit: str, set_docs: dict, made: dict, skipped: list) -> str:
         "sha256 in tests/data/authors/weathub/digests.json.",
         "- Zero-width joiners (U+200D, Marathi) and non-joiners (U+200C, Telugu) inside words are the "
         "authors' and are kept.", "",
-        f"## Tests not imported ({len(skipped)})",
-        "The validator refuses a test whose two targets or two attributes share an item (the item would stand "
-        "for both concepts). In these tests the translation gives the same word for both (e.g. a language "
-        "without gendered pronouns), so the test is not imported; its sets are.", "",
+        f"## Tests whose lists put an item in both targets or both attributes ({len(skipped)})",
+        "In these tests the translation gives the same word for both concepts (e.g. a language without "
+        "gendered pronouns, or one word for two English ones). The validator refuses such a test unless it "
+        "declares the shared items in `overlap:`; these are kept as the authors' lists hold them, as variants "
+        "(`variant: authors-lists`), so that the numbers WEATHub printed for them can be set beside a run. "
+        "A run records the shared items with each result (`results.overlap`). They run only when named "
+        "(`eatlas run --tests weathub_hi_weat7`); the default run keeps to canonical tests. " + OVERLAP_CANON.format(
+            canon="a canonical test"), "",
         *(f"- `{tid}` ({f}): {why}" for tid, f, why in skipped), "",
         "## Published results",
         "`published/<sheet>_<model>.csv`: every cell of final_results/results-csv/sheet{1,2,3}/<model>/"
         "<lang>_results.csv and final_results/valence/valence-<model>/<lang>_results_valence.csv, as two rows "
         "(effect_size, p_value) of the printed 'd (p)' (WEAT effect size and p-value, computed by the authors on "
         "their lists, repeats included). `row_label` is '<lang> | Type,DataSource,Method' as in "
-        "the file; `model` the Method column. `final_results/results-csv/variances/` (cosine variances, not "
+        "the file; `model` the Method column. The fastText rows, which every model folder of a sheet repeats "
+        "with the same cells (fastText's vectors do not depend on the contextual model beside them), are stored "
+        "once, in `<sheet>_fasttext.csv` with family `fasttext`, from the first folder that holds each row; "
+        "the curation checks that the other folders print the same cells. `published/models.yaml` says which "
+        "model each Method is (the hub ids the authors' code loaded) and how their code encoded a word. "
+        "`final_results/results-csv/variances/` (cosine variances, not "
         "test results) and the per-run JSON files under results/<lang>/ (the runs the final_results tables "
         "consolidate) are not imported.", ""]
     return "\n".join(lines)

@@ -14,9 +14,21 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def pytest_configure(config):
     """The tests never read or write the user's embedding cache (~/.cache/eatlas): a session without
-    EATLAS_CACHE set gets a fresh one of its own (tests that need another set theirs)."""
+    EATLAS_CACHE set gets a fresh one of its own (tests that need another set theirs). Nor the user's Hugging
+    Face cache (~/.cache/huggingface): the session gets an empty HF_HOME of its own, and HF_HUB_OFFLINE=1, so
+    that no test can download (tests of hub models build their own cache: fixture ``hf_cache``)."""
     if not os.environ.get("EATLAS_CACHE"):
         os.environ["EATLAS_CACHE"] = tempfile.mkdtemp(prefix="eatlas-test-cache-")
+    os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="eatlas-test-hf-home-")
+    os.environ.pop("HF_HUB_CACHE", None)
+    os.environ.pop("HUGGINGFACE_HUB_CACHE", None)
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    import sys
+    if "huggingface_hub.constants" in sys.modules:       # imported already (by a plugin): it read the old values
+        from huggingface_hub import constants
+        constants.HF_HOME = os.environ["HF_HOME"]
+        constants.HF_HUB_CACHE = os.path.join(constants.HF_HOME, "hub")
+        constants.HF_HUB_OFFLINE = True
 
 
 def write_yaml(path: Path, doc) -> Path:
@@ -118,3 +130,67 @@ def ray_local():
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
+
+
+# ---------------------------------------------------------------------------- the Hugging Face hub, offline
+@pytest.fixture
+def no_network(monkeypatch):
+    """Nothing can reach the network: every socket connection raises, and HF_HUB_OFFLINE=1 (huggingface_hub's
+    constant too). A test that asks for it and still tries to download fails with 'network access in a test'."""
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise OSError("network access in a test (tests/conftest.py, fixture no_network)")
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from huggingface_hub import constants
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+
+
+@pytest.fixture(scope="session")
+def hub_models(tmp_path_factory):
+    """Tiny random-weight models saved once into plain folders (tests/hub_cache.py)."""
+    from hub_cache import build_models
+    return build_models(tmp_path_factory.mktemp("hub-models"))
+
+
+class HubCache:
+    """A Hugging Face cache of this test's own (HF_HOME), laid out as huggingface_hub lays out a download."""
+
+    def __init__(self, home: Path, models: dict):
+        from hub_cache import commit_id
+        self.home, self.cache, self.models = home, home / "hub", models
+        self.commits = {"bert-a": commit_id(1), "bert-b": commit_id(2), "wordpiece": commit_id(3),
+                        "gpt2-bin": commit_id(4), "st": commit_id(5), "tf-only": commit_id(6)}
+
+    def put(self, repo_id: str, folder: Path, commit: str, refs=("main",)) -> Path:
+        from hub_cache import put_snapshot
+        return put_snapshot(self.cache, repo_id, folder, commit, refs)
+
+    def files(self) -> list[str]:
+        """Every path under HF_HOME (to show that a refused command wrote nothing there)."""
+        return sorted(str(p.relative_to(self.home)) for p in self.home.rglob("*"))
+
+
+@pytest.fixture
+def hf_cache(tmp_path, monkeypatch, hub_models, no_network) -> HubCache:
+    """HF_HOME under tmp_path holding the tiny models under hub ids, offline and with sockets blocked:
+    tiny-org/tiny-bert (main: one commit, tag v1: another, other weights), tiny-org/tiny-wordpiece (a small
+    trained WordPiece vocabulary), tiny-org/tiny-gpt2-bin (pickled .bin weights only), tiny-org/tiny-st (a
+    sentence-transformers model whose card declares en, de), tiny-org/tf-only (TensorFlow and Flax weights)."""
+    from huggingface_hub import constants
+
+    h = HubCache(tmp_path / "hf-home", hub_models)
+    m, c = hub_models, h.commits
+    h.put("tiny-org/tiny-bert", m["bert-a"], c["bert-a"], refs=("v1",))
+    h.put("tiny-org/tiny-bert", m["bert-b"], c["bert-b"], refs=("main",))
+    for name, repo in (("wordpiece", "tiny-wordpiece"), ("gpt2-bin", "tiny-gpt2-bin"), ("st", "tiny-st"),
+                       ("tf-only", "tf-only")):
+        h.put(f"tiny-org/{repo}", m[name], c[name])
+    monkeypatch.setenv("HF_HOME", str(h.home))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setattr(constants, "HF_HOME", str(h.home))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(h.cache))
+    return h

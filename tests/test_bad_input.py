@@ -22,6 +22,15 @@ Faults, outputs and degenerate content are in tests/test_data_loss.py (issue 15)
 - CSV formula injection (2): sql --format csv, export --format csv;
 - eatlas add killed (2): after writing the file, in the middle of writing it.
 
+Long work and corpora (issue 24), continued in tests/test_long_work.py (11 cases: a sweep whose database a
+reader holds past --wait or briefly, a run on a database in use, a write failing mid-sweep, a truncated
+database, resume after a bumped test, a rewritten vector file and a run stored by `eatlas run`, the planned
+and stored keys, run's options in a sweep, a path with a comma, kill -9 of a Ray driver) and
+tests/test_corpus_shards.py (a single JSONL or gzip corpus, 7 bad JSONL lines, a shard without text on Ray,
+null text, parquet columns of numbers or lists, truncated parquet and gzip files, a non-UTF-8 line, a
+stimulus in a 4 MB line and its window). Trust boundaries (issue 24: results import, a store that drifted,
+sql output, options, the dataset card) are catalogued in tests/test_trust_import.py, in the same style.
+
 Catalogue, continued in tests/test_validation.py (68 cases; each refused by validate, and by run
 where it bears on the tests run):
 - stimulus characters and look-alikes: 21 (15 control/format/space characters by code point, mixed

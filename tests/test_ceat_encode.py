@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -109,20 +110,49 @@ def test_contexts_out_never_replaces_a_file_eatlas_did_not_write(tiny_bert, tmp_
     assert mine.read_bytes() == b"my own file" and not db.exists()
 
 
-def test_a_run_that_cannot_be_stored_leaves_no_contexts_behind(tiny_bert, tmp_path, monkeypatch, capsys):
-    import eatlas.store
+def test_a_run_that_can_be_neither_stored_nor_kept_leaves_no_contexts_behind(tiny_bert, tmp_path, monkeypatch,
+                                                                             capsys):
+    import eatlas.store.db
     from eatlas.errors import EatlasError
 
-    def refuse(*a, **k):
+    def refuse(*a, **k):        # the results file and the eatlas-unsaved/ copy alike (issue 24)
         raise EatlasError("database is in use", file="r.duckdb")
-    monkeypatch.setattr(eatlas.store, "write_run", refuse)
+    monkeypatch.setattr(eatlas.store.db, "write_run", refuse)
     corpus = tmp_path / "c.txt"
     corpus.write_text("\n".join(lines(30)), encoding="utf-8")
     out = tmp_path / "ctx"
     assert ceat(tiny_bert, tmp_path / "r.duckdb", [corpus], "--contexts-out", out) == 2
-    assert "database is in use" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "database is in use" in err and "could not be kept either" in err
     assert not (out / "contexts.parquet").exists()
     assert json.loads((out / ".eatlas-manifest.json").read_text())["files"] == {}
+
+
+def test_a_run_kept_in_eatlas_unsaved_keeps_its_contexts(tiny_bert, tmp_path, monkeypatch, capsys):
+    """Issue 24: a run the database does not take is kept beside it, and its contexts.parquet with it."""
+    import eatlas.store.db
+    from eatlas.errors import EatlasError
+
+    db, real = tmp_path / "r.duckdb", eatlas.store.db.write_run
+
+    def refuse_the_database(path, *a, **k):
+        if Path(path) == db:
+            raise EatlasError("database is in use by another process", file=str(path))
+        return real(path, *a, **k)
+    monkeypatch.setattr(eatlas.store.db, "write_run", refuse_the_database)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(lines(30)), encoding="utf-8")
+    out = tmp_path / "ctx"
+    assert ceat(tiny_bert, db, [corpus], "--contexts-out", out) == 2
+    err = capsys.readouterr().err
+    (kept,) = (tmp_path / "eatlas-unsaved").iterdir()
+    assert f"kept in {kept}" in err and f"eatlas results import {kept} --db {db}" in err
+    assert (out / "contexts.parquet").exists() and not db.exists()
+    monkeypatch.setattr(eatlas.store.db, "write_run", real)
+    assert main(["results", "import", str(kept), "--db", str(db)]) == 0
+    con = duckdb.connect(str(db), read_only=True)
+    path = con.execute("SELECT json_extract_string(settings, '$.contexts_parquet') FROM runs").fetchone()[0]
+    assert Path(path) == out / "contexts.parquet" and con.execute("SELECT count(*) FROM ceat_results").fetchone()[0]
 
 
 def test_a_model_the_ray_workers_cannot_load_is_one_clear_error(tmp_path, ray_local):

@@ -36,6 +36,8 @@ def kind(doc) -> str:
         return "expansions"
     if "models" in doc and "paper" in doc:
         return "published_models"
+    if {"paper", "convention"} <= set(doc):
+        return "published_conventions"
     if doc and all(isinstance(v, dict) and "bibtex" in v for v in doc.values()):
         return "sources"
     return "other"
@@ -60,7 +62,8 @@ def _test_example() -> dict:
 
 def test_the_docs_have_set_test_and_template_examples():
     kinds = [kind(yaml.safe_load(b)) for _, _, b in EXAMPLES]
-    assert {"catalog", "set", "test", "template", "expansions", "published_models", "sources"} <= set(kinds)
+    assert {"catalog", "set", "test", "template", "expansions", "published_models", "published_conventions",
+            "sources"} <= set(kinds)
 
 
 @pytest.mark.parametrize("where,line,text", EXAMPLES, ids=[f"{f}:{n}" for f, n, _ in EXAMPLES])
@@ -88,6 +91,11 @@ def test_every_yaml_example_is_valid(where, line, text, tmp_path):
         r.sync()
         assert len(read_published_models(r.load())) == len(doc["models"])
         return
+    elif k == "published_conventions":
+        from eatlas.registry.published import read_conventions
+        write_yaml(r.root / "registry" / doc["paper"] / "published" / "conventions.yaml", doc)
+        r.sync()
+        assert [c["paper"] for c in read_conventions(r.load())] == [doc["paper"]]     # then validated below
     elif k == "sources":
         from eatlas.registry.cite import check_sources
         checked = check_sources(doc)

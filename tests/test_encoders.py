@@ -177,13 +177,20 @@ def test_cword_picks_the_stimulus_tokens_gpt2(gpt2):
         np.testing.assert_allclose(got.vectors[0], want, atol=1e-5)
 
 
-def test_span_truncated_away_is_missing_not_silent(bert):
+def test_a_span_beyond_the_model_s_length_is_read_in_a_window_and_one_that_cannot_fit_is_missing(bert):
+    """Issue 24: a span that truncation would cut away is read off a window of the text around it that fits
+    the model; a span longer than the model reads is missing, never silent."""
     enc = load_encoder(str(bert))
     assert enc.max_length == 128                      # the model's position limit
     text = "word " * 300 + "Adam"
     got = enc.encode_spans([text, "This is Adam."], [_span(text, "Adam"), (8, 12)])
-    assert got.missing.tolist() == [True, False]
-    assert np.isnan(got.vectors[0]).all() and np.isfinite(got.vectors[1]).all()
+    assert got.missing.tolist() == [False, False] and np.isfinite(got.vectors).all()
+    window, span = enc._window(text, *_span(text, "Adam"))
+    assert window.endswith("word Adam") and window[span[0]:span[1]] == "Adam" and len(window) < len(text)
+    np.testing.assert_allclose(got.vectors[0], enc.encode_spans([window], [span]).vectors[0], atol=1e-5)
+    huge = "word " * 10 + "Adam " * 200
+    got = enc.encode_spans([huge], [(50, len(huge) - 1)])
+    assert got.missing.tolist() == [True] and np.isnan(got.vectors[0]).all()
 
 
 def test_one_pass_gives_pooled_and_span_vectors_of_a_text(bert):
@@ -356,5 +363,6 @@ def test_cli_cache_info_and_clear(bert, tmp_path, capsys):
     capsys.readouterr()
     assert main(["cache", "info"]) == 0
     out = capsys.readouterr().out
-    assert "mode=plain" in out and "1 encoder setting(s)" in out
+    # the vectors, and whether the tokenizer knows each stimulus (a run whose vectors are cached loads nothing)
+    assert "mode=plain" in out and "mode=coverage" in out and "2 encoder setting(s), 100 vector(s)" in out
     assert main(["cache", "clear"]) == 0 and EmbeddingCache().info() == []

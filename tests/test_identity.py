@@ -40,9 +40,12 @@ def test_an_unregistered_folder_is_family_unknown_unless_the_user_says_so(tmp_pa
     assert con.execute("SELECT count(*) FROM reproduction").fetchone()[0] == 0
     loose = con.execute("SELECT DISTINCT run_id, published_model, match, differs FROM reproduction_loose "
                         "WHERE paper = 'may2019'").fetchall()
-    # Only the run the user called BERT meets May's BERT-large, as same-family, saying why it is not the same.
+    # Only the run the user called BERT meets May's BERT-large, as same-family, saying why it is not the same:
+    # it is no hub model, its configuration (read from the folder) is not BERT-large's, and it was encoded the
+    # standard way, not as sent-bias's encoder did.
     assert {(r[0], r[1], r[2]) for r in loose} == {(runs[1][0], "BERT", "same_family")}
-    assert loose[0][3] == "our model has no registered identity; size ? vs large, cased; dimension 32 vs 1024"
+    assert loose[0][3] == ("hub id ? vs bert-large-cased; num_hidden_layers 2 vs 24; hidden_size 32 vs 1024; "
+                           "do_lower_case true vs false; encoding standard vs sent-bias")
 
 
 def test_family_contradicting_a_registered_model_is_refused(tmp_path, capsys):
@@ -78,11 +81,13 @@ def test_published_models_state_where_the_paper_says_it():
     assert may.loc["CBoW", "corpus"] == "Common Crawl (840B tokens)" and may.loc["CBoW", "dimension"] == 300
 
 
-def test_eatlas_models_shows_each_registered_identity(capsys):
-    """A user choosing a model sees what a paper's model must match for the reproduction view."""
+def test_eatlas_models_shows_each_registered_identity(capsys, monkeypatch):
+    """A user choosing a model sees what a paper's model must match for the reproduction view (on a screen wide
+    enough for each identity to stand on one line; a narrower one wraps the column, never the model id)."""
     from eatlas.cli import main
     from eatlas.encoders import model_entries
 
+    monkeypatch.setenv("COLUMNS", "400")
     assert main(["models"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     for e in model_entries().values():

@@ -31,8 +31,10 @@ def vectors(tmp_path):
 
 
 def _run(mini, db, vec, *extra):
+    # --no-ci refuses --ci-method and --n-boot beside it
+    boot = [] if "--no-ci" in extra else ["--ci-method", "percentile", "--n-boot", "500"]
     return main(["--registry", str(mini.root), "--db", str(db), "run", "--model", str(vec), "--levels", "word",
-                 "--quiet", "--n-boot", "500", *extra])
+                 "--quiet", *boot, *extra])
 
 
 def test_run_stores_ci_alternative_and_influence(mini, vectors, tmp_path, capsys):

@@ -98,19 +98,21 @@ def test_tests_use_the_sets_of_their_authors_file(reg):
         assert {r: ref.split("@")[0] for r, ref in t.sets.items()} == by_file[f], t.id
         assert t.language == reg.sets[by_file[f]["x"]].language == f.split("/")[1].split("_")[0]
         assert t.license == "GPL-3.0" and "cc-by-4.0" in t.raw["license_note"]
-    missing = sorted(set(by_file) - imported)
-    # every authors' file is a test, or is listed with its reason among the tests not imported
-    assert all(f"({f})" in README for f in missing), [f for f in missing if f"({f})" not in README][:5]
+    # every authors' file is a test (those whose lists put an item in both targets or attributes as variants)
+    assert sorted(set(by_file) - imported) == []
 
 
 def test_machine_translation_and_full_lists_are_variants_of_the_human_translation(reg):
     wh = {tid: t for tid, t in reg.tests.items() if t.source.get("paper") == "weathub2023"}
     for tid, t in wh.items():
         m = re.fullmatch(r"weathub_([a-z]+)_(weat\w+?)(?:_(gt|all))?", tid)
-        if m[3]:
+        if m[3] and t.variant != "authors-lists":
             assert t.variant == {"gt": "machine_translation", "all": "human_translation_extended"}[m[3]]
             canon = f"weathub_{m[1]}_{m[2]}"
-            assert t.variant_of == (canon if canon in wh else None), tid
+            if canon in wh and wh[canon].variant_of is None:
+                assert t.variant_of == canon, tid
+            else:       # the human translation is itself a variant (its lists overlap): the English test
+                assert t.variant_of == m[2] and reg.tests[m[2]].source["paper"] == "caliskan2017", tid
     assert sum(t.variant_of is not None for t in wh.values()) > 100
     gt_sets = [s for s in reg.sets.values() if s.variant == "machine_translation"]
     assert gt_sets and all(s.source_kind == ["translation_machine"] for s in gt_sets)
@@ -134,6 +136,77 @@ def test_published_results_point_at_imported_tests(reg):
     assert ids and ids <= set(reg.tests)
     assert (pub.loc[pub["test_id"] == "", "note"].str.contains("no EATlas test")).all()
     assert pub["table_id"].str.startswith("final_results/").all()
+
+
+def _shared(reg, t, p, q) -> list[str]:
+    kp = {item_key(i.text, True) for i in reg.get_set(t.sets[p]).items}
+    return [i.text for i in reg.get_set(t.sets[q]).items if item_key(i.text, True) in kp]
+
+
+def test_tests_whose_lists_overlap_are_variants_declaring_the_overlap(reg):
+    """The 146 tests whose authors' lists put one item in both targets or both attributes are kept, as variants
+    (`variant: authors-lists`) naming a canonical test, with exactly the shared items in `overlap:`; the default
+    run of any language leaves them out, and every other test shares no item between X and Y or A and B."""
+    from eatlas.run.runner import default_tests
+
+    wh = {tid: t for tid, t in reg.tests.items() if t.source.get("paper") == "weathub2023"}
+    kept = {tid: t for tid, t in wh.items() if t.overlap}
+    assert len(kept) == 146
+    for tid, t in wh.items():
+        declared = {pair: _shared(reg, t, *pair.split("/")) for pair in ("x/y", "a/b")}
+        assert (t.overlap or {}) == {k: v for k, v in declared.items() if v}, tid
+        assert (t.variant == "authors-lists") == bool(t.overlap), tid
+    for tid, t in kept.items():
+        canon = reg.tests[t.variant_of]
+        assert canon.variant_of is None and not canon.overlap, tid
+        assert f"`{tid}` (data/" in README
+    assert kept["weathub_hi_weat7"].overlap == {"a/b": ["वह", "उसका"]}
+    assert kept["weathub_hi_weat7"].variant_of == "weat7"                     # the English test it translates
+    assert kept["weathub_ja_weat7_all"].variant_of == "weathub_ja_weat7"      # the same language's human one
+    assert not set(kept) & set(default_tests(reg, "all"))
+
+
+def test_fasttext_rows_are_stored_once_as_fasttext(reg):
+    """The fastText rows that every model folder of a sheet repeats are stored once, family fasttext; the other
+    tables hold none."""
+    from eatlas.store import read_published
+    entries = [e for e in reg.catalog["published"] if e["paper"] == "weathub2023"]
+    pub = read_published(reg, entries)
+    ft = pub[pub["model"] == "fasttext"]
+    assert len(ft) and (ft["model_family"] == "fasttext").all()
+    assert ft["source_file"].str.endswith("_fasttext.csv").all()
+    key = ["row_label", "column_label", "statistic"]
+    assert not ft.duplicated(subset=key).any()
+    others = pub[pub["model"] != "fasttext"]
+    assert not others["source_file"].str.endswith("_fasttext.csv").any()
+    # the authors-lists variants link their printed numbers
+    row = pub[(pub["test_id"] == "weathub_hi_weat7") & (pub["model"] == "distilbert-CLS")
+              & (pub["statistic"] == "effect_size")]
+    assert row["row_label"].tolist() == ["hi | contextual,HT,distilbert-CLS"]
+
+
+def test_models_yaml_names_the_hub_models_the_authors_code_loaded(reg):
+    import yaml
+    doc = yaml.safe_load((ROOT / "registry/weathub2023/published/models.yaml").read_text(encoding="utf-8"))
+    models = {m["model"]: m for m in doc["models"]}
+    from eatlas.store import read_published
+    pub = read_published(reg, [e for e in reg.catalog["published"] if e["paper"] == "weathub2023"])
+    assert set(pub["model"]) == set(models)               # every printed Method is named
+    assert models["distilbert-CLS"]["hub_ids"] == ["distilbert-base-multilingual-cased"]
+    assert models["xlmr-avg-all-hidden-subword-avg"]["hub_ids"] == ["xlm-roberta-base"]
+    assert models["indic-bert-CLS"]["hub_ids"] == ["ai4bharat/indic-bert"]
+    assert models["mono-indic-bert-CLS"]["hub_id_by_language"] == {"bn": "l3cube-pune/bengali-bert",
+                                                                   "hi": "l3cube-pune/hindi-bert-v2"}
+    assert models["mono-bert-CLS"]["hub_id_by_language"]["zh"] == "bert-base-chinese"
+    # the CLS method is EATlas's standard encoding pooled at the first token; the others re-encode each subword
+    # alone, which no EATlas encoding does, so no run is theirs
+    assert {k: (m.get("encoding"), m.get("pooling")) for k, m in models.items() if k.endswith("-CLS")} == {
+        k: ("standard", "cls") for k in models if k.endswith("-CLS")}
+    assert all(m["encoding"] == "unknown" and m["departures"] for k, m in models.items()
+               if k != "fasttext" and not k.endswith("-CLS"))
+    assert models["distilbert-avg-all-hidden-subword-avg"]["paper_method"] == "M5"
+    assert models["fasttext"]["hub_ids"] == [] and "cc.<lang>.300.bin" in models["fasttext"]["no_hub_id"]
+    assert all(m["model_family"] == pub.loc[pub["model"] == k, "model_family"].iloc[0] for k, m in models.items())
 
 
 @pytest.mark.skipif(not os.environ.get("EATLAS_WEATHUB_GIT"),

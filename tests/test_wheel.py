@@ -60,6 +60,9 @@ def test_the_wheel_holds_the_data_folders(wheel):
     for d in DATA:
         assert any(n.startswith("eatlas/_data/" + d) for n in names), d
     assert "eatlas/_data/schemas/stimuli.yaml" in names and "eatlas/outputs/report_template.html.j2" in names
+    site = {"index.html.j2", "test.html.j2", "sql.html.j2", "base.html.j2", "site.css", "filter.js", "sql.js",
+            "arrow-shim.mjs"}          # eatlas site's templates and assets
+    assert {f"eatlas/outputs/site_assets/{n}" for n in site} <= set(names)
     catalog = {n for n in names if n.startswith("eatlas/_data/registry/") and n.endswith((".yaml", ".csv"))}
     assert len(catalog) > 100
     assert not any(n.startswith(("tests/", "docs/", "benchmarks/")) or "__pycache__" in n for n in names)
@@ -87,6 +90,11 @@ def test_the_installed_wheel_runs_from_an_empty_folder(eatlas_cli, installed):
     r = eatlas_cli("report", "report.html")
     assert r.returncode == 0, r.stderr
     assert "weat6" in (eatlas_cli.cwd / "report.html").read_text(encoding="utf-8")
+
+    r = eatlas_cli("site", "site", "--figures", "none")
+    assert r.returncode == 0, r.stderr
+    assert "weat6" in (eatlas_cli.cwd / "site" / "tests" / "weat6.html").read_text(encoding="utf-8")
+    assert (eatlas_cli.cwd / "site" / "assets" / "sql.js").is_file()
 
 
 def test_the_installed_wheel_reads_a_labs_own_registry(eatlas_cli, mini):

@@ -19,8 +19,11 @@ def cmd_cache(args) -> int:
         k = r["key"]
         what = ", ".join(f"{n}={k[n]}" for n in ("mode", "pooling", "layer", "subword", "normalize", "lowercase")
                          if n in k)
-        out.print(esc(f"{r['id']}  {k.get('fingerprint', '?')}  {what}: {r['entries']} vector(s), "
+        # mode=coverage: whether the tokenizer knows each stimulus (eatlas.run.runner._covered), no vectors
+        kind = "stimuli known or not to the tokenizer" if k.get("mode") == "coverage" else "vector(s)"
+        out.print(esc(f"{r['id']}  {k.get('fingerprint', '?')}  {what}: {r['entries']} {kind}, "
                       f"{r['shards']} shard(s), {r['bytes'] / 1e6:.1f} MB"), highlight=False)
-    out.print(f"{len(rows)} encoder setting(s), {sum(r['entries'] for r in rows)} vector(s), "
+    vectors = sum(r["entries"] for r in rows if r["key"].get("mode") != "coverage")
+    out.print(f"{len(rows)} encoder setting(s), {vectors} vector(s), "
               f"{sum(r['bytes'] for r in rows) / 1e6:.1f} MB in {esc(cache.root)} (env EATLAS_CACHE)")
     return 0

@@ -6,15 +6,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..argtypes import INT64_MAX, POSITIVE, PROBABILITY, SEED, at_least, between  # noqa: F401
+from ..argtypes import INT64_MAX, POSITIVE, PROBABILITY, SEED, at_least, between, memory_bounded  # noqa: F401
 from ..console import plain_line
 from ..errors import EatlasError, ValidationFailed
-from ..levels import DEFAULT as DEFAULT_LEVELS
 from ..levels import NAMES as LEVEL_NAMES
 from ..levels import TEXT_LEVELS as EXPORT_LEVELS
 from . import cache_cmds, registry_cmds, results_cmds, run_cmds
 
 _at_least, _between = at_least, between
+# A sweep waits this long for a database another process holds (a reader too) before it keeps a model's
+# run in eatlas-unsaved/ (eatlas.run.sweep).
+DEFAULT_SWEEP_WAIT = 60.0
 
 
 class _DefaultsHelp(argparse.HelpFormatter):
@@ -52,6 +54,83 @@ class _ListOption(argparse.Action):
         setattr(namespace, self.dest, (list(before) if before and before is not self.default else []) + items)
 
 
+class _ModelsOption(argparse.Action):
+    """--models: like a list option (spaces, commas, repeated), except that a value naming an existing file or
+    folder is one model even when its path holds a comma (``--models 'a,b/v.txt'``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from pathlib import Path
+
+        items = []
+        for value in values:
+            items += [value] if "," in value and Path(value).exists() else \
+                [v.strip() for v in value.split(",") if v.strip()]
+        if not items:
+            parser.error(f"argument {option_string}: expected at least one value")
+        before = getattr(namespace, self.dest, None)
+        setattr(namespace, self.dest, (list(before) if before and before is not self.default else []) + items)
+
+
+def _run_options(r: argparse.ArgumentParser, *, sweep: bool) -> None:
+    """The options of a run that ``run`` and ``sweep`` share, declared once, so that a sweep can repeat any
+    run's settings: tests, levels, the statistics, the encoding choices, the database wait. (The method's
+    own options come from the plug-ins, :func:`_method_options`.)"""
+    r.add_argument("--tests", nargs="+", action=_ListOption, help="test ids, space- or comma-separated "
+                   "(default: every canonical test in the catalog in --language that --method runs)")
+    r.add_argument("--language", default="en",
+                   help="BCP-47 tag of the tests run when --tests is not given ('all': every language)")
+    r.add_argument("--levels", nargs="+", action=_ListOption,
+                   help=f"space- or comma-separated: {','.join(LEVEL_NAMES)} (default: word,sent, or the levels "
+                        "the method runs)")
+    r.add_argument("--seed", type=SEED, default=0, help="seed of the permutation samples, the bootstrap and the "
+                   "truncation of unequal expanded sets")
+    from ..stats.robust import BYTES_PER_RESAMPLE
+    from ..stats.weat import BYTES_PER_SAMPLE
+    r.add_argument("--n-samples", type=memory_bounded(2, BYTES_PER_SAMPLE, "permutation samples"), default=100_000,
+                   help="permutation samples (exact when fewer partitions; at most what this machine's memory holds)")
+    r.add_argument("--alpha", type=PROBABILITY, default=0.01, help="Holm-Bonferroni family-wise level")
+    r.add_argument("--parametric", action="store_true", help="normal-approximation p-value (Caliskan et al.)")
+    r.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="greater",
+                   help="permutation-test alternative (greater as Caliskan et al. and May et al.; "
+                        "two-sided: twice the smaller one-sided p, capped at 1)")
+    r.add_argument("--ci", type=_between(0.0, 1.0, open_low=True, open_high=True), default=0.95,
+                   help="level of the confidence interval of each effect size")
+    r.add_argument("--n-boot", type=memory_bounded(100, BYTES_PER_RESAMPLE, "bootstrap resamples"), default=10_000,
+                   help="bootstrap resamples (--ci-method percentile or BCa; at most what this machine's memory "
+                        "holds)")
+    r.add_argument("--no-ci", action="store_true", help="compute no confidence interval")
+    from ..stats.interval import CI_METHODS
+    r.add_argument("--ci-method", choices=CI_METHODS, default=CI_METHODS[0],
+                   help="inversion (default: the permutation test inverted, widened for the attribute sample and "
+                        "corrected for attenuation; the interval the calibration study supports, docs/methods.md), "
+                        "or the stimulus bootstrap's percentile (as WEATHub) or BCa (bias-corrected and "
+                        "accelerated, scipy.stats.bootstrap)")
+    r.add_argument("--pooling", help="mean, mean_nospecial, cls, last, max (default: the model's)")
+    r.add_argument("--layer", help="-1 (top), a hidden-state index, or 'sum' (default: the model's loader entry's, "
+                   "else -1)")
+    r.add_argument("--subword", help="c-word subword choice: first, last, mean (default: last)")
+    r.add_argument("--encoding", default="standard",
+                   help="standard, or a paper's encoder as its code ran: sent-bias (May et al.'s BERT encoder: "
+                        "lower-cased, no [CLS]/[SEP], first wordpiece), tan2019 (Tan & Celis's GPT/GPT-2 "
+                        "contextual words); recorded in runs.encoding (docs/methods.md)")
+    r.add_argument("--min-coverage", type=_between(0.0, 1.0), default=0.8,
+                   help="share of a set's stimuli that must be encodable")
+    r.add_argument("--batch-size", type=POSITIVE, default=64, help="texts per forward pass of the model")
+    if sweep:
+        r.add_argument("--wait", type=_between(0.0, 86_400.0), default=DEFAULT_SWEEP_WAIT,
+                       help="seconds to wait for a database in use before a model's run is kept in "
+                            "eatlas-unsaved/ beside it instead (the sweep goes on meanwhile)")
+    else:
+        r.add_argument("--wait", type=_between(0.0, 86_400.0), default=0.0,
+                       help="seconds to wait for a database in use (then the run is kept in eatlas-unsaved/ "
+                            "beside it, to import later)")
+    r.add_argument("--no-cache", action="store_true", help="encode everything afresh; read and write no cache")
+    r.add_argument("--offline", action="store_true", help="never download a hub model: use the Hugging Face cache "
+                   "only, as HF_HUB_OFFLINE=1 does")
+    r.add_argument("--quiet", action="store_true", help="no progress lines" if sweep else
+                   "print only the line saying where the run was written")
+
+
 def _global_options(parser: argparse.ArgumentParser, *, sub_level: bool) -> None:
     """--registry and --db, accepted before and after the subcommand. At the subcommand's level they have
     no default (argparse.SUPPRESS), so leaving them out there keeps what was given before it."""
@@ -61,11 +140,12 @@ def _global_options(parser: argparse.ArgumentParser, *, sub_level: bool) -> None
     parser.add_argument("--db", help="DuckDB results file (default eatlas.duckdb; env EATLAS_DB)", **kw)
 
 
-def _method_options(r: argparse.ArgumentParser) -> None:
-    """--method and every method's own options, from the plug-ins' declarations (eatlas.methods)."""
+def _method_options(r: argparse.ArgumentParser, inputs: str | None = None) -> None:
+    """--method and every method's own options, from the plug-ins' declarations (eatlas.methods); ``inputs``:
+    only the methods of that kind of input (a sweep runs the methods over a test's four matrices)."""
     from .. import methods
 
-    found = methods.all_methods()
+    found = {n: m for n, m in methods.all_methods().items() if inputs is None or m.inputs == inputs}
     r.add_argument("--method", choices=list(found), default="weat",
                    help="; ".join(f"{name}: {m.help}" for name, m in found.items()))
     for name, m in found.items():
@@ -84,49 +164,19 @@ def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run tests on a model and store the results", formatter_class=_DefaultsHelp)
-    model = r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, or a vector "
-                           "file (default: %(default_model)s)")
+    model = r.add_argument("--model", help="registered model id ('eatlas models'), a local model folder, a vector "
+                           "file, or a Hugging Face hub id ORG/NAME or NAME, with @REVISION for a branch, tag or "
+                           "commit (from the HF cache, downloaded into it unless --offline or HF_HUB_OFFLINE=1) "
+                           "(default: %(default_model)s)")
     model.default_model = _DefaultModel()
     r.add_argument("--family", help="model family of a model folder or vector file that is not registered (e.g. "
                    "bert, glove); recorded with family_source 'user' (default: the registered model's family, else "
                    "'unknown', which is set beside no published number)")
-    r.add_argument("--tests", nargs="+", action=_ListOption, help="test ids, space- or comma-separated "
-                   "(default: every canonical test in the catalog in --language that --method runs)")
-    r.add_argument("--language", default="en",
-                   help="BCP-47 tag of the tests run when --tests is not given ('all': every language)")
-    r.add_argument("--levels", nargs="+", action=_ListOption,
-                   help=f"space- or comma-separated: {','.join(LEVEL_NAMES)} (default: word,sent, or the levels "
-                        "the method runs)")
-    r.add_argument("--seed", type=SEED, default=0, help="seed of the permutation samples, the bootstrap and the "
-                   "truncation of unequal expanded sets")
-    r.add_argument("--n-samples", type=_at_least(2), default=100_000,
-                   help="permutation samples (exact when fewer partitions)")
-    r.add_argument("--alpha", type=PROBABILITY, default=0.01, help="Holm-Bonferroni family-wise level")
-    r.add_argument("--parametric", action="store_true", help="normal-approximation p-value (Caliskan et al.)")
-    r.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="greater",
-                   help="permutation-test alternative (greater as Caliskan et al. and May et al.; "
-                        "two-sided: twice the smaller one-sided p, capped at 1)")
-    r.add_argument("--ci", type=_between(0.0, 1.0, open_low=True, open_high=True), default=0.95,
-                   help="level of the stimulus-bootstrap confidence interval of each effect size")
-    r.add_argument("--n-boot", type=_at_least(100), default=10_000, help="bootstrap resamples")
-    r.add_argument("--no-ci", action="store_true", help="compute no confidence interval")
-    from ..stats.robust import CI_METHODS
-    r.add_argument("--ci-method", choices=CI_METHODS, default="percentile",
-                   help="bootstrap interval: percentile (as WEATHub) or BCa (bias-corrected and accelerated, "
-                        "scipy.stats.bootstrap; one more leave-one-out pass per result)")
-    r.add_argument("--pooling", help="mean, mean_nospecial, cls, last, max (default: the model's)")
-    r.add_argument("--layer", help="-1 (top), a hidden-state index, or 'sum' (default: the model's loader entry's, "
-                   "else -1)")
-    r.add_argument("--subword", help="c-word subword choice: first, last, mean (default: last)")
-    r.add_argument("--min-coverage", type=_between(0.0, 1.0), default=0.8,
-                   help="share of a set's stimuli that must be encodable")
-    r.add_argument("--batch-size", type=POSITIVE, default=64, help="texts per forward pass of the model")
+    _run_options(r, sweep=False)
     r.add_argument("--trust-remote-code", metavar="MODEL",
-                   help="let the model folder's own Python code run; must name the --model, so the trust is "
-                        "given to one model, never by habit (default: no model's code runs)")
-    r.add_argument("--wait", type=_between(0.0, 86_400.0), default=0.0, help="seconds to wait for a database in use")
-    r.add_argument("--no-cache", action="store_true", help="encode everything afresh; read and write no cache")
-    r.add_argument("--quiet", action="store_true", help="print only the line saying where the run was written")
+                   help="let the model's own Python code run (a folder's, or a hub repository's auto_map); must name "
+                        "the --model (a hub id with or without its @REVISION), so the trust is given to one model, "
+                        "never by habit (default: no model's code runs)")
     if methods:
         _method_options(r)
     r.set_defaults(fn=run_cmds.cmd_run)
@@ -161,7 +211,8 @@ def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="validate the whole registry")
     v.set_defaults(fn=registry_cmds.cmd_validate)
 
-    m = sub.add_parser("models", help="list registered models and whether they are installed")
+    m = sub.add_parser("models", help="list registered models and whether they are installed, then the Hugging "
+                                      "Face hub models in your cache that a run can use")
     m.set_defaults(fn=registry_cmds.cmd_models)
 
     c = sub.add_parser("catalog", help="check catalog.yaml against the registry files, or rewrite it (--sync)")
@@ -217,6 +268,30 @@ def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
                     "Holm-significant at its own alpha")
     rp.set_defaults(fn=results_cmds.cmd_report)
 
+    st = sub.add_parser("site", help="write the atlas as a static site: every test, every result, SQL in the browser",
+                        formatter_class=_DefaultsHelp,
+                        description="Write a static site into OUT: index.html (every test of the registry, with "
+                        "filters), tests/<id>.html (a test's sets, sentences, provenance, BibTeX, its published "
+                        "numbers and results with a forest plot), sql.html (DuckDB-WASM runs SQL in the reader's "
+                        "browser over the tables in data/, parquet and Arrow). Any static host serves it, or: "
+                        "python -m http.server -d OUT. "
+                        "OUT must be new, empty, or an earlier site (a file eatlas did not write is never replaced).")
+    st.add_argument("out", help="the folder to write")
+    st.add_argument("--runs", nargs="+", action=_ListOption, help="run ids or unique prefixes (default: the newest "
+                    "result per model, test and level)")
+    st.add_argument("--model", help="only the runs of this model (default: every model)")
+    st.add_argument("--all", action="store_true", help="every run, not only the newest result per model, test and "
+                    "level")
+    st.add_argument("--duckdb-wasm", metavar="DIR", help="copy DuckDB-WASM's files from DIR (the npm tarballs of "
+                    "'npm pack @duckdb/duckdb-wasm@1.32.0 apache-arrow@17.0.0', packed or unpacked) so the site works "
+                    "offline (default: the SQL page loads them from jsDelivr, each checked against its pinned hash)")
+    st.add_argument("--figures", choices=("results", "all", "none"), default="results",
+                    help="forest plots for the tests with results shown (results), also for those with printed "
+                         "numbers only (all: slower), or none")
+    st.add_argument("--dataset", metavar="REPO_ID", help="the Hugging Face dataset 'eatlas publish --push' wrote, "
+                    "linked from each test page (default: the pages say how to write it)")
+    st.set_defaults(fn=results_cmds.cmd_site)
+
     si = sub.add_parser("show-influence", help="the stimuli that move a result's effect size most when left out")
     si.add_argument("run", help="run id (or a unique prefix)")
     si.add_argument("test", help="test id")
@@ -230,31 +305,22 @@ def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
                     help="default: the test's own level")
     ci.set_defaults(fn=registry_cmds.cmd_cite)
 
-    sw = sub.add_parser("sweep", help="run the tests over many models, one task per model (locally or on Ray)")
-    sw.add_argument("--models", nargs="+", action=_ListOption, help="model ids, folders or vector files")
+    sw = sub.add_parser("sweep", help="run the tests over many models, one task per model (locally or on Ray)",
+                        formatter_class=_DefaultsHelp)
+    sw.add_argument("--models", nargs="+", action=_ModelsOption, help="model ids, folders, vector files or Hugging "
+                    "Face hub ids (ORG/NAME[@REVISION]), space- or comma-separated; a path that exists is never split "
+                    "at a comma (or use --models-file)")
     sw.add_argument("--models-file", help="a file of models, one a line (# comments)")
-    sw.add_argument("--tests", nargs="+", action=_ListOption, help="test ids (default: every canonical test "
-                    "of --language)")
-    sw.add_argument("--language", default="en")
-    sw.add_argument("--levels", nargs="+", action=_ListOption, default=list(DEFAULT_LEVELS))
+    _run_options(sw, sweep=True)
     if methods:
-        from .. import methods as plugins
-        sw.add_argument("--method", choices=[n for n, m in plugins.all_methods().items() if m.inputs == "matrices"],
-                            default="weat", help="a method over the tests' four matrices (its own options keep their "
-                                             "defaults)")
-    sw.add_argument("--seed", type=SEED, default=0)
-    sw.add_argument("--n-samples", type=_at_least(2), default=100_000)
-    sw.add_argument("--alpha", type=PROBABILITY, default=0.01)
-    sw.add_argument("--parametric", action="store_true")
-    sw.add_argument("--batch-size", type=_at_least(1), default=64)
-    sw.add_argument("--no-cache", action="store_true")
+        _method_options(sw, inputs="matrices")
     sw.add_argument("--engine", choices=("local", "ray"), default="local",
                     help="local: one model after another here; ray: one Ray task per model")
     sw.add_argument("--ray-address", help="a Ray cluster (HOST:PORT, ray://HOST:PORT, auto); default: start a "
                                           "local Ray instance")
-    sw.add_argument("--resume", action="store_true", help="skip a model already stored with this configuration")
-    sw.add_argument("--wait", type=float, default=0.0, help="seconds to wait for a database in use")
-    sw.add_argument("--quiet", action="store_true", help="no progress lines")
+    sw.add_argument("--resume", action="store_true", help="skip a model whose run with this configuration is stored "
+                    "(same model fingerprint, method, tests with their versions and content hashes, levels and every "
+                    "option; whether 'eatlas run' or a sweep stored it)")
     sw.set_defaults(fn=run_cmds.cmd_sweep)
 
     res = sub.add_parser("results", help="export the results as hive-partitioned parquet, or import such an export "
@@ -283,6 +349,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:          # argparse has printed the usage and the problem
         return e.code if isinstance(e.code, int) else 2
     try:
+        from .common import given_options, refuse_contradictions
+        refuse_contradictions(args, lambda: given_options(build_parser(), list(sys.argv[1:] if argv is None else argv)))
         return args.fn(args)
     except ValidationFailed as e:
         for prob in e.problems:

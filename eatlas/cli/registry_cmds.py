@@ -29,6 +29,11 @@ def cmd_validate(args) -> int:
         registry_cache.record_validation(state, problem_rows(found))
     own = reg.root / "loaders"              # the model loader entries: checked with the encoders' backends
     found += loader_problems(own if own.is_dir() else LOADERS_DIR)
+    from ..methods import all_methods
+    for m in all_methods().values():        # the registry as each method would read it (e.g. the LLM IAT's prompt)
+        found += m.registry_problems(reg)
+    from ..encoders.identity import published_model_problems
+    found += published_model_problems(reg)  # the papers' models (published/models.yaml), read at every write
     problems, warnings = split_warnings(found)
     for w in warnings:
         err.print(f"warning: {esc(w.render())}", highlight=False, markup=True, soft_wrap=True)
@@ -121,19 +126,57 @@ def cmd_models(args) -> int:
     from ..encoders.identity import entry_identity
 
     out, _ = _console()
-    table = Table("id", "installed", "backend", "family", "identity (name, size, corpus)", "dim", "pooling", "layer",
-                  "licence", "install", caption="identity: what a paper's model must match for the reproduction view")
-    for mid, e in model_entries().items():
-        static = e.get("backend") == "static"
+    entries = model_entries()
+    table = Table(title="registered models",
+                  caption="identity: what a paper's model must match for the reproduction view; install: what "
+                          "installs a model that is not installed here")
+    # a model id is never cut: it is what --model takes (the other columns wrap instead)
+    table.add_column("id", no_wrap=True, min_width=max((len(m) for m in entries), default=2))
+    for head in ("default", "backend", "family", "identity (name, size, corpus)", "dim", "pooling, layer",
+                 "licence"):
+        table.add_column(head)
+    table.add_column("installed", overflow="fold")
+    for mid, e in entries.items():
+        static = e.get("backend") in ("static", "spacy-vectors")       # word vectors: a text is their mean
         ident = ", ".join(v for v in entry_identity(e).values() if v) or "-"
-        table.add_row(*map(esc, (mid + (" (default)" if e.get("default") else ""),
-                                 "yes" if entry_installed(e) else "no", e.get("backend", ""), e.get("family", ""),
-                                 ident,
-                                 str(e.get("dimension", "")), "cbow" if static else str(e.get("pooling", "") or ""),
-                                 "-" if static else str(e.get("layer", -1)), e.get("license", ""),
-                                 e.get("install", ""))))
+        default = "yes" if e.get("default") else "other languages" if e.get("multilingual_default") else ""
+        pooling = "cbow" if static else f"{e.get('pooling') or '-'}, {e.get('layer', -1)}"
+        table.add_row(*map(esc, (mid, default, e.get("backend", ""), e.get("family", ""), ident,
+                                 str(e.get("dimension", "")), pooling, e.get("license", ""),
+                                 "yes" if entry_installed(e) else f"no: {e.get('install', '')}")))
     out.print(table)
+    _hub_models(out)
     return 0
+
+
+def _hub_models(out) -> None:
+    """The second table of 'eatlas models': the Hugging Face hub models in the user's cache, each revision with its
+    commit, size and whether a run can use it (eatlas.encoders.hub)."""
+    from rich.table import Table
+
+    from ..encoders.hub import cached_models
+    root, rows = cached_models()
+    if not rows:
+        out.print(esc(f"hub models in your cache: none in {root} (HF_HUB_CACHE / HF_HOME); a run downloads a hub "
+                      "model there unless --offline, e.g. eatlas run --model google-bert/bert-base-uncased"),
+                  highlight=False, soft_wrap=True)
+        return
+    table = Table("id", "refs", "commit", "size", "a run can use it", title="hub models in your cache",
+                  caption=esc(f"{root}; run one with --model ID or --model ID@REVISION (a ref or a commit)"))
+    last = None
+    for r in rows:
+        table.add_row(*map(esc, ("" if r["id"] == last else r["id"], r["refs"], r["commit"][:12],
+                                 _size(r["size"]), r["usable"])))
+        last = r["id"]
+    out.print(table)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n} B"     # pragma: no cover
 
 
 def cmd_catalog(args) -> int:

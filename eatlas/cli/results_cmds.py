@@ -7,9 +7,15 @@ from pathlib import Path
 from ..console import esc
 from .common import _console
 
+# `eatlas sql`'s table shows at most this many rows (rich lays a table out whole, which takes minutes for millions
+# of rows); --format csv and json stream every row.
+TABLE_MAX_ROWS = 1000
+SQL_DIGITS = 6     # significant digits of a float in `eatlas sql`'s table format (csv and json keep every digit)
+
 
 def cmd_sql(args) -> int:
-    from ..store import default_db, query
+    from ..store import default_db
+    from ..store.db import sql_result
 
     out, err = _console()
     db = Path(args.db) if args.db else default_db()
@@ -17,69 +23,100 @@ def cmd_sql(args) -> int:
     if not db.exists() and not args.write:
         from ..registry import load_registry
         reg = load_registry(args.registry)
-        err.print(f"note: no results file {db} (yet): runs and results are empty; published_results and the "
+        err.print(f"note: no results file {esc(db)} (yet): runs and results are empty; published_results and the "
                   "views read the registry's published tables", highlight=False)
-    df = query(db, args.query, write=args.write, reg=reg)
-    if args.format == "csv":
-        from ..guard import neutralise_csv
-        sys.stdout.write(neutralise_csv(df).to_csv(index=False))
-    elif args.format == "json":
-        sys.stdout.write(_json_records(df) + "\n")
-    else:
-        import pandas as pd
-        from rich.table import Table
-        t = Table()                 # every value whole: a long one folds onto the next line, never cut with '…'
-        for c in df.columns:
-            t.add_column(esc(c), overflow="fold")
-        # SQL NULL (None, NaN or NA in the frame) shows as blank
-        for row in df.itertuples(index=False):
-            t.add_row(*(_sql_cell(v, pd) for v in row))
-        out.print(t)
-        out.print(f"{len(df)} row(s)")
+    with sql_result(db, args.query, write=args.write, reg=reg) as res:
+        if args.format == "csv":
+            _write_csv(res)
+        elif args.format == "json":
+            _write_json(res)
+        else:
+            _print_table(res, out, err)
     return 0
 
 
-def _json_records(df) -> str:
-    """`eatlas sql --format json`: one object per row, every float with all its digits (Python's shortest
-    exact form; pandas' to_json keeps 15 at most), SQL NULL as null, timestamps as epoch milliseconds (as
-    pandas writes them)."""
-    import datetime as dt
-    import decimal
-    import json
-
-    import numpy as np
+def _write_csv(res) -> None:
+    """Every row, chunk by chunk, as pandas writes CSV, cells that a spreadsheet would run neutralised."""
     import pandas as pd
 
-    def plain(v):
-        if isinstance(v, np.ndarray):
-            return v.tolist()
-        if isinstance(v, np.generic):
-            return v.item()
-        if isinstance(v, (pd.Timestamp, dt.datetime)):
-            ts = pd.Timestamp(v)
-            return int((ts.tz_convert(None) if ts.tzinfo else ts).value // 1_000_000)
-        if isinstance(v, dt.date):
-            return v.isoformat()
-        if isinstance(v, decimal.Decimal):
-            return float(v)
-        if isinstance(v, (bytes, bytearray, memoryview)):
-            return bytes(v).decode("utf-8", "backslashreplace")
-        return str(v)
-
-    rows = df.astype(object).where(df.notna(), None).to_dict(orient="records")
-    return json.dumps(rows, indent=1, default=plain, ensure_ascii=False, allow_nan=False)
+    from ..guard import neutralise_csv
+    first = True
+    for df in res.frames():
+        sys.stdout.write(neutralise_csv(df).to_csv(index=False, header=first))
+        first = False
+    if first:           # no row: the header alone (or an empty line for a statement without a result)
+        sys.stdout.write(neutralise_csv(pd.DataFrame(columns=res.columns)).to_csv(index=False))
 
 
-SQL_DIGITS = 6     # significant digits of a float in `eatlas sql`'s table format (csv and json keep every digit)
+def _write_json(res) -> None:
+    """`eatlas sql --format json`: a list of one object per row (a line each), streamed (see :func:`json_value`)."""
+    import json
+    n = 0
+    sys.stdout.write("[")
+    for chunk in res.rows():
+        for row in chunk:
+            text = json.dumps(dict(zip(res.columns, row)), default=json_value, ensure_ascii=False, allow_nan=True)
+            sys.stdout.write((",\n" if n else "\n") + text)
+            n += 1
+    sys.stdout.write("\n]\n" if n else "]\n")
 
 
-def _sql_cell(v, pd) -> str:
-    """A cell of `eatlas sql`'s table: NULL (None, NaN, NA) blank, a float to SQL_DIGITS significant digits."""
+def json_value(v):
+    """A value JSON has no type for: every float keeps all its digits (Python's shortest exact form), NaN and
+    infinities are written NaN, Infinity and -Infinity (as Python's json and JavaScript's JSON5 read them; SQL
+    NULL is null), timestamps are epoch milliseconds (as pandas writes them), a BLOB is its bytes in base64, a
+    UUID, interval or other value its text."""
+    import base64
+    import datetime as dt
+    import decimal
+
     import numpy as np
-    if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and v != v):
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, dt.datetime):
+        if v.tzinfo is not None:
+            v = v.astimezone(dt.UTC).replace(tzinfo=None)
+        return int((v - dt.datetime(1970, 1, 1)) // dt.timedelta(milliseconds=1))
+    if isinstance(v, dt.date):
+        return v.isoformat()
+    if isinstance(v, decimal.Decimal):
+        return float(v)
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(v)).decode("ascii")
+    return str(v)
+
+
+def _print_table(res, out, err) -> None:
+    from rich.table import Table
+    t = Table()                 # every value whole: a long one folds onto the next line, never cut with '…'
+    for c in res.columns:
+        t.add_column(esc(c), overflow="fold")
+    n, more = 0, False
+    for chunk in res.rows(TABLE_MAX_ROWS + 1):
+        for row in chunk:
+            if n == TABLE_MAX_ROWS:
+                more = True
+                break
+            t.add_row(*map(_sql_cell, row))
+            n += 1
+        break
+    out.print(t)
+    if more:
+        out.print(f"{n} row(s) shown, more follow: the table shows the first {TABLE_MAX_ROWS}; --format csv or "
+                  "--format json writes every row", highlight=False)
+    else:
+        out.print(f"{n} row(s)")
+
+
+def _sql_cell(v) -> str:
+    """A cell of `eatlas sql`'s table: NULL blank, NaN and infinities as such, a float to SQL_DIGITS significant
+    digits, a BLOB as its bytes' escapes."""
+    if v is None:
         return ""
-    if isinstance(v, (float, np.floating)):
-        return f"{float(v):.{SQL_DIGITS}g}"
+    if isinstance(v, float):
+        return "NaN" if v != v else f"{v:.{SQL_DIGITS}g}"
     return esc(v)
 
 
@@ -93,6 +130,24 @@ def cmd_report(args) -> int:
     path = write_report(db, args.out, run_id=args.run, registry=args.registry, runs=runs, model=args.model,
                         all_runs=args.all)
     out.print(f"report written to {esc(path)}", highlight=False)
+    return 0
+
+
+def cmd_site(args) -> int:
+    from ..outputs.site import write_site
+    from ..store import default_db
+
+    out, _ = _console()
+    db = Path(args.db) if args.db else default_db()
+    s = write_site(db, args.out, registry=args.registry, runs=args.runs, model=args.model, all_runs=args.all,
+                   duckdb_wasm=args.duckdb_wasm, figures=args.figures, dataset=args.dataset)
+    tables = ", ".join(f"{name} {n}" for name, n in s["tables"].items())
+    out.print(f"site written to {esc(s['out'])}: {s['tests']} test page(s), {s['figures']} forest plot(s), "
+              f"{s['results']} result(s) of {s['runs']} run(s) ({esc(s['selection'])}); DuckDB-WASM "
+              f"{'copied into the site' if s['duckdb_wasm'] == 'local' else 'from jsDelivr (pinned, hashed)'}; "
+              f"tables (rows): {esc(tables)}", highlight=False, soft_wrap=True)
+    out.print(f"view it: python -m http.server -d {esc(s['out'])} (then open http://127.0.0.1:8000/)",
+              highlight=False, soft_wrap=True)
     return 0
 
 
@@ -148,8 +203,9 @@ def show_influence(db: str | Path, run: str, test: str, *, level: str | None = N
     run_id, levels = influence_rows(db, run, test, level=level, top=top)
     tables = []
     for lv, res, rows in levels:
-        if res["status"] != "ok":
-            title = f"{escape(test)} {escape(f'[{lv}]')} run {run_id[:8]}: not run"
+        if res["status"] != "ok" or res["effect_size"] is None:
+            why = "not run" if res["status"] != "ok" else "no effect size"
+            title = f"{escape(test)} {escape(f'[{lv}]')} run {run_id[:8]}: {why}"
             tables.append(Table(title=title))
             continue
         ci = ""
@@ -179,13 +235,16 @@ def cmd_results(args) -> int:
         from ..store.results_io import export_results
         m = export_results(db, args.path)
         rows = ", ".join(f"{t} {e['rows']}" for t, e in m["tables"].items())
-        out.print(f"exported {db} to {args.path}: {rows} row(s); manifest {Path(args.path) / 'manifest.json'}",
-                  highlight=False)
+        out.print(f"exported {esc(db)} to {esc(args.path)}: {rows} row(s); manifest "
+                  f"{esc(Path(args.path) / 'manifest.json')}", highlight=False)
+        if m["left_out"]:
+            err.print(f"left out (no table or column this EATlas writes): {esc(', '.join(m['left_out']))}",
+                      highlight=False)
     else:
         from ..registry import load_registry
         from ..store.results_io import import_results
         r = import_results(db, args.path, wait_s=args.wait, reg=load_registry(getattr(args, "registry", None)))
         added = ", ".join(f"{t} {n}" for t, n in r["added"].items())
-        out.print(f"imported {args.path} into {db}: {added} row(s) added; {r['runs_skipped']} run(s) already "
-                  "present, skipped", highlight=False)
+        out.print(f"imported {esc(args.path)} into {esc(db)}: {added} row(s) added; {r['runs_skipped']} run(s) "
+                  "already present, skipped", highlight=False)
     return 0

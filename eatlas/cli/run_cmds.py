@@ -43,42 +43,61 @@ def _phases(prog, model):
 
 
 def _trusted(args) -> bool:
-    """--trust-remote-code MODEL holds only for the model it names."""
+    """--trust-remote-code MODEL holds only for the model it names (a hub id: with or without its @REVISION)."""
     if not args.trust_remote_code:
         return False
     named, model = args.trust_remote_code, args.model or ""
-    if named != model and not (Path(named).exists() and Path(model).exists()
-                               and Path(named).resolve() == Path(model).resolve()):
+    hub_id = model.rpartition("@")[0] if "@" in model and not Path(model).exists() else None
+    if named != model and named != hub_id and not (Path(named).exists() and Path(model).exists()
+                                                   and Path(named).resolve() == Path(model).resolve()):
         raise EatlasError(f"--trust-remote-code names {named!r}, but the model is {model or 'the default model'!r}",
                           field="--trust-remote-code", hint="name the same model as --model, or leave the flag out")
     return True
 
 
-def cmd_run(args) -> int:
+def run_config(args, inputs: str | None = None):
+    """The RunConfig of ``eatlas run`` or (per model) ``eatlas sweep``, from the options they share (eatlas.cli.main,
+    ``_run_options``), so that a sweep repeats a run's settings. ``inputs``: the kind of method whose options the
+    parser declared (a sweep: "matrices"; its own --engine is not CEAT's)."""
     from .. import methods
-    from ..registry import load_registry
-    from ..run.runner import RunConfig, evaluate
-    from ..store import check_writable, default_db, write_run
+    from ..run.runner import RunConfig
 
     method = methods.get(args.method)
     options = {o.dest: getattr(args, o.dest) for m in methods.all_methods().values() for o in m.options
-               if hasattr(args, o.dest)}
-    cfg = RunConfig(model=args.model, tests=args.tests or None, levels=tuple(args.levels) if args.levels else None,
-                    seed=args.seed, n_samples=args.n_samples, alpha=args.alpha, parametric=args.parametric,
-                    pooling=args.pooling, layer=args.layer, subword=args.subword, min_coverage=args.min_coverage,
-                    batch_size=args.batch_size, trust_remote_code=_trusted(args),
+               if hasattr(args, o.dest) and (inputs is None or m.inputs == inputs)}
+    cfg = RunConfig(model=getattr(args, "model", None), tests=args.tests or None,
+                    levels=tuple(args.levels) if args.levels else None, seed=args.seed, n_samples=args.n_samples,
+                    alpha=args.alpha, parametric=args.parametric, pooling=args.pooling, layer=args.layer,
+                    subword=args.subword, min_coverage=args.min_coverage, batch_size=args.batch_size,
+                    trust_remote_code=_trusted(args) if hasattr(args, "trust_remote_code") else False,
+                    offline=args.offline,
                     use_cache=not args.no_cache, method=args.method, language=args.language,
-                    family=args.family, ci=None if args.no_ci else args.ci, n_boot=args.n_boot,
-                    alternative=args.alternative, ci_method=args.ci_method, options=options)
+                    family=getattr(args, "family", None), ci=None if args.no_ci else args.ci, n_boot=args.n_boot,
+                    alternative=args.alternative, ci_method=args.ci_method,
+                    encoding=getattr(args, "encoding", None) or "standard", options=options)
     if args.no_ci and "ci" not in method.stats:
         users = ", ".join(m.name for m in methods.all_methods().values() if "ci" in m.stats)
         raise EatlasError(f"--no-ci applies to {users} runs, not {method.name}", field="--no-ci",
                           hint="leave the option out")
+    return cfg
+
+
+def cmd_run(args) -> int:
+    from .. import methods
+    from ..registry import load_registry
+    from ..run.runner import evaluate
+    from ..run.unsaved import NotWritten, write_or_keep
+    from ..store import check_writable, default_db
+
+    method = methods.get(args.method)
+    cfg = run_config(args)
     out, err = _console()
     from ..run.runner import check_config
     check_config(cfg, method)           # bad options: one line, before anything is loaded or written
     db = Path(args.db) if args.db else default_db()
     check_writable(db)                  # before any work: a finished run is never lost at write time
+    from ..encoders.identity import published_model_rows
+    published_model_rows(load_registry(args.registry))     # the write reads the papers' models: a broken one now
     before = getattr(method, "before_run", None)
     if before:
         before(cfg, db=db, registry=args.registry)
@@ -86,22 +105,32 @@ def cmd_run(args) -> int:
         outcome = evaluate(cfg, registry=args.registry, progress=_phases(prog, cfg.model))
     undo = method.stage(outcome, cfg, db=db, registry=args.registry)
     try:
-        write_run(db, outcome.run, outcome.results, load_registry(args.registry), wait_s=args.wait,
-                  extra_tables=outcome.tables)
-    except BaseException:
-        if undo:
-            undo()              # the run is not stored: neither are the files that belong with it
+        write_or_keep(db, outcome.run, outcome.results, load_registry(args.registry), wait_s=args.wait,
+                      tables=outcome.tables)
+    except BaseException as e:
+        if undo and not (isinstance(e, NotWritten) and e.folder):
+            undo()              # the run is not stored nor kept: neither are the files that belong with it
         raise
     after = method.after_run(outcome, cfg, db=db, registry=args.registry)
+    for note in outcome.notes:          # e.g. which default model ran, and why (one line each)
+        out.print(esc(note), highlight=False, soft_wrap=True)
     if not args.quiet:
         from .run_summary import results_table
         out.print(method.summary(outcome) or results_table(outcome, cfg, method, out))
+        if method.effect_size and any(r["status"] == "ok" for r in outcome.results):
+            from ..legend import meanings
+            for line in meanings(cfg.ci_method if cfg.ci is not None else None):
+                out.print(f"[dim]{esc(line)}[/dim]")        # prose: wrapped at the terminal's width
         if outcome.left_out:
             out.print(f"[dim]{len(outcome.left_out)} test(s) of the catalog left out, which {esc(method.name)} does "
                       "not run, e.g. " + esc(outcome.left_out[0][1]) + "[/dim]")
         if outcome.skipped:
             out.print(f"[dim]{len(outcome.skipped)} test/level pair(s) not applicable, e.g. "
                       + esc(f"{outcome.skipped[0][0]} [{outcome.skipped[0][1]}]: {outcome.skipped[0][2]}") + "[/dim]")
+    from .run_summary import language_line
+    line = language_line(outcome)
+    if line:
+        err.print(esc(line), highlight=False, soft_wrap=True)
     own = ", ".join(t.name for t in method.tables if t.name in outcome.tables)
     out.print(f"run {outcome.run['run_id']} written to {esc(db)}: " + (
         f"{len(outcome.results)} result(s)" + (f"; {method.name} in table(s) {own}" if own else "")
@@ -111,27 +140,32 @@ def cmd_run(args) -> int:
     if method.inputs == "matrices" and method.effect_size and not args.quiet:
         from ..store import reproduction_counts
         from .run_summary import pairing_line
-        out.print(esc(pairing_line(reproduction_counts(db, outcome.run["run_id"]), outcome.run["model"])),
+        out.print(esc(pairing_line(reproduction_counts(db, outcome.run["run_id"]), outcome.run["model"],
+                                   {r.get("convention") for r in outcome.results})),
                   highlight=False, soft_wrap=True)
     return 0
 
 
 
 def cmd_sweep(args) -> int:
-    from ..run.runner import RunConfig
     from ..run.sweep import read_models_file, sweep
+    from ..run.unsaved import import_command
     from ..store import default_db
 
     out, err = _console()
     db = Path(args.db) if getattr(args, "db", None) else default_db()
     models = list(args.models or []) + (read_models_file(args.models_file) if args.models_file else [])
-    cfg = RunConfig(tests=args.tests, levels=tuple(args.levels), seed=args.seed, n_samples=args.n_samples,
-                    alpha=args.alpha, parametric=args.parametric, use_cache=not args.no_cache, method=args.method,
-                    language=args.language, batch_size=args.batch_size)
+    cfg = run_config(args, inputs="matrices")
     r = sweep(models, cfg, db=db, engine=args.engine, ray_address=args.ray_address, resume=args.resume,
               registry=getattr(args, "registry", None), wait_s=args.wait,
-              progress=None if args.quiet else (lambda msg: err.print(msg, highlight=False, markup=False)))
-    out.print(f"sweep {r['sweep_id']}: {len(r['done'])} model(s) run, {len(r['failed'])} failed, "
-              f"{len(r['skipped'])} skipped (already stored); results in {db}"
-              + (" (failures: SELECT * FROM sweep_failures)" if r["failed"] else ""), highlight=False)
-    return 1 if r["failed"] else 0
+              progress=None if args.quiet else (lambda msg: err.print(msg, highlight=False, markup=False,
+                                                                    soft_wrap=True)))
+    out.print(esc(f"sweep {r['sweep_id']}: {len(r['done'])} model(s) run, {len(r['failed'])} failed, "
+                  + (f"{len(r['unwritten'])} computed but not written, " if r["unwritten"] else "")
+                  + f"{len(r['skipped'])} skipped (already stored); results in {db}")
+              + (" (failures: SELECT * FROM sweep_failures)" if r["failed"] or r["unwritten"] else ""),
+              highlight=False, soft_wrap=True)
+    for folder in r["kept"]:
+        out.print(esc(f"kept in {folder}, not in {db}: import it with {import_command(folder, db)}"),
+                  highlight=False, soft_wrap=True)
+    return 1 if r["failed"] or r["unwritten"] or r["kept"] else 0

@@ -16,6 +16,8 @@ from rich.text import Text
 
 from ..console import esc, visible
 from ..legend import legend, mark
+from ..stats.conventions import CONVENTIONS
+from ..stats.conventions import DEFAULT as DEFAULT_CONVENTION
 
 
 def _cells(outcome, method):
@@ -33,6 +35,9 @@ def _cells(outcome, method):
         else:
             c["extra"] = list(extra(r)) if extra else []
             c["note"] = f"{r['n_dropped']} dropped" if r["n_dropped"] else ("exact" if r["exact"] else "")
+            if r.get("overlap"):            # the authors' lists put these items in both sets (the test's overlap:)
+                c["note"] = "; ".join(filter(None, [c["note"], "in both " + "; ".join(
+                    f"{pair.upper()}: {', '.join(items)}" for pair, items in r["overlap"].items())]))
             if r["effect_size"] is None:        # a method without a WEAT d: its numbers are in its own table
                 c["note"] = c["note"] or f"see table {own}"
             else:
@@ -40,6 +45,8 @@ def _cells(outcome, method):
                 if r.get("ci_low") is not None:
                     c["ci"] = f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
                 c["p"], c["holm"] = f"{r['p_value']:.2g}", mark(r["holm_significant"])
+            if r.get("notes"):      # the stored notes, each up to its first colon (the whole text: results.notes)
+                c["note"] = "; ".join([c["note"]] * bool(c["note"]) + [n.split(":")[0] for n in r["notes"]])
         rows.append(c)
     return heads, rows
 
@@ -84,9 +91,16 @@ def _needed(cols, layout: str) -> int:
     return total + (3 * n + 1 if layout != "bare" else n - 1)
 
 
+def _convention(outcome) -> str:
+    """' convention NAME' when the run's d and p follow another convention than the default
+    (eatlas.stats.conventions; --convention), else nothing."""
+    names = sorted({r.get("convention") for r in outcome.results} - {None, DEFAULT_CONVENTION})
+    return f" (convention {', '.join(names)})" if names else ""
+
+
 def _table(outcome, cfg, cols, layout: str, any_alias: bool) -> Table:
     bordered = layout != "bare"
-    title = esc(f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']} "
+    title = esc(f"run {outcome.run['run_id'][:8]}  {cfg.method}{_convention(outcome)}  model {outcome.run['model']} "
                 f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})")
     caption = legend(cfg.alpha) + ("" if layout == "full" else "; each test's version and n per set are in table "
                                                                  "results")
@@ -109,7 +123,7 @@ def _table(outcome, cfg, cols, layout: str, any_alias: bool) -> Table:
 
 
 def _lines(outcome, cfg, heads, rows) -> Group:
-    out = [Text(f"run {outcome.run['run_id'][:8]}  {cfg.method}  model {outcome.run['model']}")]
+    out = [Text(f"run {outcome.run['run_id'][:8]}  {cfg.method}{_convention(outcome)}  model {outcome.run['model']}")]
     for c in rows:
         parts = [c["ids"][0] + "".join(f" {a}" for a in c["ids"][1:]), f"[{c['level']}]"]
         if c["d"] != "-":
@@ -139,18 +153,26 @@ REPRODUCE_COMMAND = (f"eatlas run --method mleat --model {REPRODUCE_MODEL} --lev
                      "weat4 weat6 weat7 weat8 wolfe2024_gnews_weat2 wolfe2024_gnews_weat5 wolfe2024_gnews_weat9")
 
 
-def pairing_line(counts: dict, model: str) -> str:
+def pairing_line(counts: dict, model: str, conventions: set | None = None) -> str:
     """One line after a run: how many of its results pair with a number a paper printed (view reproduction),
     how many only with another model of the family (reproduction_loose), and, where none does, which command
-    gives some."""
+    gives some. ``conventions``: those of the run's results (a d with the population standard deviation pairs
+    with no paper of the registry: the line says so)."""
     n, same, loose = counts["results"], counts["same_model"], counts["loose_only"]
+    why = f", e.g. differing in: {counts['loose_differs']}" if counts.get("loose_differs") else ""
+    population = sorted(c for c in conventions or () if c in CONVENTIONS and CONVENTIONS[c].ddof == 0)
+    if population and not same and not loose:
+        return (f"reproduction: this run's d divides by the population standard deviation (--convention "
+                f"{', '.join(population)}), no paper's in the registry does, so none of its {n} result(s) is set "
+                "beside a printed number; run without --convention to compare (docs/methods.md, 'Conventions')")
     if same:
         line = (f"reproduction: {same} of this run's {n} result(s) pair with a number a paper printed for this model "
                 "(eatlas sql \"SELECT * FROM reproduction\")")
-        line += f"; {loose} more only with another model of its family (reproduction_loose)" if loose else ""
+        line += f"; {loose} more only loosely (reproduction_loose{why})" if loose else ""
     elif loose:
         line = (f"reproduction: none of this run's {n} result(s) pairs with a number a paper printed for {model}; "
-                f"{loose} pair with another model of its family (eatlas sql \"SELECT * FROM reproduction_loose\")")
+                f"{loose} pair loosely, with a model of its family or its hub id encoded otherwise{why} "
+                "(eatlas sql \"SELECT * FROM reproduction_loose\")")
     else:
         line = (f"reproduction: none of this run's {n} result(s) pairs with a number a paper printed for {model} or "
                 "a model of its family")
@@ -166,3 +188,16 @@ def pairing_line(counts: dict, model: str) -> str:
         except Exception:           # the hint is only a hint: a broken loader entry says so when it is used
             pass
     return line
+
+
+def language_line(outcome) -> str | None:
+    """One warning line when results are of tests in languages the model does not declare (results.language_warning):
+    their numbers may come from a model that cannot read the stimuli."""
+    warned = [r for r in outcome.results if r.get("language_warning")]
+    if not warned:
+        return None
+    langs = sorted({r["language_warning"].split()[2] for r in warned})
+    declared = (outcome.run.get("settings") or {}).get("encoder", {}).get("languages") or []
+    return (f"warning: {len(warned)} result(s) are of tests in {', '.join(langs)}, which the model "
+            f"{outcome.run['model']} does not declare (it declares {', '.join(declared[:8]) or 'other languages'}"
+            f"{' and more' if len(declared) > 8 else ''}); see results.language_warning")

@@ -47,11 +47,13 @@ class EncoderSpec:
     batch_size: int = 64
     trust_remote_code: bool = False
     family: str | None = None
+    offline: bool = False           # a hub model: from the worker's Hugging Face cache only (--offline)
 
     def load(self):
         from ..encoders import load_encoder
         return load_encoder(self.model, pooling=self.pooling, layer=self.layer, subword=self.subword,
-                            batch_size=self.batch_size, trust_remote_code=self.trust_remote_code, family=self.family)
+                            batch_size=self.batch_size, trust_remote_code=self.trust_remote_code, family=self.family,
+                            offline=self.offline)
 
 
 def line_hash(text: str) -> str:

@@ -26,10 +26,13 @@ def _package_dir(module: str) -> Path | None:
 
 def entry_installed(entry: dict) -> bool:
     w = entry.get("weights", {})
+    if "hub" in w:                      # a hub model: installed when its revision is in the Hugging Face cache
+        from .hub import cached
+        return cached(w["hub"], w.get("revision")) is not None
     base = _package_dir(w["module"]) if "module" in w else None
     if base is None:
         return False
-    rel = w.get("path") or w.get("vectors") or w.get("keyed_vectors")
+    rel = w.get("path") or w.get("vectors") or w.get("keyed_vectors") or w.get("word2vec")
     return (base / rel).exists() if rel else True
 
 
@@ -47,6 +50,13 @@ def _pkg_version(pypi: str | None) -> str | None:
 
 ENCODER_VERSION = 2   # bump when a change to this file changes any vector (invalidates the cache)
 
+
+# A stimulus is unknown to the tokenizer when more than this share of its tokens is the unknown token
+# (docs/methods.md, "Tokenizer coverage"): all of them for a WordPiece vocabulary, which maps a word with
+# one character it lacks to a single [UNK]; most of them for a SentencePiece one. Every subword backend
+# drops such a stimulus with this reason, as a static model drops an out-of-vocabulary word.
+UNKNOWN_SHARE = 0.5
+UNKNOWN_TO_TOKENIZER = "unknown to the tokenizer"
 
 @dataclass
 class EncodeResult:
@@ -67,6 +77,16 @@ class Encoder:
     family_source: str | None = None    # loader | fingerprint | user | unknown (eatlas.encoders.identity)
     entry: str | None = None            # the registered model id it is (by id or by its weights)
     identity: dict = field(default_factory=dict)   # name, size, corpus of that entry
+    languages: list[str] | None = None  # the languages the model declares (loader entry, model card); None: unstated
+    model_config: dict | None = None    # a transformers model's config facts a paper can state (runs.model_config)
+    # a Hugging Face hub model (eatlas.encoders.hub): the id as given, the revision asked for (None: the default
+    # branch), the commit it resolved to, weight file -> sha256 (runs.model_hub_id .. model_weights_sha256)
+    model_hub_id: str | None = None
+    model_revision: str | None = None
+    model_commit: str | None = None
+    model_weights_sha256: dict | None = None
+    encoding: str = "standard"          # standard, or a paper's own encoding (eatlas.encoders.authors; --encoding)
+    uncovered_reason: ClassVar[str | None] = None   # why covers() says no, recorded with the dropped stimulus
 
     @property
     def dimension(self) -> int | None:
@@ -106,6 +126,15 @@ class Encoder:
     def covers(self, stimuli: list[str]) -> np.ndarray:
         """Whether each stimulus (the words themselves, not a sentence around them) has a representation."""
         return np.ones(len(stimuli), dtype=bool)
+
+    def coverage_key(self) -> dict | None:
+        """Everything that decides ``covers``, for the embedding cache (None: never cached, e.g. a static
+        vocabulary, which is in memory anyway): a run whose vectors are all cached then loads nothing."""
+        return None
+
+    def same_input(self, a: str, b: str) -> str | None:
+        """Why the model cannot tell stimuli ``a`` and ``b`` apart, when it can say (None: it cannot say)."""
+        return None
 
 
 def _digest(h, p: Path, whole_below: int = 64 << 20, chunk: int = 1 << 20) -> None:

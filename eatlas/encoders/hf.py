@@ -1,4 +1,5 @@
-"""Transformers and sentence-transformers models (local folders; nothing is downloaded).
+"""Transformers and sentence-transformers models (local folders, including the hub cache's snapshots, which
+``eatlas.encoders.hub`` resolves and downloads; this module never downloads).
 
 ``TransformersEncoder``: any local transformers folder (BERT-like, GPT-like, AutoModel); pooling
 ``mean`` (mask-aware, special tokens included, as sentence-transformers), ``mean_nospecial``,
@@ -14,6 +15,17 @@ files and configuration).
 The ``sentence-transformers`` backend is a folder with ``modules.json``: it pools as its Pooling
 module says (unless --pooling overrides), normalises when it has a Normalize module, and truncates
 at its ``max_seq_length``.
+
+Weights load from safetensors where the folder has them; PyTorch ``.bin`` weights load only through
+torch's ``weights_only`` unpickler (transformers' ``from_pretrained(weights_only=True)``), never as an
+arbitrary pickle. A folder whose config names its own code (``auto_map``) is refused unless
+--trust-remote-code names it.
+
+Tokenizer coverage (``covers``): a stimulus more than ``UNKNOWN_SHARE`` of whose tokens are the
+tokenizer's unknown token (e.g. a Hindi word in an English WordPiece vocabulary: ``[UNK]``), or that
+gives no token at all, is not encodable, and the run drops it with the reason "unknown to the
+tokenizer", as a static model's out-of-vocabulary word. A word split into many known pieces (a small
+vocabulary's characters) is covered. Only the tokenizer is loaded for this, never the weights.
 """
 from __future__ import annotations
 
@@ -29,6 +41,8 @@ import numpy as np
 from ..errors import EatlasError
 from .base import (
     ENCODER_VERSION,
+    UNKNOWN_SHARE,
+    UNKNOWN_TO_TOKENIZER,
     Backend,
     Encoder,
     EncodeResult,
@@ -90,6 +104,50 @@ def _json(path: Path, *, required: bool = False) -> dict:
     return doc
 
 
+def _lowercases(path: Path, tok_config: dict) -> bool | None:
+    """Whether the tokenizer lower-cases: tokenizer_config.json's do_lower_case, else the normalizer of
+    tokenizer.json (BertNormalizer lowercase, a Lowercase step); None when neither says."""
+    v = tok_config.get("do_lower_case")
+    if isinstance(v, bool):
+        return v
+    p = path / "tokenizer.json"
+    if not p.is_file():
+        return None
+    try:                # the normalizer sits near the top of tokenizer.json: decode only that object
+        with p.open(encoding="utf-8") as f:
+            head = f.read(1 << 16)
+        at = head.find('"normalizer"')
+        if at < 0:
+            return None
+        at = head.index(":", at) + 1
+        norm, _ = json.JSONDecoder().raw_decode(head[at:].lstrip())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+
+    def lower(n) -> bool:
+        if not isinstance(n, dict):
+            return False
+        if n.get("type") == "Lowercase" or (n.get("type") == "BertNormalizer" and n.get("lowercase")):
+            return True
+        return any(lower(m) for m in n.get("normalizers") or [])
+    return lower(norm)
+
+
+def config_facts(path: Path, config: dict, tok_config: dict) -> dict:
+    """The facts of config.json a paper can state (runs.model_config): model_type, architectures, the number of
+    layers and the hidden size under transformers' common names (num_hidden_layers, hidden_size, whatever the
+    config calls them: GPT-2's n_layer and n_embd, DistilBERT's n_layers and dim), vocab_size, and whether the
+    tokenizer lower-cases (do_lower_case). A fact the files do not hold is left out."""
+    arch = config.get("architectures")
+    facts = {"model_type": config.get("model_type") if isinstance(config.get("model_type"), str) else None,
+             "architectures": [str(a) for a in arch] if isinstance(arch, list) else None,
+             "num_hidden_layers": _first(config, "num_hidden_layers", "n_layer", "num_layers", "n_layers"),
+             "hidden_size": _first(config, "hidden_size", "n_embd", "d_model", "dim"),
+             "vocab_size": _first(config, "vocab_size"),
+             "do_lower_case": _lowercases(path, tok_config)}
+    return {k: v for k, v in facts.items() if v is not None}
+
+
 def _cpu_threads() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))   # the cores this process may use, not the machine's
@@ -112,6 +170,9 @@ class TransformersEncoder(Encoder):
         path = Path(path)
         config = _json(path / "config.json", required=True)
         tok_config = _json(path / "tokenizer_config.json")
+        if not trust_remote_code:
+            from .hub import refuse_custom_code
+            refuse_custom_code(model_id or str(path), config, tok_config)
         self.path, self.trust_remote_code = path, trust_remote_code
         self._tokenizer = self._model = None
         # transformers' own aliases of these config fields (PretrainedConfig.attribute_map), e.g. GPT-2's n_positions
@@ -129,6 +190,7 @@ class TransformersEncoder(Encoder):
                          layer=str(layer), subword=subword,
                          info={"path": str(path), "model_type": config.get("model_type"),
                                "normalize": normalize, "max_length": self.max_length, "device": self.device})
+        self.model_config = config_facts(path, config, tok_config)
         self._layer = str(layer)
         n_states = _first(config, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
         if isinstance(n_states, int) and self._layer not in ("-1", "sum") and \
@@ -144,8 +206,9 @@ class TransformersEncoder(Encoder):
 
     @property
     def tokenizer(self):
+        """The tokenizer, loaded on first use without the weights (coverage needs only the tokenizer)."""
         if self._tokenizer is None:
-            self._load()
+            self._load_tokenizer()
         return self._tokenizer
 
     @property
@@ -154,32 +217,66 @@ class TransformersEncoder(Encoder):
             self._load()
         return self._model
 
+    def _failed(self, e: Exception) -> EatlasError:
+        """Whatever the loaders raise (OSError, safetensors' SafetensorError, pickle's UnpicklingError, RuntimeError
+        on mismatched shapes, ...), as one line naming the folder and the reason, not a traceback."""
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        custom = "custom code" in str(e) or "trust_remote_code" in str(e)
+        name = self.model_id if self.model_hub_id else str(self.path)
+        return EatlasError(f"could not load the model: {type(e).__name__}: {first[:300]}", file=str(self.path),
+                           hint=f"the model's own code runs only with --trust-remote-code {name}" if custom and
+                           not self.trust_remote_code else "is the folder a complete transformers model (config.json, "
+                           "weights, tokenizer.json) of matching shapes?")
+
+    def _load_tokenizer(self) -> None:
+        from transformers import AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True,
+                                                      trust_remote_code=self.trust_remote_code)
+        except Exception as e:   # noqa: BLE001 - see _failed
+            raise self._failed(e) from None
+        if not getattr(tokenizer, "is_fast", False):
+            raise EatlasError("a fast tokenizer (tokenizer.json) is needed for character spans", file=str(self.path))
+        # We pad batches ourselves (masked out), so a tokenizer without a pad token (GPT-2) needs none.
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.token_types = "token_type_ids" in tokenizer.model_input_names
+        self._tokenizer = tokenizer
+
+    def _weights_options(self) -> dict:
+        """safetensors where the folder has them; otherwise PyTorch .bin weights through torch's weights_only
+        unpickler, refused when this transformers cannot be told to use it."""
+        import inspect
+
+        from transformers import PreTrainedModel
+        if any(self.path.glob("*.safetensors")):
+            return {"use_safetensors": True}
+        if "weights_only" not in inspect.signature(PreTrainedModel.from_pretrained).parameters:
+            raise EatlasError("the folder holds pickled PyTorch weights (.bin) and no .safetensors, and this "
+                              "transformers cannot load them with torch's weights_only loader", file=str(self.path),
+                              hint="upgrade transformers, or convert the weights to safetensors")
+        return {"use_safetensors": False, "weights_only": True}
+
     def _load(self) -> None:
-        """The tokenizer and the weights, on first use."""
+        """The weights (and the tokenizer, if not loaded yet), on first use."""
         torch = _torch()
-        from transformers import AutoConfig, AutoModel, AutoTokenizer
+        from transformers import AutoConfig, AutoModel
         from transformers.utils import logging as hf_logging
 
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
         path, trust = self.path, self.trust_remote_code
+        tokenizer = self.tokenizer
         try:
             AutoConfig.from_pretrained(path, local_files_only=True, trust_remote_code=trust)   # custom code: asks
-            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, trust_remote_code=trust)
-            model = AutoModel.from_pretrained(path, local_files_only=True, trust_remote_code=trust)
-        except Exception as e:   # noqa: BLE001 - whatever the loaders raise (OSError, safetensors' SafetensorError,
-            # RuntimeError on mismatched shapes, ...), the user needs the folder and the reason, not a traceback
-            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            custom = "custom code" in str(e) or "trust_remote_code" in str(e)
-            raise EatlasError(f"could not load the model: {type(e).__name__}: {first[:300]}", file=str(path),
-                              hint=f"the folder's own code runs only with --trust-remote-code {path}" if custom and
-                              not trust else "is the folder a complete transformers model (config.json, "
-                              "weights, tokenizer.json) of matching shapes?") from None
-        if not getattr(tokenizer, "is_fast", False):
-            raise EatlasError("a fast tokenizer (tokenizer.json) is needed for character spans", file=str(path))
-        # We pad batches ourselves (masked out), so a tokenizer without a pad token (GPT-2) needs none.
-        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-        self.token_types = "token_type_ids" in tokenizer.model_input_names
+            model = AutoModel.from_pretrained(path, local_files_only=True, trust_remote_code=trust,
+                                              **self._weights_options())
+        except EatlasError:
+            raise
+        except Exception as e:   # noqa: BLE001 - see _failed
+            raise self._failed(e) from None
         if self.device == "cpu":
             torch.set_num_threads(_cpu_threads())
         model.to(self.device).eval()
@@ -187,14 +284,50 @@ class TransformersEncoder(Encoder):
         if self.hidden_size is None:
             self.hidden_size = int(model.config.hidden_size)
 
+    uncovered_reason = UNKNOWN_TO_TOKENIZER
+
+    def covers(self, stimuli: list[str]) -> np.ndarray:
+        """Whether each stimulus is known to the tokenizer: at most UNKNOWN_SHARE of its tokens (special tokens
+        aside) the unknown token, and at least one token."""
+        if not stimuli:
+            return np.zeros(0, dtype=bool)
+        tok = self.tokenizer
+        unk = tok.unk_token_id
+        if self.encoding == "sent-bias":      # the tokens sent-bias's tokenizer reads (lower-cased; authors.py)
+            from .authors import sent_bias_ids
+            ids = [sent_bias_ids(tok, s) for s in stimuli]
+        else:
+            ids = tok(list(stimuli), add_special_tokens=False)["input_ids"]
+        return np.array([bool(i) and (unk is None or sum(t == unk for t in i) <= UNKNOWN_SHARE * len(i))
+                         for i in ids], dtype=bool)
+
+    def same_input(self, a: str, b: str) -> str | None:
+        """'the tokenizer turns both into [UNK]' when two stimuli give the same tokens (None: they do not)."""
+        tok = self.tokenizer
+        ta, tb = (tok(x, add_special_tokens=False)["input_ids"] for x in (a, b))
+        if ta != tb:
+            return None
+        pieces = " ".join(tok.convert_ids_to_tokens(ta)) or "no token"
+        unknown = tok.unk_token_id is not None and tok.unk_token_id in ta
+        return f"the tokenizer turns both into {pieces}" + (f" ({UNKNOWN_TO_TOKENIZER})" if unknown else "")
+
+    def coverage_key(self) -> dict:
+        """What decides covers(): the tokenizer (the model's files), the rule, the libraries' versions."""
+        key = {"encoder": "transformers", "code": ENCODER_VERSION, "fingerprint": self.fingerprint,
+               "mode": "coverage", "unknown_share": UNKNOWN_SHARE, "transformers": _version("transformers"),
+               "tokenizers": _version("tokenizers")}
+        return {**key, "encoding": self.encoding} if self.encoding == "sent-bias" else key
+
     def cache_key(self, mode: str) -> dict:
         key = {"encoder": "transformers", "code": ENCODER_VERSION, "fingerprint": self.fingerprint, "mode": mode,
                "layer": self.layer, "max_length": self.max_length, "device": self.device,
                "torch": _version("torch"), "transformers": _version("transformers"),
                "tokenizers": _version("tokenizers")}
+        if self.encoding != "standard":      # a paper's own encoding (eatlas.encoders.authors): its own vectors
+            key["encoding"] = self.encoding
         if mode == "plain":
             return {**key, "pooling": self.pooling, "normalize": self.normalize}
-        return {**key, "subword": self.subword}
+        return {**key, "subword": self.subword, "long_text": "window"}     # see _window
 
     # -- helpers
     def _hidden(self, batch) -> object:
@@ -250,9 +383,20 @@ class TransformersEncoder(Encoder):
         """Contextual-word vectors: the tokens overlapping each span, subword first/last/mean."""
         return self.encode_items(texts, list(spans))
 
-    def encode_items(self, texts: list[str], spans: list[tuple[int, int] | None]) -> EncodeResult:
+    def encode_items(self, texts: list[str], spans: list[tuple[int, int] | None], *,
+                     windows: bool = True) -> EncodeResult:
         """One forward pass per distinct text, batched by token length (little padding), pooled vectors
-        and span vectors read off the same pass."""
+        and span vectors read off the same pass. A span in a text longer than the model's maximum length is
+        read off a window of the text around it that fits (:meth:`_window`), never lost to truncation; a
+        pooled text is truncated, as sentence-transformers does. A paper's own encoding (--encoding,
+        eatlas.encoders.authors) where one was chosen."""
+        if self.encoding != "standard":
+            from .authors import encode
+            return encode(self, texts, spans)
+        return self._encode_standard(texts, spans, windows=windows)
+
+    def _encode_standard(self, texts: list[str], spans: list[tuple[int, int] | None], *,
+                         windows: bool = True) -> EncodeResult:
         torch = _torch()
         uniq = list(dict.fromkeys(texts))
         where = {t: i for i, t in enumerate(uniq)}
@@ -263,10 +407,17 @@ class TransformersEncoder(Encoder):
         missing = np.zeros(len(texts), dtype=bool)
         if not uniq:
             return EncodeResult(out, missing)
-        enc = self.tokenizer(uniq, truncation=True, max_length=self.max_length, return_offsets_mapping=True,
-                             return_special_tokens_mask=True)
+        if windows:     # spans in texts far longer than the model reads: windowed before any tokenizing
+            self._long_spans([i for i, u in enumerate(uniq) if len(u) > 4 * self.max_length], asks, texts, spans,
+                             out, missing)
+        # a text left with no request (every one windowed) is not tokenized: a 4 MB line would take seconds
+        enc = self.tokenizer([u if asks[i] else "" for i, u in enumerate(uniq)], truncation=True,
+                             max_length=self.max_length, return_offsets_mapping=True, return_special_tokens_mask=True)
+        if windows:     # and those the tokenizer truncated
+            self._long_spans([i for i, e in enumerate(getattr(enc, "encodings", None) or [])
+                              if getattr(e, "overflowing", None)], asks, texts, spans, out, missing)
         lengths = [len(x) for x in enc["input_ids"]]
-        order = sorted((i for i in range(len(uniq)) if lengths[i]), key=lengths.__getitem__)
+        order = sorted((i for i in range(len(uniq)) if lengths[i] and asks[i]), key=lengths.__getitem__)
         for i in range(len(uniq)):
             if not lengths[i]:                             # nothing to encode (an empty text)
                 missing[asks[i]] = True
@@ -300,6 +451,58 @@ class TransformersEncoder(Encoder):
         out[missing] = np.nan
         return EncodeResult(out, missing)
 
+    def _long_spans(self, cut, asks, texts, spans, out, missing) -> None:
+        """The span requests on the texts ``cut`` (indices into ``asks``: texts too long for the model): each
+        encoded in its own window (:meth:`_window`) and taken out of ``asks``, so the main pass reads the rest."""
+        rows = [n for i in cut for n in asks[i] if spans[n] is not None]
+        if not rows:
+            return
+        win = {n: self._window(texts[n], *spans[n]) for n in rows}
+        fits = [n for n in rows if win[n] is not None]
+        for n in rows:
+            if win[n] is None:          # the stimulus alone is longer than the model reads
+                missing[n] = True
+        if fits:
+            r = self.encode_items([win[n][0] for n in fits], [win[n][1] for n in fits], windows=False)
+            out[fits], missing[fits] = r.vectors, r.missing
+        taken = set(rows)
+        for i in cut:
+            asks[i] = [n for n in asks[i] if n not in taken]
+
+    def _window(self, text: str, start: int, end: int) -> tuple[str, tuple[int, int]] | None:
+        """A part of ``text`` around the span [start, end) that fits the model's maximum length: the span's
+        tokens with as many tokens on each side as fit (half each, the rest to the side that has more), cut
+        at word boundaries; the span shifted into it. None: the span alone does not fit."""
+        budget = self.max_length - self.tokenizer.num_special_tokens_to_add(pair=False) - 8    # re-tokenizing
+        reach = 32 * self.max_length            # characters each side that surely hold the tokens wanted
+        a0, b0 = max(0, start - reach), min(len(text), end + reach)
+        offs = [(a0 + a, a0 + b) for a, b in self.tokenizer(text[a0:b0], add_special_tokens=False,
+                                                            return_offsets_mapping=True)["offset_mapping"]]
+        if a0 == 0 and b0 == len(text) and len(offs) <= self.max_length - self.tokenizer.num_special_tokens_to_add():
+            return text, (start, end)           # it fits whole: read as it is
+        inside = [i for i, (a, b) in enumerate(offs) if b > a and a < end and b > start]
+        if not inside or inside[-1] - inside[0] + 1 > budget:
+            return None
+        t0, t1 = inside[0], inside[-1]
+        free = budget - (t1 - t0 + 1)
+        lo, hi = max(0, t0 - free // 2), min(len(offs) - 1, t1 + (free - free // 2))
+        lo = max(0, lo - (free - (t0 - lo) - (hi - t1)))           # what one side lacks goes to the other
+        hi = min(len(offs) - 1, hi + (free - (t0 - lo) - (hi - t1)))
+
+        def starts_word(i):
+            a = offs[i][0]
+            return a == 0 or not (text[a - 1].isalnum() and text[a].isalnum())
+
+        def ends_word(i):
+            b = offs[i][1]
+            return b >= len(text) or not (text[b - 1].isalnum() and text[b].isalnum())
+        while lo < t0 and not starts_word(lo):
+            lo += 1
+        while hi > t1 and not ends_word(hi):
+            hi -= 1
+        a, b = min(offs[lo][0], start), max(offs[hi][1], end)
+        return text[a:b], (start - a, end - a)
+
     @property
     def dim(self) -> int:
         if self.hidden_size is None:
@@ -328,8 +531,12 @@ def _st_pooling(path: Path) -> str | None:
         pool = next((m for m in modules if "Pooling" in (m.get("type") or "")), None)
         if pool is None:
             return None
-        cfg_file = path / str(pool.get("path", "")) / "config.json"
-        if not cfg_file.resolve().is_relative_to(path.resolve()):
+        rel = Path(str(pool.get("path", "")))
+        cfg_file = path / rel / "config.json"
+        # Inside the folder, by name and after links: a hub cache snapshot links its files to the repository's
+        # blobs (snapshots/<commit>/x -> ../../blobs/<hash>), which is inside the repository's cache folder.
+        home = path.parent.parent if path.parent.name == "snapshots" else path
+        if rel.is_absolute() or ".." in rel.parts or not cfg_file.resolve().is_relative_to(home.resolve()):
             raise EatlasError("the Pooling module's path leaves the model folder", file=str(path / "modules.json"))
         cfg = json.loads(cfg_file.read_text())
     except (OSError, ValueError, AttributeError, TypeError) as e:
@@ -367,7 +574,7 @@ class TransformersBackend(Backend):
 
     def from_entry(self, entry: dict, base: Path, fingerprint: str, *, pooling=None, layer=None, subword=None,
                    batch_size=64, trust_remote_code=False) -> Encoder:
-        folder = base / entry["weights"]["path"]
+        folder = base / entry["weights"].get("path", "")       # a hub entry: the repository's root by default
         return TransformersEncoder(folder, model_id=entry["id"], family=entry.get("family"),
                                    pooling=pooling or entry.get("pooling", "mean"),
                                    layer=layer if layer is not None else entry.get("layer", -1),
@@ -377,10 +584,10 @@ class TransformersBackend(Backend):
                                    max_length=entry.get("max_length") or _st_max_length(folder))
 
     def from_path(self, path: Path, *, pooling=None, layer=None, subword=None, batch_size=64,
-                  trust_remote_code=False) -> Encoder:
+                  trust_remote_code=False, model_id=None, fingerprint=None) -> Encoder:
         return TransformersEncoder(path, pooling=pooling or "mean", layer=-1 if layer is None else layer,
                                    subword=subword or "last", batch_size=batch_size, normalize=False,
-                                   trust_remote_code=trust_remote_code)
+                                   trust_remote_code=trust_remote_code, model_id=model_id, fingerprint=fingerprint)
 
 
 @register_backend
@@ -394,13 +601,14 @@ class SentenceTransformersBackend(TransformersBackend):
         return super().accepts(path) and (path / "modules.json").is_file()
 
     def from_entry(self, entry: dict, base: Path, fingerprint: str, **opts) -> Encoder:
-        folder = base / entry["weights"]["path"]
+        folder = base / entry["weights"].get("path", "")
         return super().from_entry({**entry, "normalize": entry.get("normalize", _st_normalize(folder))}, base,
                                   fingerprint, **opts)
 
     def from_path(self, path: Path, *, pooling=None, layer=None, subword=None, batch_size=64,
-                  trust_remote_code=False) -> Encoder:
+                  trust_remote_code=False, model_id=None, fingerprint=None) -> Encoder:
         return TransformersEncoder(path, pooling=pooling or _st_pooling(path) or "mean",
                                    layer=-1 if layer is None else layer, subword=subword or "last",
                                    batch_size=batch_size, normalize=_st_normalize(path),
-                                   trust_remote_code=trust_remote_code, max_length=_st_max_length(path))
+                                   trust_remote_code=trust_remote_code, max_length=_st_max_length(path),
+                                   model_id=model_id, fingerprint=fingerprint)

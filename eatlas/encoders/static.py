@@ -103,19 +103,32 @@ def read_vectors(p: Path) -> tuple[list[str], np.ndarray]:
 
 @register_backend
 class StaticBackend(Backend):
-    """Word vectors: a registered package's (gensim KeyedVectors, or a vocabulary parquet and a .npy matrix),
-    or a word2vec/GloVe file given as --model."""
+    """Word vectors: a registered package's (gensim KeyedVectors, a vocabulary parquet and a .npy matrix, or a
+    word2vec file), or a word2vec/GloVe file given as --model."""
     name = "static"
     rank = 90
-    weights = (("keyed_vectors",), ("vectors", "vocab"))
+    weights = (("keyed_vectors",), ("vectors", "vocab"), ("word2vec",))
 
     def accepts(self, path: Path) -> bool:
         return path.is_file()
 
+    @staticmethod
+    def refuse_options(model: str, opts: dict) -> None:
+        """Options a static model has no use for are refused, not recorded and ignored: a word or sentence is
+        the (mean of its words') vector, whatever --pooling, --layer or --subword say."""
+        for name, flag in (("pooling", "--pooling"), ("layer", "--layer"), ("subword", "--subword")):
+            if opts.get(name) is not None:
+                raise EatlasError(f"{flag} applies to transformers models; {model} is a static vector model, which "
+                                  f"has no {name} (a sentence is the mean of its words' vectors)", field=flag,
+                                  hint=f"leave out {flag}")
+
     def from_entry(self, entry: dict, base: Path, fingerprint: str, **opts) -> Encoder:
+        self.refuse_options(entry["id"], opts)
         w = entry["weights"]
         if "keyed_vectors" in w:
             words, vecs = _read_keyed_vectors(base / w["keyed_vectors"])
+        elif "word2vec" in w:           # a word2vec file inside the package (.bin: binary; else text)
+            words, vecs = read_vectors(base / w["word2vec"])
         else:
             import pyarrow.parquet as pq
             words = pq.read_table(base / w["vocab"]).column("index").to_pylist()
@@ -124,6 +137,7 @@ class StaticBackend(Backend):
                              fingerprint=fingerprint, lowercase=bool(entry.get("lowercase", False)))
 
     def from_path(self, path: Path, **opts) -> Encoder:
+        self.refuse_options(str(path), opts)
         words, vecs = read_vectors(path)
         return StaticEncoder(words, vecs, model_id=str(path), family="static", fingerprint=_file_fingerprint(path),
                              lowercase=False)

@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..levels import NAMES as ALL_LEVELS
+from ..stats.conventions import DEFAULT as DEFAULT_CONVENTION
 
 # The statistics options shared by the methods built on the permutation test and the stimulus bootstrap.
 STATS_OPTIONS = ("n_samples", "parametric", "alternative", "ci", "n_boot", "ci_method")
@@ -193,6 +194,12 @@ class Method:
     def check(self, cfg) -> None:
         """Refuse bad option values before any work (raise EatlasError naming the option)."""
 
+    def registry_problems(self, reg) -> list:
+        """What `eatlas validate` reports about the registry as this method would use it (EatlasErrors: a test
+        that names the method in its `methods:` but cannot be run by it, a template it reads that asks for what
+        it cannot fill). Default: nothing."""
+        return []
+
     def compute(self, m: Matrices, cfg) -> Outcome:       # inputs == "matrices"
         raise NotImplementedError
 
@@ -218,6 +225,11 @@ class Method:
         references). ``ctx`` (eatlas.outputs.report.ReportContext): ``rows(table, keys)`` (the selected rows of a
         table), ``rows_of_runs``, ``figure``/``svg`` (matplotlib to inline SVG), ``render`` (Jinja)."""
         return []
+
+    def convention(self, cfg) -> str | None:
+        """The convention (eatlas.stats.conventions) of the effect size and p-value this run stores in ``results``
+        (None for a method without a WEAT-comparable effect size). Default: Caliskan et al.'s."""
+        return DEFAULT_CONVENTION if self.effect_size else None
 
     def option(self, cfg, dest: str):
         return cfg.options.get(dest, next(o.default for o in self.options if o.dest == dest))

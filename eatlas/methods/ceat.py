@@ -2,8 +2,9 @@
 draws of a WEAT effect size, combined with a random-effects model (eatlas.stats.ceat).
 
 Contexts are sampled by ``eatlas.distributed.ceat_corpus`` (at most ``--max-contexts`` per stimulus, the same
-sample whatever the sharding); one local file is read here, several shards, a URL or ``--engine ray``
-are scanned shard by shard (on Ray Data with ``--engine ray``).
+sample whatever the sharding): every corpus file, one or many, is read by the same shard reader (text,
+gzip text, JSON Lines, parquet) and scanned shard by shard, here or on Ray Data with ``--engine ray``; a
+dataset folder saved with ``save_to_disk`` is read here.
 """
 from __future__ import annotations
 
@@ -12,9 +13,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..argtypes import POSITIVE, at_least
+from ..argtypes import at_least, memory_bounded
 from ..errors import EatlasError
 from .base import Method, MethodRun, Option, Table, register
+
+# Memory one kept context of one stimulus takes at most, as an estimate: its text (a window that fits the model's
+# length) and its vector (float32, up to 1,024 dimensions). `--max-contexts` is bounded by the machine's memory at
+# this rate.
+BYTES_PER_CONTEXT = 8 << 10
 
 
 @dataclass
@@ -89,7 +95,9 @@ class Ceat(Method):
         Option("--sampling", dict(choices=("paper", "authors_code"), default="paper",
                                   help="paper: without replacement where a stimulus has enough contexts; "
                                        "authors_code: always with replacement, as the authors' code")),
-        Option("--max-contexts", dict(type=POSITIVE, default=1000, help="contexts kept per stimulus (seeded sample)")),
+        Option("--max-contexts", dict(type=memory_bounded(1, BYTES_PER_CONTEXT, "contexts per stimulus"), default=1000,
+                                      help="contexts kept per stimulus (seeded sample; at most what this machine's "
+                                           "memory holds)")),
         Option("--case-insensitive", dict(action="store_true", help="match stimuli regardless of case (default: as "
                                           "each set says, else case-sensitive)")),
     )
@@ -127,7 +135,8 @@ class Ceat(Method):
         corpus, found = corpus_contexts(ctx.registry, ctx.test_ids, o("corpus"), o("corpus_column"), o("engine"),
                                         o("ray_address"), o("max_contexts"), cfg.seed, case_sensitive)
         spec = EncoderSpec(cfg.model, pooling=cfg.pooling, layer=cfg.layer, subword=cfg.subword,
-                           batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code, family=cfg.family)
+                           batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code, family=cfg.family,
+                           offline=cfg.offline)
         contexts, encoded, table, n_lines = sample_and_encode(
             ctx.encoder, ctx.registry, ctx.test_ids, corpus, engine=o("engine"), spec=spec,
             ray_address=o("ray_address"), max_contexts=o("max_contexts"), seed=cfg.seed,
@@ -220,21 +229,17 @@ CEAT_HTML = """\
 
 # ------------------------------------------------------------------------------------------ corpus
 def read_corpus(path: Path, column: str | None = None) -> list[str]:
-    """A text file (one sentence or comment per line), a parquet file's text column, or a column of a
-    Hugging Face dataset saved with ``save_to_disk`` (a folder; read with ``datasets.load_from_disk``)."""
+    """The texts of one corpus: a column of a Hugging Face dataset saved with ``save_to_disk`` (a folder; read
+    with ``datasets.load_from_disk``), or a file read as the shard it is (text, gzip text, JSON Lines, parquet:
+    eatlas.distributed.ceat_corpus.shard_lines, the one reader of a corpus whether one file or many)."""
+    from ..distributed.ceat_corpus import read_shard
+
     path = Path(path)
     if path.is_dir():
         return _dataset_column(path, column)
     if not path.is_file():
         raise EatlasError("corpus file not found", file=str(path))
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-        table = pq.read_table(path)
-        return _column(path, column, table.column_names, lambda c: table.column(c).to_pylist())
-    try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as e:
-        raise EatlasError(f"corpus is not UTF-8 (byte {e.start})", file=str(path)) from None
+    return read_shard(str(path), column)
 
 
 def _column(path: Path, column: str | None, names: list[str], get) -> list[str]:
@@ -265,9 +270,11 @@ def _dataset_column(path: Path, column: str | None) -> list[str]:
 
 
 def corpus_contexts(reg, test_ids, paths, column, engine, ray_address, max_contexts, seed, case_sensitive):
-    """One local corpus file or folder: its lines (run_ceat samples them). Several shards, a URL or engine
-    ray: the sample taken shard by shard (eatlas.distributed.ceat_corpus), on Ray with engine 'ray'."""
-    if engine == "local" and len(paths) == 1 and "://" not in paths[0]:
+    """The contexts of the run's stimuli. A dataset folder (save_to_disk): its texts (run_ceat samples them).
+    Files, one or many, local or URLs: each read as the shard it is and sampled shard by shard
+    (eatlas.distributed.ceat_corpus), here or on Ray with engine 'ray': one reader, one sample, whatever the
+    split."""
+    if engine == "local" and len(paths) == 1 and "://" not in paths[0] and Path(paths[0]).is_dir():
         return read_corpus(Path(paths[0]), column), {}
     from ..distributed.ceat_corpus import ceat_keys
     from ..distributed.ceat_corpus import corpus_contexts as scan

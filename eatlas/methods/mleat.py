@@ -12,6 +12,7 @@ import numpy as np
 
 from ..argtypes import PROBABILITY, between
 from ..errors import EatlasError
+from ..stats.conventions import DEFAULT as DEFAULT_CONVENTION
 from ..stats.mleat import MlEatResult, mleat
 from ..stats.sceat import SingleCategoryResult
 from .base import STATS_OPTIONS, Matrices, Method, Option, Outcome, Table, register
@@ -91,6 +92,11 @@ class MlEat(Method):
         if p == "authors" and cfg.parametric:
             raise EatlasError("--mleat-p authors is its own normal approximation", field="--parametric",
                               hint="leave out --parametric, or use --mleat-p permutation")
+
+    def convention(self, cfg) -> str:
+        """Level 1's d is Caliskan et al.'s; its p is the authors' code's with --mleat-p authors
+        (eatlas.stats.conventions "mleat")."""
+        return "mleat" if self.option(cfg, "mleat_p") == "authors" else DEFAULT_CONVENTION
 
     def before_run(self, cfg, *, db, registry) -> None:
         if self.option(cfg, "no_maps"):

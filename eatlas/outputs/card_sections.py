@@ -2,6 +2,16 @@
 what an EAT does and does not measure, and how the registry changed from version to version."""
 from __future__ import annotations
 
+from ..legend import meanings
+
+
+def md_text(s) -> str:
+    """Registry text in the card's Markdown: HTML tags written as text (the Hub renders HTML in a card: a
+    ``<script>`` in a licence note or a title must stay text), on one line, ``|`` escaped for tables."""
+    text = str(s if s is not None else "").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
 # The one reference given here is copied from a source paper's reference list (Wolfe, Hiniker and Howe
 # 2024, references); other caveats are stated without a citation rather than cited from memory.
 ETHAYARAJH_2019 = ("Ethayarajh, K.; Duvenaud, D.; and Hirst, G. 2019. Understanding undesirable word embedding "
@@ -30,6 +40,9 @@ def limitations() -> list[str]:
         "the terms and name lists of their time and country (mostly US English). Names stand in for groups "
         "only approximately; the lists are instruments for measuring bias, not descriptions of people, and "
         "should not be used to build or train systems that sort people.",
+        "- **What each number answers.** " + " ".join(meanings("inversion")) + " A result whose p-value and "
+        "interval disagree, or whose sets are smaller than the calibration study checked, carries a note "
+        "(`notes`).",
         "- **Published numbers.** `published_results` holds numbers as the papers print them; a different "
         "model, release, corpus or dimension gives different numbers, so compare a run only with the same "
         "model (`eatlas` view `reproduction`; `reproduction_loose` says what differs otherwise).", "",
@@ -45,8 +58,8 @@ def changelog(reg) -> list[str]:
             log = getattr(obj, "changelog", None) or (getattr(obj, "raw", None) or {}).get("changelog") or []
             for e in log:
                 if isinstance(e, dict):
-                    rows.append((str(e.get("date", "")), kind, oid, str(e.get("version", "")),
-                                 str(e.get("change", "")).replace("|", "\\|").replace("\n", " ")))
+                    rows.append((md_text(e.get("date", "")), kind, oid, md_text(e.get("version", "")),
+                                 md_text(e.get("change", ""))))
     rows.sort(key=lambda r: (r[0], r[1], r[2], r[3]), reverse=True)
     return ["## Changelog", "",
             "Versions of the sets, tests and templates, from their own changelogs (newest first). A result is "

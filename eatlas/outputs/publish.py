@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -126,17 +127,33 @@ def _prepare(out: Path, rels: list[str], *, db=None, registry_root=None):
     from ..guard import MANIFEST, Outputs
 
     target = Outputs(out, db=db, registry_root=registry_root, what="dataset")
-    if out.is_dir() and not target.manifest.exists() and any(out.iterdir()):
-        shown = sorted(p.name for p in out.iterdir())
+    from ..guard import TEMP_PREFIX
+    kept = [p for p in out.iterdir() if not (p.name.startswith(TEMP_PREFIX) or p.is_dir() and all(
+        q.is_dir() or q.name.startswith(TEMP_PREFIX) for q in p.rglob("*")))] if out.is_dir() else []
+    if not target.manifest.exists() and kept:       # (a killed publish's temporary files aside)
+        shown = sorted(p.name for p in kept)
         raise EatlasError(f"folder is not empty and holds no {MANIFEST} of an earlier publish "
                           f"({', '.join(shown[:3])}{', ...' if len(shown) > 3 else ''}), so publish did not write it",
                           file=str(out), hint="publish into an empty or new folder")
+    other = sorted(rel for rel in target.entries if not _published_file(rel))
+    if other:                           # e.g. a report's manifest: that folder is another output's
+        raise EatlasError(f"folder holds the manifest of another eatlas output ({', '.join(other[:3])}"
+                          f"{', ...' if len(other) > 3 else ''}), not of an earlier publish, so publish did not "
+                          "write it", file=str(out), hint="publish into an empty or new folder")
     for rel in target.entries:          # a file publish wrote and the user changed since is never replaced
         if (out / rel).exists() and not target.owned(rel):
             raise EatlasError("changed since eatlas publish wrote it", file=str(out / rel),
                               hint="move it away, or publish into a new folder")
     target.check_all(rels)
+    target.remove_leftovers()           # temporary files of a publish that was killed
     return target
+
+
+def _published_file(rel: str) -> bool:
+    """A file publish writes: the card, the licence file, a config's parquet."""
+    parts = rel.split("/")
+    return rel in ("README.md", "LICENSE.md") or (len(parts) == 3 and parts[0] == "data"
+                                                  and parts[2] == f"{SPLIT}.parquet")
 
 
 def publish(reg: Registry, out_dir: str | Path, *, seed: int = 0, repo_id: str | None = None,
@@ -207,7 +224,15 @@ def _code(s) -> str:
 
 
 def _md(s) -> str:
-    return str(s if s is not None else "").replace("|", "\\|").replace("\n", " ")
+    from .card_sections import md_text
+    return md_text(s)
+
+
+def _fence(text: str, info: str = "") -> list[str]:
+    """A fenced code block that ``text`` cannot close: the fence is longer than any run of backticks in it."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + info, text, fence]
 
 
 def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str | None = None) -> str:
@@ -271,11 +296,11 @@ def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str 
     ]
     for key, src in sorted(reg.sources.items()):
         src = src or {}
-        cite = src.get("citation", key)
-        doi = f" https://doi.org/{src['doi']}" if src.get("doi") else ""
-        url = "" if doi or not src.get("url") else f" {src['url']}"
+        cite = _md(src.get("citation", key))
+        doi = f" https://doi.org/{_md(src['doi'])}" if src.get("doi") else ""
+        url = "" if doi or not src.get("url") else f" {_md(src['url'])}"
         r = src.get("authors_repository") or {}
-        repo = f" Authors' files: {r['url']} (licence: {r['license']})." if r else ""
+        repo = f" Authors' files: {_md(r.get('url'))} (licence: {_md(r.get('license'))})." if r else ""
         lines.append(f"- `{key}`: {cite}{doi}{url}{repo}")
     lines += _citation_section(reg, tests)
     return "\n".join(lines) + "\n"
@@ -297,7 +322,7 @@ def _citation_section(reg: Registry, tests: list[dict]) -> list[str]:
         "at every level it has) and EATlas. `eatlas cite TEST_ID [--level L]` prints the same for one level.", "",
         *(f"- `{name}`: {', '.join(f'`{k}`' for k in keys + ['eatlas'])}" for name, keys in per_test.items()),
         f"- `{SETS_CONFIG}`, `{PUBLISHED_CONFIG}`: the works of the rows you use (their `paper` column), and `eatlas`",
-        "", "```bibtex", "\n\n".join(b for _, b in entries[:-1] + rest + entries[-1:]), "```"]
+        "", *_fence("\n\n".join(b for _, b in entries[:-1] + rest + entries[-1:]), "bibtex")]
 def _group_key(c: dict) -> tuple[str, ...]:
     return tuple(sorted(c["licences"], key=lambda lic: (lic == UNSPECIFIED, lic)))
 
@@ -325,7 +350,7 @@ def licence_notes(reg: Registry) -> list[str]:
         for o in objs.values():
             note = o.raw.get("license_note")
             if note:
-                notes.setdefault((o.license, " ".join(str(note).split())), []).append(f"{kind} {o.id}")
+                notes.setdefault((o.license, _md(" ".join(str(note).split()))), []).append(f"{kind} {o.id}")
     if not notes:
         return []
     lines = ["### Licence notes", ""]

@@ -26,7 +26,8 @@ from ..store.db import connect
 from ..store.influence import resolve_run
 
 TEMPLATE = package_file("outputs/report_template.html.j2")
-SECTIONS = ("runs", "matrix", "forest", "influence", "eat-map", "ceat", "reproduction", "provenance", "references")
+SECTIONS = ("runs", "matrix", "forest", "influence", "eat-map", "ceat", "llm-iat", "reproduction", "provenance",
+            "references")
 MAX_ES = 2.0   # effect sizes lie in [-2, 2]
 
 
@@ -43,6 +44,14 @@ def _selected_rows(con, tables: set[str], table: str, keys: tuple[str, ...], run
     only its own cells."""
     if table not in tables:
         return pd.DataFrame()
+    sql, params = selection_sql(table, keys, run_ids, model, all_runs)
+    return con.execute(sql, params).fetchdf()
+
+
+def selection_sql(table: str, keys: tuple[str, ...], run_ids: list[str] | None, model: str | None, all_runs: bool,
+                  *, columns: str = "t.*, r.model AS run_model") -> tuple[str, list]:
+    """The query (and its parameters) of :func:`_selected_rows`: the report and the static site
+    (eatlas.outputs.site) choose the same rows."""
     where, params = [], []
     if run_ids:
         where.append(f"t.run_id IN ({', '.join('?' * len(run_ids))})")
@@ -53,8 +62,8 @@ def _selected_rows(con, tables: set[str], table: str, keys: tuple[str, ...], run
     part = ", ".join(["r.model"] + [f"t.{k}" for k in keys])
     newest = "" if all_runs or run_ids else \
         f"QUALIFY row_number() OVER (PARTITION BY {part} ORDER BY r.finished_at DESC, t.run_id DESC) = 1"
-    return con.execute(f"SELECT t.*, r.model AS run_model FROM {table} t JOIN runs r USING (run_id) "
-                       f"{'WHERE ' + ' AND '.join(where) if where else ''} {newest}", params).fetchdf()
+    return (f"SELECT {columns} FROM {table} t JOIN runs r USING (run_id) "
+            f"{'WHERE ' + ' AND '.join(where) if where else ''} {newest}", params)
 
 
 def _rows(con, table: str, run_ids: list[str]) -> pd.DataFrame:
@@ -108,7 +117,7 @@ def matrix(results: pd.DataFrame, runs: pd.DataFrame, reg: Registry | None, alph
     ok = results[results["status"] == "ok"].copy() if len(results) else results
     if not len(ok):
         return None
-    ok["mark"] = ok["holm_significant"].map(lambda v: mark(bool(v)) if v is not None and v == v else "")
+    ok["mark"] = ok["holm_significant"].map(lambda v: "" if pd.isna(v) else mark(bool(v)))     # NULL: NA or None
     n = 8 if len({r[:8] for r in runs["run_id"]}) == len(runs) else max(map(len, runs["run_id"]))
     col_of = {r.run_id: (f"{wrap(r.model, 16)}\n{wrap('run ' + r.run_id[:n], 16)}" if by_run else wrap(r.model, 16))
               for r in runs.itertuples()}
@@ -214,6 +223,10 @@ PUBLISHED_STYLE = {"same_model": dict(marker="D", s=70, facecolors="black", edge
                    "same_family": dict(marker="D", s=70, facecolors="none", edgecolors="#555555", linewidths=1.1,
                                        zorder=2.5)}
 PUBLISHED_GLYPH = {"same_model": "◆", "same_family": "◇"}
+# A printed effect size of a shown test and level that pairs with no shown result (another model): drawn on its
+# row's centre line (the static site's test pages pass them, so a page shows every printed number of its test)
+OTHER_STYLE = dict(marker="x", s=34, color="#444444", linewidths=1.1, zorder=2.4)
+OTHER_GLYPH = "×"
 
 
 def _plain(text) -> str:
@@ -251,24 +264,33 @@ def _series(results: pd.DataFrame, by_run: bool) -> pd.Series:
 
 
 def forest_plots(results: pd.DataFrame, published: pd.DataFrame, reg: Registry | None, *, by_run: bool = False,
-                 rows_per_figure: int = FOREST_ROWS) -> dict | None:
+                 rows_per_figure: int = FOREST_ROWS, others: pd.DataFrame | None = None) -> dict | None:
     """Effect sizes with their stimulus-bootstrap CIs (``ci_low``/``ci_high``; no bar where NULL), one row per
     test and level, the models (or runs) side by side in a row, filled where Holm-significant; the published
     effect sizes of the same test and level (``published``: rows of the view ``reproduction_loose``) marked,
-    same-model ones apart from same-family ones, each row naming the papers. Several figures of at most
-    ``rows_per_figure`` rows each."""
+    same-model ones apart from same-family ones, each row naming the papers. ``others``: printed effect sizes
+    (columns test_id, level, paper, published_effect_size) that pair with no shown result, marked x on their
+    row (a row may hold only these). Several figures of at most ``rows_per_figure`` rows each."""
     from matplotlib.lines import Line2D
 
-    ok = results[results["status"] == "ok"].copy() if len(results) else results
-    if not len(ok):
+    ok = results[results["status"] == "ok"].copy() if len(results) else pd.DataFrame(
+        columns=["run_id", "test_id", "level", "status", "run_model", "effect_size", "holm_significant"])
+    oth = others.copy() if others is not None and len(others) else pd.DataFrame(
+        columns=["test_id", "level", "paper", "published_effect_size", "row"])
+    if len(oth):
+        oth["published_effect_size"] = pd.to_numeric(oth["published_effect_size"], errors="coerce")
+        oth = oth[np.isfinite(oth["published_effect_size"])].copy()
+        oth["row"] = oth["test_id"].astype(str) + " [" + oth["level"].astype(str) + "]"
+    if not len(ok) and not len(oth):
         return None
-    ok["series"] = _series(ok, by_run)
+    ok["series"] = _series(ok, by_run) if len(ok) else pd.Series(dtype=str)
     ok["row"] = ok["test_id"].astype(str) + " [" + ok["level"].astype(str) + "]"
     ok["d"] = pd.to_numeric(ok["effect_size"], errors="coerce")
     for col in ("ci_low", "ci_high", "ci_level"):
         c = _column(ok, col)
         ok[col] = c if c is not None else np.nan
-    keys = ok.drop_duplicates("row").set_index("row")
+    keys = pd.concat([ok[["row", "test_id", "level"]], oth[["row", "test_id", "level"]]]).drop_duplicates("row")
+    keys = keys.set_index("row")
     rows = sorted(keys.index, key=lambda r: _test_order(reg, keys.at[r, "test_id"], keys.at[r, "level"]))
     series = sorted(ok["series"].unique())
     colours = [f"C{i % 10}" for i in range(len(series))]
@@ -286,27 +308,35 @@ def forest_plots(results: pd.DataFrame, published: pd.DataFrame, reg: Registry |
         pub = pub.drop_duplicates(["series", "row", "paper", "published_effect_size", "match"])
 
     values = np.concatenate([ok[["d", "ci_low", "ci_high"]].to_numpy(dtype=float).ravel(),
-                             pub["published_effect_size"].to_numpy(dtype=float)])
+                             pub["published_effect_size"].to_numpy(dtype=float),
+                             oth["published_effect_size"].to_numpy(dtype=float)])
     values = values[np.isfinite(values)]
     lim = max(MAX_ES, float(np.abs(values).max()) if len(values) else 0.0) * 1.05
     k = len(series)
     row_h = max(0.34, 0.12 + 0.13 * k)      # inches per row
-    step = min(0.8 / k, 0.25)
+    step = min(0.8 / max(k, 1), 0.25)
     offset = {s: (i - (k - 1) / 2) * step for i, s in enumerate(series)}
     levels = sorted({float(v) for v in ok["ci_level"].dropna()})
-    ci_name = f"{levels[0]:.0%} bootstrap CI" if len(levels) == 1 else "bootstrap CI"
+    methods_col = _column(ok, "ci_method")
+    ci_methods = sorted({str(v) for v in methods_col.dropna()}) if methods_col is not None else []
+    ci_name = (f"{levels[0]:.0%} CI" if len(levels) == 1 else "CI") + (f" ({', '.join(ci_methods)})" if ci_methods
+                                                                       else "")
     n_no_ci = int((ok["ci_low"].isna() | ok["ci_high"].isna()).sum())
 
     handles = [Line2D([], [], ls="none", marker=style[s][1], color=style[s][0], label=_plain(_tail(s, 52)))
                for s in series]
-    handles += [Line2D([], [], ls="none", marker="o", mfc="#777777", mec="#777777", label="Holm-significant"),
-                Line2D([], [], ls="none", marker="o", mfc="white", mec="#777777", label="not Holm-significant"),
-                Line2D([], [], color="#777777", lw=1.4, label=f"{ci_name} (none stored: no bar)")]
+    if len(ok):
+        handles += [Line2D([], [], ls="none", marker="o", mfc="#777777", mec="#777777", label="Holm-significant"),
+                    Line2D([], [], ls="none", marker="o", mfc="white", mec="#777777", label="not Holm-significant"),
+                    Line2D([], [], color="#777777", lw=1.4, label=f"{ci_name} (none stored: no bar)")]
     for match, text in (("same_model", "published (same model)"), ("same_family", "published (same family)")):
         if len(pub) and (pub["match"] == match).any():
             st = PUBLISHED_STYLE[match]
             handles.append(Line2D([], [], ls="none", marker=st["marker"], ms=8, mfc=st["facecolors"],
                                   mec=st["edgecolors"], label=f"{PUBLISHED_GLYPH[match]} {text}"))
+    if len(oth):
+        handles.append(Line2D([], [], ls="none", marker=OTHER_STYLE["marker"], ms=7, color=OTHER_STYLE["color"],
+                              label=f"{OTHER_GLYPH} published (a model not shown here)"))
 
     figures = []
     for start in range(0, len(rows), rows_per_figure):
@@ -332,7 +362,7 @@ def forest_plots(results: pd.DataFrame, published: pd.DataFrame, reg: Registry |
             if has_ci.any():
                 lo, hi = g["ci_low"].to_numpy(dtype=float)[has_ci], g["ci_high"].to_numpy(dtype=float)[has_ci]
                 ax.hlines(y[has_ci], lo, hi, color=colour, lw=1.4, zorder=2, gid=f"forest-ci-{j}")
-            holm = g["holm_significant"].map(lambda v: v is True or (v is not None and v == v and bool(v)))
+            holm = g["holm_significant"].map(lambda v: not pd.isna(v) and bool(v))
             face = [colour if h else "white" for h in holm]
             ax.scatter(d, y, marker=marker, s=30, facecolors=face, edgecolors=colour, linewidths=1.2, zorder=3,
                        gid=f"forest-series-{j}")
@@ -342,12 +372,19 @@ def forest_plots(results: pd.DataFrame, published: pd.DataFrame, reg: Registry |
             if len(g):
                 y = g["row"].map(pos).to_numpy(dtype=float) + g["series"].map(offset).to_numpy(dtype=float)
                 ax.scatter(g["published_effect_size"], y, gid=f"forest-published-{match}", **st)
+        osub = oth[oth["row"].isin(pos)] if len(oth) else oth
+        if len(osub):
+            ax.scatter(osub["published_effect_size"], osub["row"].map(pos).to_numpy(dtype=float),
+                       gid="forest-published-other", **OTHER_STYLE)
         papers = {}         # row -> paper -> {(value, match)}: each printed number named by its paper
         for r in psub.itertuples() if len(psub) else ():
             papers.setdefault(r.row, {}).setdefault(str(r.paper), set()).add((float(r.published_effect_size), r.match))
+        for r in osub.itertuples() if len(osub) else ():
+            papers.setdefault(r.row, {}).setdefault(str(r.paper), set()).add((float(r.published_effect_size), "other"))
+        glyphs = {**PUBLISHED_GLYPH, "other": OTHER_GLYPH}
         for r, by_paper in papers.items():
-            label = _pack([f"{p} " + ", ".join(_values(PUBLISHED_GLYPH[m], sorted(v for v, m2 in vals if m2 == m))
-                                                for m in PUBLISHED_GLYPH if any(m2 == m for _, m2 in vals))
+            label = _pack([f"{p} " + ", ".join(_values(glyphs[m], sorted(v for v, m2 in vals if m2 == m))
+                                                for m in glyphs if any(m2 == m for _, m2 in vals))
                            for p, vals in sorted(by_paper.items())], lines=max(1, int(row_h / 0.15)))
             ax.text(1.01, pos[r], _plain(label), transform=ax.get_yaxis_transform(), fontsize=8, va="center",
                     ha="left", color="#333333", gid="forest-paper")
@@ -363,9 +400,12 @@ def forest_plots(results: pd.DataFrame, published: pd.DataFrame, reg: Registry |
                   ncol=2 if max(len(h.get_label()) for h in handles) <= 44 else 1,
                   frameon=False, borderaxespad=0.2)
         figures.append({"svg": _svg(fig), "fig": fig, "rows": part})
+    from ..legend import meanings
+    shown = "inversion" if "inversion" in ci_methods else (ci_methods[0] if ci_methods else None)
     return {"figures": figures, "rows": rows, "series": series, "n_results": len(ok), "n_no_ci": n_no_ci,
-            "ci_name": ci_name, "n_published": len(pub), "papers": sorted({str(p) for p in pub["paper"]}),
-            "n_not_run": int((results["status"] != "ok").sum())}
+            "ci_name": ci_name, "meanings": meanings(shown), "n_published": len(pub), "n_others": len(oth),
+            "papers": sorted({str(p) for p in pub["paper"]}),
+            "n_not_run": int((results["status"] != "ok").sum()) if len(results) else 0}
 
 
 # ------------------------------------------------------------------ influence table (section "influence")
@@ -401,9 +441,16 @@ def influence_table(con, tables: set[str], results: pd.DataFrame, reg: Registry 
         groups.append({"test_id": r["test_id"], "level": r["level"], "series": r["series"], "run": r["run_id"][:8],
                        "d": d, "ci_low": _number(r.get("ci_low")), "ci_high": _number(r.get("ci_high")),
                        "d_loo_min": _number(r.get("d_loo_min")), "d_loo_max": _number(r.get("d_loo_max")),
-                       "sign_stable": stable, "rows": rows})
+                       "sign_stable": stable, "rows": rows, "notes": _notes(r.get("notes"))})
     return {"available": True, "groups": groups, "top": top,
             "n_unstable": sum(g["sign_stable"] is False for g in groups)}
+
+
+def _notes(v) -> list[str]:
+    """A result's stored notes (``results.notes``; absent in a database written before them)."""
+    if v is None or isinstance(v, float):
+        return []
+    return [str(n) for n in list(v)]
 
 
 def _number(v) -> float | None:

@@ -22,6 +22,7 @@ from .base import (
     MAX_FILE_BYTES,
     MAX_YAML_DEPTH,
     MAX_YAML_NODES,
+    OVERLAP_PAIRS,
     REF_RE,
     ROLES,
     SEMVER_RE,
@@ -54,9 +55,9 @@ from .stimuli import Concept, Test, build_test, get_test, list_tests
 
 __all__ = [
     "CATALOG_KEYS", "DEFAULT_LANGUAGE", "EXPANSIONS", "ID_RE", "ITEM_KEYS", "KINDS", "LANGUAGE_RE", "LEVELS",
-    "MAX_FILE_BYTES", "MAX_YAML_DEPTH", "MAX_YAML_NODES", "REF_RE", "ROLES", "SEMVER_RE", "SET_KEYS",
-    "TEMPLATE_KEYS", "TEST_KEYS", "Concept", "Expansion", "Item", "LazyEntries", "Registry", "StimulusSet",
-    "Template", "Test",
+    "MAX_FILE_BYTES", "MAX_YAML_DEPTH", "MAX_YAML_NODES", "OVERLAP_PAIRS", "REF_RE", "ROLES", "SEMVER_RE",
+    "SET_KEYS", "TEMPLATE_KEYS", "TEST_KEYS", "Concept", "Expansion", "Item", "LazyEntries", "Registry",
+    "StimulusSet", "Template", "Test",
     "TestSpec", "build_test", "check_id", "check_language", "check_registry", "check_tests", "check_version",
     "content_hash", "default_root", "get_test", "list_tests", "load_registry", "normalize_text", "parse_ref",
     "parse_set", "parse_template", "parse_test", "parse_yaml", "read_yaml", "semver_key", "validate",

@@ -32,6 +32,7 @@ from .terms import (  # noqa: F401 - the registry's vocabulary, kept here for im
     ITEM_KEYS,
     KINDS,
     LANGUAGE_RE,
+    OVERLAP_PAIRS,
     REF_RE,
     ROLES,
     SEMVER_RE,
@@ -367,6 +368,7 @@ class TestSpec:
     variant: str | None = None
     variant_of: str | None = None
     methods: tuple[str, ...] | None = None     # the methods that run it (None: every method over embeddings)
+    overlap: dict[str, list[str]] | None = None   # "x/y" or "a/b" -> the items the authors' lists put in both
     raw: dict = field(default_factory=dict, repr=False)
 
     __test__ = False  # not a pytest class
@@ -577,6 +579,7 @@ def parse_test(doc: Any, file: str, problems: list | None = None) -> TestSpec | 
         return None
     variant_ok = not any(p.field in ("variant", "variant_of") for p in found)
     methods = faults.ok(doc, "methods")
+    overlap = faults.ok(doc, "overlap", dict)
     eq_t, eq_a = faults.ok(doc, "equal_targets", bool), faults.ok(doc, "equal_attributes", bool)
     return TestSpec(id=faults.ok(doc, "id") or "?", version=faults.ok(doc, "version"),
                     title=faults.ok(doc, "title") or "", level=level, sets={r: doc[r] for r in ROLES},
@@ -588,7 +591,8 @@ def parse_test(doc: Any, file: str, problems: list | None = None) -> TestSpec | 
                     language=faults.ok(doc, "language") or DEFAULT_LANGUAGE,
                     variant=faults.ok(doc, "variant") if variant_ok else None,
                     variant_of=faults.ok(doc, "variant_of") if variant_ok else None,
-                    methods=tuple(methods) if methods is not None else None, raw=doc)
+                    methods=tuple(methods) if methods is not None else None,
+                    overlap={k: list(overlap[k]) for k in OVERLAP_PAIRS if k in overlap} if overlap else None, raw=doc)
 
 
 def parse_template(doc: Any, file: str) -> Template:

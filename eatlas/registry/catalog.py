@@ -110,8 +110,9 @@ def _published_entries(root: Path, paths: list[Path], previous) -> list[dict]:
 
 
 # Files under registry/ that are not entries and so are not in the catalog, with the code that reads them:
-# the bibliography (eatlas.registry.cite) and the models of the papers' tables (eatlas.encoders.identity).
-NOT_INDEXED = ("registry/sources.yaml", "registry/*/published/models.yaml")
+# the bibliography (eatlas.registry.cite), the models of the papers' tables (eatlas.encoders.identity) and the
+# conventions their numbers follow (eatlas.registry.published.read_conventions).
+NOT_INDEXED = ("registry/sources.yaml", "registry/*/published/models.yaml", "registry/*/published/conventions.yaml")
 INDEXED_GLOBS = ("registry/*/sets/*.yaml", "registry/*/tests/*.yaml", "registry/*/published/*.csv", "templates/*.yaml")
 
 

@@ -50,6 +50,7 @@ from .terms import (
     ID_RE,
     LANGUAGE_PATTERN,
     LANGUAGE_RE,
+    OVERLAP_PAIRS,
     REF_PATTERN,
     REF_RE,
     ROLES,
@@ -199,6 +200,10 @@ class TestFile(_File):
     methods: Annotated[list[Id], Field(min_length=1), AfterValidator(_unique)] | None = Field(
         None, description="the methods that run it (default: every method over embeddings)",
         json_schema_extra={"uniqueItems": True})
+    overlap: Annotated[dict[Literal[OVERLAP_PAIRS], Annotated[list[Annotated[StrictStr, StringConstraints(
+        min_length=1)]], Field(min_length=1)]], Field(min_length=1)] | None = Field(
+        None, description="x/y or a/b -> the items the authors' lists put in both sets (a variant kept as the "
+                          "authors ran it; validate checks them against the sets)")
     tags: Any = Field(None, description="a list of ids that select the test for a purpose (checked by validate)")
 
 
@@ -256,6 +261,8 @@ WHOLE: dict[tuple[type, str], tuple[str, str]] = {
     (TestFile, "aliases"): ("aliases must be a list of {paper, name}", "write - {paper: may2019, name: sent-weat1}"),
     (TestFile, "methods"): ("methods must be a non-empty list of method names",
                             "e.g. methods: [weat, mleat]; leave it out for every method"),
+    (TestFile, "overlap"): ("overlap must map x/y or a/b to the list of items in both sets",
+                            "e.g. overlap: {a/b: [su]}"),
     (TestFile, "expansions"): ("expansions must be a mapping level -> {template: id@version}",
                                "e.g. expansions: {sent: {template: may2019_bleached@1.0.0}}"),
     (ExpansionModel, "families"): ("families must map roles x, y, a, b to a family name",

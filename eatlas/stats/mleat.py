@@ -154,7 +154,7 @@ def mleat(X, Y, A, B, *, n_samples: int = 100_000, seed: int = 0, parametric: bo
           alpha: float = 0.05, effect_threshold: float = 0.2,
           names: Sequence[str] = ("X", "Y", "A", "B"), p_method: str = "permutation",
           ci: float | None = 0.95, n_boot: int = 10_000, alternative: str = "greater",
-          ci_method: str = "percentile") -> MlEatResult:
+          ci_method: str = "inversion") -> MlEatResult:
     """All three ML-EAT levels and the EAT pattern for embedding matrices (one row per stimulus).
 
     ``n_samples``/``seed``/``parametric`` are passed to every permutation test (Level 1 permutes
@@ -174,7 +174,7 @@ def mleat(X, Y, A, B, *, n_samples: int = 100_000, seed: int = 0, parametric: bo
     if p_method == "authors":
         s = np.concatenate([association(X, A, B), association(Y, A, B)])
         dist, _ = null_distribution(s, len(X), n_samples=int(n_samples), seed=int(seed))
-        l1 = replace(l1, p_value=authors_normal_p(dist))
+        l1 = replace(l1, p_value=authors_normal_p(dist), convention="mleat")   # eatlas.stats.conventions
     rule = dict(alpha=alpha, effect_threshold=effect_threshold, p_method=p_method)
     rx, ry = level2(X, A, B, **kw, **rule), level2(Y, A, B, **kw, **rule)
     return MlEatResult(

@@ -21,6 +21,9 @@ from .blas import single_threaded
 from .cosine import unit_rows as _unit_rows
 
 CI_METHODS = ("percentile", "BCa")
+# Memory one bootstrap resample keeps: its effect size (a float64; the resamples' indices are drawn chunk by chunk,
+# scipy's BCa in batches). `--n-boot` is bounded by the machine's memory at this rate.
+BYTES_PER_RESAMPLE = 8
 # Indices of the largest block in one chunk of bootstrap resamples: small enough that a chunk's working
 # arrays come back from the allocator rather than as fresh pages from the system (2**21 spent a fifth of
 # the bootstraps' time in page faults), large enough that the per-chunk overhead does not show.

@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import subsets
+from . import conventions, subsets
 from .blas import single_threaded
 from .cosine import unit_rows as _unit_rows
 
@@ -40,10 +40,14 @@ class WeatResult:
     n_b: int
     parametric: bool = False
     alternative: str = "greater"
-    ci_low: float | None = None       # stimulus-bootstrap confidence interval of the effect size
-    ci_high: float | None = None      # (eatlas.stats.robust.bootstrap_ci); None when ci=None
+    ci_low: float | None = None       # confidence interval of the effect size (eatlas.stats.interval.inversion_ci,
+    ci_high: float | None = None      # or the bootstrap's, eatlas.stats.robust.bootstrap_ci); None when ci=None
     ci_level: float | None = None
-    n_boot: int | None = None
+    n_boot: int | None = None         # bootstrap resamples (None for the inversion interval)
+    ci_method: str | None = None      # inversion | percentile | BCa
+    d_corrected: float | None = None  # d with the attribute sample's noise removed (eatlas.stats.interval)
+    reliability: float | None = None  # 1 - that noise / var(s(w)): how much of d's denominator is not noise
+    convention: str = "caliskan"      # eatlas.stats.conventions: d's denominator and how the p counts
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -63,6 +67,10 @@ def effect_size_from_s(s_x: np.ndarray, s_y: np.ndarray) -> float:
 
 MATRIX_MAX_COLUMNS = 64     # above this, sampled partitions are drawn in chunks instead of cached
 _CHUNK_CELLS = 1 << 20      # float keys per chunk of the fallback sampler: 8 MiB, whatever the set size
+# Memory one permutation sample may take at most: its statistic in the null distribution (a float64) and, where
+# the partitions are kept as a matrix (exact tests, or up to MATRIX_MAX_COLUMNS stimuli), its row of the 0/1
+# matrix and of the subsets' indices. `--n-samples` is bounded by the machine's memory at this rate.
+BYTES_PER_SAMPLE = 8 + 2 * 8 * MATRIX_MAX_COLUMNS
 
 
 def _chunk_rows(n: int) -> int:
@@ -129,6 +137,27 @@ def null_distribution(s: np.ndarray, n_x: int, *, n_samples: int, seed: int) -> 
         idx = _random_subsets(n, n_x, rows, seed, start=c0)
         dist[1 + c0:1 + c0 + rows] = 2.0 * s[idx].sum(axis=1) - total
     return dist, False
+
+
+def null_pair(s: np.ndarray, other: np.ndarray, n_x: int, *, n_samples: int,
+              seed: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """:func:`null_distribution` of ``s`` and of ``other`` over the same partitions (the inversion interval's
+    X-membership counts, eatlas.stats.interval): one draw of the sampled partitions serves both."""
+    n = len(s)
+    exact = math.comb(n, n_x) <= n_samples
+    if not exact and subsets.usable(n, n_x):
+        out = [np.empty(n_samples), np.empty(n_samples)]
+        for v, o in zip((s, other), out):
+            o[0] = 2.0 * v[:n_x].sum() - v.sum()
+        at = 1      # the masks of subsets.sampled_sums, each chunk summed over both vectors (rows: (s, other))
+        for ab in subsets._mask_chunks(n, n_x, n_samples - 1, int(seed), work=lambda m: np.column_stack(
+                [subsets.masked_sums(m, s), subsets.masked_sums(m, other)])):
+            out[0][at:at + len(ab)] = 2.0 * ab[:, 0] - s.sum()
+            out[1][at:at + len(ab)] = 2.0 * ab[:, 1] - other.sum()
+            at += len(ab)
+        return out[0], out[1], False
+    dist, exact = null_distribution(s, n_x, n_samples=n_samples, seed=seed)
+    return dist, null_distribution(other, n_x, n_samples=n_samples, seed=seed)[0], exact
 
 
 TIE_RTOL = 1e-12
@@ -203,17 +232,24 @@ def authors_normal_p(dist: np.ndarray) -> float:
 @single_threaded
 def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternative: str = "greater",
          n_samples: int = 100_000, seed: int = 0, parametric: bool = False,
-         ci_method: str = "percentile") -> WeatResult:
+         ci_method: str = "inversion", convention: str = "caliskan") -> WeatResult:
     """The WEAT (word) / SEAT (sentence) test on embedding matrices, one row per stimulus.
 
     ``alternative``: "greater" (default, Caliskan et al. and May et al.), "less" or "two-sided"
-    (see :func:`p_from_null`). ``ci``: level of the stimulus-bootstrap confidence interval of the
-    effect size (:func:`eatlas.stats.robust.bootstrap_ci`, ``n_boot`` resamples, ``ci_method``
-    "percentile" or "BCa", seeded from ``seed``); ``None`` computes none.
+    (see :func:`p_from_null`). ``ci``: level of the confidence interval of the effect size;
+    ``ci_method`` "inversion" (default: the permutation test inverted, widened for the attribute
+    sample and disattenuated, :func:`eatlas.stats.interval.inversion_ci`, on this test's partitions)
+    or the stimulus bootstrap's "percentile" or "BCa" (:func:`eatlas.stats.robust.bootstrap_ci`,
+    ``n_boot`` resamples, seeded from ``seed``); ``None`` computes none. ``d_corrected`` and
+    ``reliability`` (:func:`eatlas.stats.interval.attenuation`) are computed either way. ``convention``: whose
+    effect size and p-value (:mod:`eatlas.stats.conventions`: "caliskan", the default, Caliskan et al.'s and
+    sent-bias's; "weathub", "mleat", "wefe"; see :func:`_convention_p`); the interval and ``d_corrected`` are the
+    default's, times the factor of d's denominator (:func:`eatlas.stats.conventions.rescale`).
     """
     if n_samples < 2:
         raise ValueError("n_samples must be at least 2")
     check_alternative(alternative)
+    conv = conventions.check(convention, alternative=alternative, parametric=parametric)
     if ci is not None and not 0 < ci < 1:
         raise ValueError(f"ci must be in (0, 1) or None, got {ci}")
     if ci is not None and n_boot < 100:
@@ -222,21 +258,70 @@ def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternati
     s_x, s_y = association(X, A, B), association(Y, A, B)
     if len(s_x) + len(s_y) < 3:
         raise ValueError("X and Y together need at least 3 stimuli for a sample standard deviation")
-    es = effect_size_from_s(s_x, s_y)
+    es = effect_size_from_s(s_x, s_y) if conv.ddof == 1 else conventions.effect_size(s_x, s_y, conv.ddof)
     boot = None
-    if ci is not None:          # the bootstrap runs beside the permutation test (eatlas.stats.blas.beside)
-        from .blas import beside
-        from .robust import bootstrap_ci
-        boot = beside(bootstrap_ci, X, Y, A, B, ci=ci, n_boot=n_boot, seed=seed, method=ci_method)
-    p, exact, n_part, stat = permutation_p(s_x, s_y, n_samples=n_samples, seed=seed, parametric=parametric,
-                                           alternative=alternative)
-    bounds = {}
+    from .interval import CI_METHODS, INVERSION, attenuation, interval_of
+    if ci is not None and ci_method not in CI_METHODS:
+        raise ValueError(f"ci_method must be one of {', '.join(CI_METHODS)}, got {ci_method!r}")
+    if ci is not None and ci_method == INVERSION:
+        # the interval inverts this very test: one pass over its partitions gives the p-value and the interval
+        from .interval import inversion_ci
+        boot = inversion_ci(X, Y, A, B, ci=ci, s=np.concatenate([s_x, s_y]).astype(np.float64),
+                            null_pair=lambda v, o: null_pair(v, o, len(X), n_samples=int(n_samples), seed=int(seed)),
+                            tolerance=tie_tolerance)
+        dist = boot.null
+        p = p_from_null(dist, tie_tolerance(np.concatenate([s_x, s_y]).astype(np.float64)), alternative, parametric)
+        exact, n_part, stat = boot.exact, int(dist.shape[0]), float(dist[0])
+    else:
+        if ci is not None:          # the bootstrap runs beside the permutation test (eatlas.stats.blas.beside)
+            from .blas import beside
+            boot = beside(interval_of, X, Y, A, B, ci=ci, method=ci_method, n_boot=n_boot, seed=seed)
+        p, exact, n_part, stat = permutation_p(s_x, s_y, n_samples=n_samples, seed=seed, parametric=parametric,
+                                               alternative=alternative)
+    if conv.name != conventions.DEFAULT:
+        p, exact, n_part, stat = _convention_p(s_x, s_y, conv, n_samples=n_samples, seed=seed,
+                                               alternative=alternative)
+    att = attenuation(X, Y, A, B)
+
+    def scaled(v):      # d of another denominator is d (ddof=1) times a factor of |X| + |Y| alone (every resample
+        return v if v is None else conventions.rescale(v, len(s_x) + len(s_y), ddof=conv.ddof)   # keeps the sizes)
+    bounds = dict(d_corrected=scaled(att.d_corrected), reliability=att.reliability)
     if boot is not None:
-        b = boot.result()
-        bounds = dict(ci_low=b.low, ci_high=b.high, ci_level=b.level, n_boot=b.n_boot)
+        b = boot if hasattr(boot, "attenuation") else boot.result()
+        bounds.update(ci_low=scaled(b.low), ci_high=scaled(b.high), ci_level=b.level,
+                      n_boot=getattr(b, "n_boot", None), ci_method=b.method)
     return WeatResult(effect_size=es, p_value=p, exact=exact, n_partitions=n_part, statistic=stat,
                       n_x=len(X), n_y=len(Y), n_a=len(A), n_b=len(B), parametric=parametric,
-                      alternative=alternative, **bounds)
+                      alternative=alternative, convention=conv.name, **bounds)
+
+
+def _convention_p(s_x: np.ndarray, s_y: np.ndarray, conv: conventions.Convention, *, n_samples: int, seed: int,
+                  alternative: str) -> tuple[float, bool, int, float]:
+    """(p, exact, n_partitions, statistic) of a convention other than the default (eatlas.stats.conventions):
+
+    * "permutation-gt" (WEATHub): the share of partitions whose statistic is larger than the observed one
+      (:func:`eatlas.stats.conventions.p_strict`), over every partition when they number at most ``n_samples``,
+      else over ``n_samples`` seeded random ones (the observed one not added);
+    * "normal-smaller-tail" (ML-EAT): :func:`authors_normal_p` on the permutation distribution of the default;
+    * "pooled-resampling" (WEFE): :func:`eatlas.stats.conventions.p_pooled_resampling`, ``n_samples``
+      resamples, never exact.
+    """
+    s = np.concatenate([s_x, s_y]).astype(np.float64)
+    n_x, tol = len(s_x), tie_tolerance(s)
+    if conv.p_rule == "pooled-resampling":
+        p, stat = conventions.p_pooled_resampling(s_x, s_y, tol, n_resamples=int(n_samples), seed=int(seed),
+                                                  alternative=alternative)
+        return p, False, int(n_samples), stat
+    if conv.p_rule == "normal-smaller-tail":
+        dist, exact = null_distribution(s, n_x, n_samples=int(n_samples), seed=int(seed))
+        return authors_normal_p(dist), exact, int(dist.shape[0]), float(dist[0])
+    if conv.p_rule == "permutation-gt":
+        exact = math.comb(len(s), n_x) <= n_samples
+        # sampled: the observed partition first, then n_samples random ones (the same stream as the default's)
+        dist, exact = null_distribution(s, n_x, n_samples=int(n_samples) + (0 if exact else 1), seed=int(seed))
+        p, counted = conventions.p_strict(dist, tol, alternative, exact=exact)
+        return p, exact, counted, float(dist[0])
+    raise ValueError(f"no p-value rule {conv.p_rule!r}")
 
 
 def holm(p_values, alpha: float = 0.01) -> np.ndarray:

@@ -5,7 +5,9 @@ leaves the database as it was. A database another process is writing is reported
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import functools
 import hashlib
 import json
 import os
@@ -20,7 +22,9 @@ import duckdb
 
 from ..columns import as_columns
 from ..errors import EatlasError
-from ..registry.published import PUBLISHED_COLUMNS, read_published
+from ..registry.published import CONVENTION_COLUMNS as _CONVENTION_COLUMNS
+from ..registry.published import PUBLISHED_COLUMNS, read_conventions, read_published
+from ..stats.conventions import CONVENTIONS as _CONVENTIONS
 
 if typing.TYPE_CHECKING:
     import pandas as pd
@@ -81,11 +85,20 @@ class ResultRow:
     ci_high: float | None
     ci_level: float | None
     n_boot: int | None
-    ci_method: str | None           # percentile | BCa
+    ci_method: str | None           # inversion | percentile | BCa
     d_loo_min: float | None
     d_loo_max: float | None
     sign_stable: bool | None
     also_as: list[str] | None       # the run's other tests with identical stimuli at this level, computed once as this
+    d_corrected: float | None       # d with the attribute sample's noise removed (eatlas.stats.interval); never
+                                    # paired with a paper's d
+    reliability: float | None       # 1 - that noise / var(s(w))
+    notes: list[str] | None         # p/CI disagreement, a set smaller than the calibration study checked, low
+                                    # reliability (eatlas.run.runner.result_notes)
+    convention: str | None          # eatlas.stats.conventions: d's denominator and the p's rule (NULL: before them,
+                                    # caliskan); NULL for a method without a WEAT-comparable effect size
+    overlap: dict | None            # "x/y" / "a/b" -> items the authors' lists put in both sets (the test's overlap:)
+    language_warning: str | None    # the test's language is not among those the model declares (eatlas.run.runner)
 
 
 def _table_ddl(name: str, cols: list[tuple[str, str, bool]], key: tuple[str, ...] | None, refs: bool) -> str:
@@ -123,83 +136,78 @@ def schema_ddl() -> list[tuple[str, str, list]]:
 
 
 # The reproduction views: our WEAT effect sizes beside the papers' printed ones, matched on test and level.
-# `reproduction` pairs only the same model (eatlas.encoders.identity): the paper states the model's name and its size
-# or corpus (table published_models), and the run's registered identity has the same name and every fact the
-# paper states (size, corpus, dimension). `reproduction_loose` adds same-family pairs (a printed 'cbow-<f>'
-# family, May et al. and Tan & Celis: sentences as the mean of word vectors, matches our static runs of family
-# <f>), with `match` = same_model | same_family and `differs` saying what differs (model, size, corpus,
-# dimension). A result also stands for the run's tests with identical stimuli (results.also_as, computed once):
-# a number printed under any of their names pairs with it, `published_test_id` saying which. Results and runs
-# are first cut down to the (test, level) pairs some paper printed (semi-join): with a million results this
-# halves the time of the plain join (benchmarks/bench_duckdb.py).
-# The paper's model is the run's (eatlas.encoders.identity): the paper names it, states its size or corpus, and every
-# fact it states (size, corpus, dimension) is the run's registered identity's too.
-_SAME_MODEL = """(p.p_name IS NOT NULL AND lower(p.p_name) = lower(ru.model_name)
-            AND (p.p_size IS NOT NULL OR p.p_corpus IS NOT NULL)
-            AND (p.p_size IS NULL OR lower(p.p_size) = lower(coalesce(ru.model_size, '')))
-            AND (p.p_corpus IS NULL OR lower(p.p_corpus) = lower(coalesce(ru.model_corpus, '')))
-            AND (p.p_dimension IS NULL OR p.p_dimension = ru.model_dimension))"""
+# Which run stands beside which printed model is decided by one rule, eatlas.encoders.identity.match, for each
+# run, level and printed model, and kept in table model_matches (match = same_model | same_family, differs):
+# `reproduction` holds the pairs with the same model encoded as the authors' code did (a hub id and the
+# configuration facts the paper states, or a registered identity with the name, size, corpus and dimension it
+# states; the authors' encoding, pooling and layer), `reproduction_loose` adds every looser pair (the same
+# family, the same hub id with another configuration or encoding, a hub model of the paper's model_type),
+# with `differs` saying what differs (e.g. `corpus ... vs Common Crawl (840B tokens); dimension 50 vs 300`,
+# `encoding standard vs sent-bias`). Both pair only effect sizes of the same d denominator
+# (eatlas.stats.conventions). A result also stands for the run's tests with identical stimuli (results.also_as,
+# computed once): a number printed under any of their names pairs with it, `published_test_id` saying which.
+# Results are first cut down to the (test, level) pairs some paper printed (semi-join), and meet only the printed
+# cells of the models their run was matched with (CTE pm): with a million results this keeps the view fast
+# (benchmarks/bench_duckdb.py).
+# d's denominator of a result (eatlas.stats.conventions): a run stored before conventions (NULL) is caliskan's.
+_DENOMINATOR = "CASE " + " ".join(f"WHEN convention = '{c.name}' THEN '{c.denominator}'" for c in _CONVENTIONS.values()
+                                   ) + " ELSE 'sample' END"
 VIEWS = f"""
 CREATE OR REPLACE VIEW reproduction_loose AS
 WITH p AS (
-    SELECT pr.test_id, pr.level, regexp_replace(pr.model_family, '^cbow-', '') AS model_family, pr.paper,
-           pr.table_id, pr.model AS published_model, pr.row_label, pr.column_label,
+    SELECT pr.test_id, pr.level, coalesce(pr.model_family, '') AS published_family, pr.paper, pr.table_id,
+           pr.model AS published_model, pr.row_label, pr.column_label,
            TRY_CAST(pr.value AS DOUBLE) AS published_effect_size, pr.significance AS published_significance,
-           pm.name AS p_name, pm.size AS p_size, pm.corpus AS p_corpus, pm.dimension AS p_dimension
-    FROM published_results pr LEFT JOIN published_models pm ON pm.paper = pr.paper AND pm.model = pr.model
+           pc.convention AS published_convention, coalesce(pc.d_denominator, 'sample') AS p_denominator,
+           TRY_CAST(pv.value AS DOUBLE) AS published_p_value
+    FROM published_results pr
+    LEFT JOIN published_conventions pc ON pc.paper = pr.paper
+    LEFT JOIN published_results pv ON pv.statistic = 'p_value' AND NOT pv.missing AND pv.paper = pr.paper
+          AND pv.table_id = pr.table_id AND pv.model = pr.model AND pv.row_label = pr.row_label
+          AND pv.column_label = pr.column_label
     WHERE pr.statistic = 'effect_size' AND NOT pr.missing
       AND pr.column_label NOT LIKE 'Level 2%'   -- ML-EAT Level 2 effect sizes are single-target, not the WEAT
 ), r AS (          -- a result's own test id, and the ids it also stands for (results.also_as: the run's tests
                     -- with identical stimuli, computed once): a number printed under any of them pairs with it
-    SELECT *, test_id AS published_test_id FROM results
+    SELECT *, test_id AS published_test_id, {_DENOMINATOR} AS our_denominator FROM results
     WHERE status = 'ok' AND effect_size IS NOT NULL         -- a method without a WEAT d (SAME, SC-EAT): none
       AND (test_id, level) IN (SELECT test_id, level FROM p)
 ), ra AS (
-    SELECT *, unnest(also_as) AS published_test_id FROM results
+    SELECT *, unnest(also_as) AS published_test_id, {_DENOMINATOR} AS our_denominator FROM results
     WHERE also_as IS NOT NULL AND status = 'ok' AND effect_size IS NOT NULL
+), pm AS MATERIALIZED (  -- the printed cells of the models each run was matched with (model_matches): joined
+                          -- first, the results then meet only those (not every model's cells of their test)
+    SELECT mm.run_id, mm.match, mm.differs, p.*
+    FROM model_matches mm JOIN p ON p.paper = mm.paper AND p.published_model = mm.published_model
+          AND p.published_family = mm.published_family AND p.level = mm.level
 ), j AS (           -- two joins, not one over a union of r and ra: the plain one keeps the plan (and the speed)
                     -- of a store without also_as
-    SELECT r.*, ru.model_family, ru.family_source, ru.model_name, ru.model_size, ru.model_corpus,
-           ru.model_dimension, p.* EXCLUDE (test_id, level, model_family), {_SAME_MODEL} AS same_model,
-           p.model_family = ru.model_family AS same_family
+    SELECT r.*, ru.model_family, ru.family_source, pm.* EXCLUDE (run_id, test_id, level)
     FROM r JOIN runs ru USING (run_id)
-    JOIN p ON p.test_id = r.test_id AND p.level = r.level
-          AND (p.model_family = ru.model_family OR lower(p.p_name) = lower(ru.model_name))
+    JOIN pm ON pm.run_id = r.run_id AND pm.test_id = r.test_id AND pm.level = r.level
+          AND pm.p_denominator = r.our_denominator
     UNION ALL
-    SELECT r.*, ru.model_family, ru.family_source, ru.model_name, ru.model_size, ru.model_corpus,
-           ru.model_dimension, p.* EXCLUDE (test_id, level, model_family), {_SAME_MODEL} AS same_model,
-           p.model_family = ru.model_family AS same_family
+    SELECT r.*, ru.model_family, ru.family_source, pm.* EXCLUDE (run_id, test_id, level)
     FROM ra r JOIN runs ru USING (run_id)
-    JOIN p ON p.test_id = r.published_test_id AND p.level = r.level
-          AND (p.model_family = ru.model_family OR lower(p.p_name) = lower(ru.model_name))
+    JOIN pm ON pm.run_id = r.run_id AND pm.test_id = r.published_test_id AND pm.level = r.level
+          AND pm.p_denominator = r.our_denominator
 )
 SELECT run_id, test_id, test_version, level, model, model_family, family_source,
        effect_size AS our_effect_size, p_value AS our_p_value, holm_significant AS our_significant,
        paper, table_id, published_test_id, published_model, row_label, column_label, published_effect_size,
        published_significance,
        effect_size - published_effect_size AS difference,
-       CASE WHEN same_model THEN 'same_model' ELSE 'same_family' END AS match,
-       concat_ws('; ',
-         CASE WHEN p_name IS NULL THEN 'the paper does not name the model exactly'
-              WHEN model_name IS NULL THEN 'our model has no registered identity'
-              WHEN lower(p_name) <> lower(model_name) THEN 'model ' || model_name || ' vs ' || p_name END,
-         CASE WHEN p_size IS NOT NULL AND lower(p_size) <> lower(coalesce(model_size, ''))
-              THEN 'size ' || coalesce(model_size, '?') || ' vs ' || p_size END,
-         CASE WHEN p_corpus IS NOT NULL AND lower(p_corpus) <> lower(coalesce(model_corpus, ''))
-              THEN 'corpus ' || coalesce(model_corpus, '?') || ' vs ' || p_corpus END,
-         CASE WHEN p_dimension IS NOT NULL AND p_dimension IS DISTINCT FROM model_dimension
-              THEN 'dimension ' || coalesce(CAST(model_dimension AS VARCHAR), '?') || ' vs ' || p_dimension END,
-         CASE WHEN p_name IS NOT NULL AND p_size IS NULL AND p_corpus IS NULL
-              THEN 'the paper states neither size nor corpus' END) AS differs
-FROM j WHERE same_model OR same_family;
+       coalesce(convention, 'caliskan') AS convention, published_convention, published_p_value,
+       match, coalesce(differs, '') AS differs
+FROM j;
 
 CREATE OR REPLACE VIEW reproduction AS
 SELECT * EXCLUDE (differs) FROM reproduction_loose WHERE match = 'same_model';
 
 -- ML-EAT beside the ML-EAT tables: every printed Level 1-3 number of a test next to ours (one row per
 -- printed cell), with both EAT patterns. `agrees`: our number rounds to the printed one at the printed
--- precision (|ours - printed| <= half a unit of its last printed digit). Same model only, as `reproduction`;
--- `mleat_reproduction_loose` adds same-family pairs with `match` and `differs`.
+-- precision (|ours - printed| <= half a unit of its last printed digit). Same model only, as `reproduction`
+-- (table model_matches); `mleat_reproduction_loose` adds the looser pairs with `match` and `differs`.
 CREATE OR REPLACE VIEW mleat_reproduction_loose AS
 WITH mm AS (        -- each ML-EAT result under its test's id and the ids it also stands for (results.also_as)
     SELECT *, test_id AS published_test_id FROM mleat_results
@@ -207,8 +215,7 @@ WITH mm AS (        -- each ML-EAT result under its test's id and the ids it als
     SELECT m.*, unnest(r.also_as) AS published_test_id
     FROM mleat_results m JOIN results r USING (run_id, test_id, level) WHERE r.also_as IS NOT NULL
 ), ours AS (
-    SELECT m.run_id, m.test_id, m.test_version, m.level, m.published_test_id, ru.model, ru.model_family,
-           ru.model_name, ru.model_size, ru.model_corpus, ru.model_dimension, m.pattern,
+    SELECT m.run_id, m.test_id, m.test_version, m.level, m.published_test_id, ru.model, ru.model_family, m.pattern,
            unnest(['Level 1: A,B,X,Y', 'Level 2: A,B,X', 'Level 2: A,B,Y',
                    'Level 3: A,X mean', 'Level 3: A,X std', 'Level 3: B,X mean', 'Level 3: B,X std',
                    'Level 3: A,Y mean', 'Level 3: A,Y std', 'Level 3: B,Y mean', 'Level 3: B,Y std']) AS column_label,
@@ -216,20 +223,13 @@ WITH mm AS (        -- each ML-EAT result under its test's id and the ids it als
                    m.bx_std, m.ay_mean, m.ay_std, m.by_mean, m.by_std]) AS our_value
     FROM mm m JOIN runs ru USING (run_id)
 ), pub AS (
-    SELECT pr.*, pm.name AS p_name, pm.size AS p_size, pm.corpus AS p_corpus, pm.dimension AS p_dimension
-    FROM published_results pr LEFT JOIN published_models pm ON pm.paper = pr.paper AND pm.model = pr.model
-    WHERE pr.paper = 'wolfe2024' AND NOT pr.missing
+    SELECT pr.* FROM published_results pr WHERE pr.paper = 'wolfe2024' AND NOT pr.missing
 ), j AS (
-    SELECT o.*, p.table_id, p.model AS published_model, p.row_label, p.value, p.significance,
-           p.p_name, p.p_size, p.p_corpus, p.p_dimension, p.model_family AS p_family,
-           (p.p_name IS NOT NULL AND lower(p.p_name) = lower(o.model_name)
-            AND (p.p_size IS NOT NULL OR p.p_corpus IS NOT NULL)
-            AND (p.p_size IS NULL OR lower(p.p_size) = lower(coalesce(o.model_size, '')))
-            AND (p.p_corpus IS NULL OR lower(p.p_corpus) = lower(coalesce(o.model_corpus, '')))
-            AND (p.p_dimension IS NULL OR p.p_dimension = o.model_dimension)) AS same_model
+    SELECT o.*, p.table_id, p.model AS published_model, p.row_label, p.value, p.significance, x.match, x.differs
     FROM ours o
     JOIN pub p ON p.test_id = o.published_test_id AND p.level = o.level AND p.column_label = o.column_label
-              AND (p.model_family = o.model_family OR lower(p.p_name) = lower(o.model_name))
+    JOIN model_matches x ON x.run_id = o.run_id AND x.level = o.level AND x.paper = p.paper
+          AND x.published_model = p.model AND x.published_family = coalesce(p.model_family, '')
 )
 SELECT j.run_id, j.test_id, j.test_version, j.level, j.model, j.model_family,
        j.table_id, j.published_test_id, j.published_model, j.row_label, j.column_label,
@@ -238,22 +238,10 @@ SELECT j.run_id, j.test_id, j.test_version, j.level, j.model, j.model_family,
        abs(j.our_value - TRY_CAST(j.value AS DOUBLE))
            <= 0.5 * pow(10, -length(split_part(j.value, '.', 2))) + 1e-9 AS agrees,
        j.pattern AS our_pattern, pp.value AS published_pattern,
-       CASE WHEN j.same_model THEN 'same_model' ELSE 'same_family' END AS match,
-       concat_ws('; ',
-         CASE WHEN j.p_name IS NULL THEN 'the paper does not name the model exactly'
-              WHEN j.model_name IS NULL THEN 'our model has no registered identity'
-              WHEN lower(j.p_name) <> lower(j.model_name) THEN 'model ' || j.model_name || ' vs ' || j.p_name END,
-         CASE WHEN j.p_size IS NOT NULL AND lower(j.p_size) <> lower(coalesce(j.model_size, ''))
-              THEN 'size ' || coalesce(j.model_size, '?') || ' vs ' || j.p_size END,
-         CASE WHEN j.p_corpus IS NOT NULL AND lower(j.p_corpus) <> lower(coalesce(j.model_corpus, ''))
-              THEN 'corpus ' || coalesce(j.model_corpus, '?') || ' vs ' || j.p_corpus END,
-         CASE WHEN j.p_dimension IS NOT NULL AND j.p_dimension IS DISTINCT FROM j.model_dimension
-              THEN 'dimension ' || coalesce(CAST(j.model_dimension AS VARCHAR), '?') || ' vs ' || j.p_dimension END
-       ) AS differs
+       j.match, coalesce(j.differs, '') AS differs
 FROM j
 LEFT JOIN pub pp ON pp.test_id = j.published_test_id AND pp.level = j.level AND pp.table_id = j.table_id
-          AND pp.model = j.published_model AND pp.statistic = 'pattern'
-WHERE j.same_model OR j.p_family = j.model_family;
+          AND pp.model = j.published_model AND pp.statistic = 'pattern';
 
 CREATE OR REPLACE VIEW mleat_reproduction AS
 SELECT * EXCLUDE (differs) FROM mleat_reproduction_loose WHERE match = 'same_model';
@@ -282,6 +270,25 @@ def default_db() -> Path:
     return Path(os.environ.get("EATLAS_DB", "eatlas.duckdb"))
 
 
+# Every connection EATlas opens loads and installs no extension by itself: a query, or a file handed to it
+# (a SQLite file, an hf:// path), would otherwise make DuckDB download an extension from the internet. An
+# extension installed beforehand may still be LOADed by name (`eatlas sql --write`).
+NO_AUTO_EXTENSIONS = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+
+
+def duck(database: str | Path = ":memory:", *, read_only: bool = False, **config) -> duckdb.DuckDBPyConnection:
+    """``duckdb.connect`` with :data:`NO_AUTO_EXTENSIONS`: the one way EATlas opens a DuckDB connection."""
+    con = duckdb.connect(str(database), read_only=read_only, config={**NO_AUTO_EXTENSIONS, **config})
+    if str(database) != ":memory:":
+        try:        # catalog and schema: a file named e.g. pg_catalog.duckdb would otherwise name a system schema
+            name = con.execute("SELECT current_database()").fetchall()[0][0]
+            con.execute('USE "' + name.replace('"', '""') + '".main')
+        except BaseException:
+            con.close()
+            raise
+    return con
+
+
 def connect(path: str | Path, *, read_only: bool = False, wait_s: float = 0.0,
             sandbox: bool = False) -> duckdb.DuckDBPyConnection:
     """Open the database; a lock held by another process becomes a clear 'in use' error, after
@@ -297,8 +304,8 @@ def connect(path: str | Path, *, read_only: bool = False, wait_s: float = 0.0,
             if sandbox:
                 return _sandboxed(path)
             if not read_only and not path.exists():     # a new file: in a format DuckDB 1.x clients read
-                return duckdb.connect(str(path), config={"storage_compatibility_version": STORAGE_VERSION})
-            return duckdb.connect(str(path), read_only=read_only)
+                return duck(path, storage_compatibility_version=STORAGE_VERSION)
+            return duck(path, read_only=read_only)
         except duckdb.IOException as e:
             msg = str(e)
             if "not a valid duckdb database" in msg.lower() and not read_only and _empty_leftover(path):
@@ -369,6 +376,7 @@ def check_writable(path: str | Path) -> None:
             return      # checked at the write, which waits for it (--wait) or says so
         raise
     try:
+        check_schema(path, con)         # a store that drifted is refused with its repair, before any work
         con.execute("SELECT count(*) FROM information_schema.tables").fetchall()
         # DuckDB reads a block only when a query needs it, so a file cut short opens and fails at the write:
         # read every row, and try the write (a probe run, rolled back) as write_run will do it.
@@ -421,6 +429,9 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
             paper VARCHAR, table_id VARCHAR, row_label VARCHAR, column_label VARCHAR, statistic VARCHAR,
             value VARCHAR, significance VARCHAR, missing BOOLEAN, test_id VARCHAR, level VARCHAR, model VARCHAR,
             model_family VARCHAR, note VARCHAR, source_file VARCHAR)""")
+    if "published_conventions" not in existing:
+        con.execute(_PUBLISHED_CONVENTIONS)
+        changed = True
     from ..encoders import identity
     from ..registry import provenance
     identity.init(con)
@@ -444,6 +455,143 @@ def _views(con: duckdb.DuckDBPyConnection, changed: bool) -> None:
     con.execute(VIEWS)
     for name in _VIEW_NAMES:
         con.execute(f"COMMENT ON VIEW {name} IS '{_VIEWS_MARK}'")
+
+
+# The digest of the published CSVs last loaded (refresh_published): a table of the store, rebuilt from the registry.
+PUBLISHED_STATE = "CREATE TABLE IF NOT EXISTS published_state (digest VARCHAR, n_rows BIGINT)"
+# Tables of run results without a run_id column, exported and imported with the runs all the same.
+RUN_TABLES_WITHOUT_RUN_ID = ("sweep_failures",)
+# The types an open table's further columns may have (eatlas.methods.Table(open=True): one column per pair of
+# groups, added as rows bring them).
+OPEN_COLUMN_TYPES = ("DOUBLE", "BIGINT", "INTEGER", "BOOLEAN", "VARCHAR")
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A table as this EATlas creates it: ``columns`` (name -> DuckDB type, in order), the NOT NULL ones, its
+    primary key, ``open`` (further columns allowed, eatlas.methods.Table(open=True)), and ``runs``: whether it
+    holds results of runs (exported and imported with them), or data rebuilt from the registry (the published
+    tables), which never travels."""
+    name: str
+    columns: dict
+    not_null: frozenset
+    key: tuple
+    open: bool
+    runs: bool
+
+
+def declared_tables() -> dict[str, Declared]:
+    """Every table of the store, as :func:`init_schema` (and the sweep's and the published state's DDL) creates
+    it in this EATlas: derived from that DDL, so a column another part adds (a method's row type, a run column)
+    is declared with it. Views are in :func:`declared_views`."""
+    return dict(_declared(tuple((t.name, t.row, t.open) for t in tables()))[0])
+
+
+def declared_views() -> tuple[str, ...]:
+    return _declared(tuple((t.name, t.row, t.open) for t in tables()))[1]
+
+
+@functools.lru_cache(maxsize=4)
+def _declared(signature: tuple) -> tuple[tuple, tuple]:
+    con = duck()
+    try:
+        init_schema(con)
+        con.execute(SWEEP_FAILURES)
+        con.execute(PUBLISHED_STATE)
+        open_tables = {name for name, _, is_open in signature if is_open}
+        cols: dict[str, dict] = {}
+        not_null: dict[str, set] = {}
+        for t, c, typ, nullable in con.execute(
+                "SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns "
+                "WHERE table_schema = 'main' AND table_name IN (SELECT table_name FROM information_schema.tables "
+                "WHERE table_type = 'BASE TABLE' AND table_schema = 'main') "
+                "ORDER BY table_name, ordinal_position").fetchall():
+            cols.setdefault(t, {})[c] = typ
+            if nullable == "NO":
+                not_null.setdefault(t, set()).add(c)
+        keys = {t: tuple(k) for t, k in con.execute(
+            "SELECT table_name, constraint_column_names FROM duckdb_constraints() "
+            "WHERE constraint_type = 'PRIMARY KEY' AND schema_name = 'main'").fetchall()}
+        views = tuple(r[0] for r in con.execute("SELECT table_name FROM information_schema.tables "
+                                                "WHERE table_type = 'VIEW' AND table_schema = 'main'").fetchall())
+        out = tuple((t, Declared(t, c, frozenset(not_null.get(t, ())), keys.get(t, ()), t in open_tables,
+                                 "run_id" in c or t in RUN_TABLES_WITHOUT_RUN_ID)) for t, c in cols.items())
+        return out, views
+    finally:
+        con.close()
+
+
+def schema_problems(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> list[str]:
+    """How the tables of a database (``catalog``: an attached one) differ from :func:`declared_tables`: a declared
+    table that is a view, a declared view that is a table, a column this EATlas does not declare (an open table's
+    further columns of a plain type aside), a column of another type, a NOT NULL the declaration does not have.
+    A declared column or table that is missing is not a difference: a store written by an earlier version gets
+    them (init_schema). Tables the store does not declare (a user's own) are left alone."""
+    where = "table_schema = 'main'" + (f" AND table_catalog = {_sql_text(catalog)}" if catalog
+                                       else " AND table_catalog = current_database()")
+    declared, views = declared_tables(), declared_views()
+    kinds = dict(con.execute(f"SELECT table_name, table_type FROM information_schema.tables WHERE {where}"
+                             ).fetchall())
+    out = []
+    for name, kind in sorted(kinds.items()):
+        if name in declared and kind != "BASE TABLE":
+            out.append(f"{name} is a view, where EATlas keeps a table")
+        elif name in views and kind == "BASE TABLE":
+            out.append(f"{name} is a table, where EATlas keeps a view")
+    have: dict[str, list] = {}
+    for t, c, typ, nullable in con.execute(
+            f"SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns WHERE {where} "
+            "ORDER BY table_name, ordinal_position").fetchall():
+        have.setdefault(t, []).append((c, typ, nullable == "NO"))
+    for name, d in declared.items():
+        if kinds.get(name) != "BASE TABLE":
+            continue
+        for c, typ, nn in have.get(name, []):
+            want = d.columns.get(c)
+            if want is None:
+                if not (d.open and typ in OPEN_COLUMN_TYPES):
+                    out.append(f"table {name} has column {c} ({typ}), which this EATlas does not declare")
+            elif typ != want:
+                out.append(f"column {name}.{c} is {typ}, where this EATlas writes {want}")
+            elif nn and c not in d.not_null:
+                out.append(f"column {name}.{c} is NOT NULL, where this EATlas may write NULL")
+    return out
+
+
+def repair_hint(db: str | Path) -> str:
+    """How to move a store's runs into a fresh file (export keeps the declared tables and columns only)."""
+    return (f"repair: 'eatlas results export FOLDER --db {db}' writes its runs, 'eatlas results import FOLDER --db "
+            "NEW.duckdb' loads them into a fresh file; then use NEW.duckdb")
+
+
+def check_schema(db: str | Path, con: duckdb.DuckDBPyConnection | None = None) -> None:
+    """Before any work: the store's tables, columns and types are what this EATlas writes (:func:`schema_problems`),
+    else one line naming the first difference and the repair. A missing or empty file passes (it is created);
+    a store another process holds is checked when it is written (``con``: an open connection to use)."""
+    if con is None:
+        path = Path(db)
+        if not path.is_file() or path.stat().st_size == 0:
+            return
+        try:
+            con = connect(path, read_only=True)
+        except EatlasError as e:
+            if "in use by another process" in e.message:
+                return
+            raise
+        try:
+            return check_schema(db, con)
+        finally:
+            con.close()
+    problems = schema_problems(con)
+    if problems:
+        from .. import __version__
+        more = f" (and {len(problems) - 1} more difference(s))" if len(problems) > 1 else ""
+        raise EatlasError(f"the results store differs from what EATlas {__version__} writes: {problems[0]}{more}; "
+                          "nothing was computed or written", file=str(db), hint=repair_hint(db))
+
+
+def _sql_text(text: str) -> str:
+    return "'" + str(text).replace("'", "''") + "'"
 
 
 def stringify(df: pd.DataFrame) -> pd.DataFrame:
@@ -476,10 +624,11 @@ def refresh_published(con: duckdb.DuckDBPyConnection, reg) -> int:
     the table holds what the same CSVs gave last time (their digest and the row count are recorded in
     ``published_state``): reading the CSVs is half the time of writing a small run."""
     digest = _published_digest(reg)
-    con.execute("CREATE TABLE IF NOT EXISTS published_state (digest VARCHAR, n_rows BIGINT)")
+    con.execute(PUBLISHED_STATE)
     if digest is not None:
         last = con.execute("SELECT digest, n_rows FROM published_state").fetchall()
-        n_now = con.execute("SELECT count(*) FROM published_results").fetchone()[0]
+        # fetchall: a result read to its end (DuckDB 2 refuses register() while one is half read)
+        n_now = con.execute("SELECT count(*) FROM published_results").fetchall()[0][0]
         if last == [(digest, n_now)]:
             return n_now
     df = read_published(reg)
@@ -496,6 +645,21 @@ def refresh_published(con: duckdb.DuckDBPyConnection, reg) -> int:
     return len(df)
 
 
+# Which convention each paper's published numbers follow (registry/<paper>/published/conventions.yaml).
+_PUBLISHED_CONVENTIONS = f"""CREATE TABLE IF NOT EXISTS published_conventions (
+    {', '.join(f'{c} VARCHAR' for c in _CONVENTION_COLUMNS)})"""
+
+
+def refresh_conventions(con: duckdb.DuckDBPyConnection, reg) -> int:
+    """Replace published_conventions with the registry's conventions files (inside the caller's transaction)."""
+    rows = read_conventions(reg)
+    con.execute("DELETE FROM published_conventions")
+    if rows:
+        con.executemany(f"INSERT INTO published_conventions VALUES ({', '.join('?' * len(_CONVENTION_COLUMNS))})",
+                        [[r[c] for c in _CONVENTION_COLUMNS] for r in rows])
+    return len(rows)
+
+
 def rollback(con: duckdb.DuckDBPyConnection) -> None:
     """Undo the open transaction after a failure; a connection with none open (or already broken) is left
     as it is, so the original error is the one raised."""
@@ -508,14 +672,16 @@ def rollback(con: duckdb.DuckDBPyConnection) -> None:
 def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: float = 0.0,
               extra_tables: dict[str, pd.DataFrame] | None = None) -> None:
     """Write one run and its results atomically (one transaction)."""
+    check_run_rows(run, results, extra_tables)      # the values import checks too (eatlas.store.checks)
     con = connect(db, wait_s=wait_s)
     try:
         con.execute("BEGIN TRANSACTION")
+        check_schema(db, con)
         init_schema(con)
         refresh_published(con, reg)
         from ..encoders import identity
         from ..registry import provenance
-        identity.refresh(con, reg)
+        refresh_conventions(con, reg)
         run = dict(run)
         for k in ("package_versions", "registry", "settings"):
             run[k] = json.dumps(run.get(k) or {}, sort_keys=True)
@@ -544,6 +710,7 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
                     con.execute(f"ALTER TABLE {name} ADD COLUMN {quoted} {typ}")
             con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _extra")
             con.unregister("_extra")
+        identity.refresh(con, reg)      # the papers' models, and which of them this run is (model_matches)
         con.execute("COMMIT")
     except BaseException as e:
         rollback(con)
@@ -554,6 +721,38 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
         raise
     finally:
         con.close()
+
+
+def gives_d(method: str | None) -> bool:
+    """Whether runs of ``method`` give a WEAT-comparable effect size (an uninstalled method's: not known, no)."""
+    from ..methods import all_methods
+    m = all_methods().get(method or "")
+    return bool(m is not None and m.effect_size)
+
+
+def check_run_rows(run: dict, results: list[dict], extra_tables: dict | None = None) -> None:
+    """A run's rows pass the checks every imported row passes (eatlas.store.checks), before anything is written:
+    runs, results and every table of the method. They are checked as they will be stored: a NaN is written as
+    NULL (DuckDB reads a pandas NaN so)."""
+    from .checks import check_rows, checked_columns, frame
+
+    def stored(v):
+        return None if v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and v != v) else v
+
+    declared = declared_tables()
+    types = declared["runs"].columns
+    check_rows("runs", frame({c: [stored(run.get(c))] for c in checked_columns("runs", types) if c in run}, types),
+               types)
+    if results:
+        types = declared["results"].columns
+        cols = {c: [stored(r.get(c)) for r in results] for c in checked_columns("results", types) if c in results[0]}
+        check_rows("results", frame(cols, types), types, d_methods=[gives_d(run.get("method"))] * len(results))
+    for name, table in (extra_tables or {}).items():
+        if name in declared and table is not None and len(table):
+            types = declared[name].columns
+            cols = {c: [stored(v) for v in table[c].tolist()] for c in checked_columns(name, types)
+                    if c in table.columns}
+            check_rows(name, frame(cols, types), types)
 
 
 def reproduction_counts(db: str | Path, run_id: str) -> dict:
@@ -570,6 +769,11 @@ def reproduction_counts(db: str | Path, run_id: str) -> dict:
         out["loose_only"] = con.execute(
             "SELECT count(*) FROM (SELECT DISTINCT test_id, level FROM reproduction_loose WHERE run_id = ? EXCEPT "
             "SELECT DISTINCT test_id, level FROM reproduction WHERE run_id = ?)", [run_id, run_id]).fetchone()[0]
+        # what keeps the loose pairs from being the paper's model, most often (e.g. 'encoding standard vs sent-bias')
+        top = con.execute("SELECT differs FROM reproduction_loose WHERE run_id = ? AND match <> 'same_model' "
+                          "AND differs <> '' GROUP BY differs ORDER BY count(*) DESC, differs LIMIT 1",
+                          [run_id]).fetchone()
+        out["loose_differs"] = top[0] if top else None
         out["mleat"], out["mleat_agree"] = con.execute(
             "SELECT count(*), count(*) FILTER (agrees) FROM mleat_reproduction WHERE run_id = ?", [run_id]).fetchone()
         return out
@@ -589,13 +793,13 @@ SANDBOX = ("SET enable_external_access = false", "SET autoinstall_known_extensio
 
 
 def _sandboxed(path: Path) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(":memory:")
+    con = duck()
     try:
         alias = path.stem if re.fullmatch(r"[A-Za-z_]\w*", path.stem) and path.stem.lower() not in (
             "memory", "system", "temp", "main") else "results_db"
         quoted = str(path.resolve()).replace("'", "''")
         con.execute(f"ATTACH '{quoted}' AS \"{alias}\" (READ_ONLY)")
-        con.execute(f'USE "{alias}"')
+        con.execute(f'USE "{alias}".main')      # catalog and schema: a stem such as pg_catalog names no schema
         for stmt in SANDBOX:
             con.execute(stmt)
         return con
@@ -610,10 +814,13 @@ def published_only(reg=None) -> duckdb.DuckDBPyConnection:
     if reg is None:
         from ..registry.base import load_registry
         reg = load_registry()
-    con = duckdb.connect(":memory:")
+    con = duck()
     try:
         init_schema(con)
         refresh_published(con, reg)
+        refresh_conventions(con, reg)
+        from ..encoders import identity
+        identity.refresh(con, reg)      # the papers' models (published_models), queryable before any run
         for stmt in SANDBOX:
             con.execute(stmt)
         return con
@@ -622,9 +829,66 @@ def published_only(reg=None) -> duckdb.DuckDBPyConnection:
         raise
 
 
-def query(db: str | Path, sql: str, *, write: bool = False, wait_s: float = 0.0, reg=None) -> pd.DataFrame:
-    """Run one SQL statement. Without a results file (no run yet) and without ``write``, the registry's
-    published results and the views are queried in memory (``reg``: the registry, default the bundled one)."""
+class SqlResult:
+    """The rows of one statement, fetched as they are read (``rows``: Python values, NULL as None and NaN as NaN;
+    ``frames``: DataFrames), a DuckDB error while fetching becoming the same one-line error as at the start."""
+
+    def __init__(self, cursor, db, write: bool):
+        self._cur, self._db, self._write = cursor, db, write
+        desc = cursor.description if cursor is not None else None
+        self.columns = [d[0] for d in desc] if desc else []
+        self.types = [str(d[1]) for d in desc] if desc else []
+
+    def rows(self, n: int = 10_000):
+        """Lists of at most ``n`` row tuples, until the result is read."""
+        while self._cur is not None:
+            try:
+                chunk = self._cur.fetchmany(n)
+            except duckdb.Error as e:
+                raise _sql_error(e, self._db, self._write) from None
+            if not chunk:
+                return
+            yield chunk
+
+    def frames(self, vectors: int = 16):
+        """DataFrames of about ``vectors`` x 2,048 rows (as ``fetchdf`` types them), until the result is read."""
+        while self._cur is not None:
+            try:
+                df = self._cur.fetch_df_chunk(vectors)
+            except duckdb.Error as e:
+                raise _sql_error(e, self._db, self._write) from None
+            if not len(df):
+                return
+            yield df
+
+    def frame(self) -> pd.DataFrame:
+        if self._cur is None:
+            return pd.DataFrame()       # a statement that returns no rows (a comment only, SET, ...)
+        try:
+            return self._cur.fetchdf()
+        except duckdb.Error as e:
+            raise _sql_error(e, self._db, self._write) from None
+
+
+def _sql_error(e: duckdb.Error, db, write: bool) -> EatlasError:
+    msg = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    low = msg.lower()
+    if "read-only" in low:
+        hint = "the database is opened read-only; pass --write to change it"
+    elif not write and ("disabled by configuration" in low or "configuration has been locked" in low
+                        or "external extensions is disabled" in low or "external access" in low):
+        hint = ("without --write, 'eatlas sql' reads only this database: no other files, ATTACH, COPY, "
+                "INSTALL/LOAD or settings; pass --write to allow them")
+    else:
+        hint = "tables: runs, results, published_results; view: reproduction"
+    return EatlasError(f"SQL error: {msg}", file=str(db), hint=hint)
+
+
+@contextlib.contextmanager
+def sql_result(db: str | Path, sql: str, *, write: bool = False, wait_s: float = 0.0, reg=None):
+    """Run one SQL statement and yield its :class:`SqlResult`, read while the connection is open. Without a
+    results file (no run yet) and without ``write``, the registry's published results and the views are queried
+    in memory (``reg``: the registry, default the bundled one)."""
     if not sql.strip() or not sql.strip().strip(";").strip():
         raise EatlasError("empty SQL query", field="query", hint="e.g. eatlas sql \"SELECT * FROM runs\"")
     if not Path(db).exists():
@@ -636,22 +900,15 @@ def query(db: str | Path, sql: str, *, write: bool = False, wait_s: float = 0.0,
         con = connect(db, read_only=not write, wait_s=wait_s, sandbox=not write)
     try:
         try:
-            rel = con.execute(sql)
-            if rel is None or rel.description is None:
-                import pandas as pd
-                return pd.DataFrame()       # a statement that returns no rows (a comment only, SET, ...)
-            return rel.fetchdf()
+            cur = con.execute(sql)
         except duckdb.Error as e:
-            msg = str(e).strip().splitlines()[0]
-            low = msg.lower()
-            if "read-only" in low:
-                hint = "the database is opened read-only; pass --write to change it"
-            elif not write and ("disabled by configuration" in low or "configuration has been locked" in low
-                                or "external extensions is disabled" in low):
-                hint = ("without --write, 'eatlas sql' reads only this database: no other files, ATTACH, COPY, "
-                        "INSTALL/LOAD or settings; pass --write to allow them")
-            else:
-                hint = "tables: runs, results, published_results; view: reproduction"
-            raise EatlasError(f"SQL error: {msg}", file=str(db), hint=hint) from None
+            raise _sql_error(e, db, write) from None
+        yield SqlResult(cur if cur is not None and cur.description is not None else None, db, write)
     finally:
         con.close()
+
+
+def query(db: str | Path, sql: str, *, write: bool = False, wait_s: float = 0.0, reg=None) -> pd.DataFrame:
+    """Run one SQL statement and return all its rows (see :func:`sql_result`)."""
+    with sql_result(db, sql, write=write, wait_s=wait_s, reg=reg) as res:
+        return res.frame()

@@ -20,6 +20,13 @@ def influence_rows(db: str | Path, run: str, test: str, *, level: str | None = N
         if "runs" not in tables:
             raise EatlasError("the database holds no run", file=str(db), hint="run 'eatlas run' first")
         run_id = resolve_run(con, run)
+        from ..methods import all_methods
+        method = con.execute("SELECT method FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]
+        m = all_methods().get(method)
+        if m is not None and not m.effect_size:
+            with_d = ", ".join(n for n, x in all_methods().items() if x.effect_size)
+            raise EatlasError(f"run {run_id[:8]} is a {method} run: {method} gives no WEAT effect size, so no "
+                              "stimulus moves one", field="run", hint=f"show-influence reads runs of {with_d}")
         if "influence" not in tables:
             raise EatlasError("the database has no influence table (written before EATlas stored it)", file=str(db),
                               hint="run the test again")

@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from urllib.parse import unquote
 
 import duckdb
 import pyarrow as pa
@@ -28,15 +29,26 @@ import pyarrow as pa
 from ..errors import EatlasError
 from ..files import new_temp_dir, umask_folders
 from ..guard import sha256_of
+from .db import (
+    OPEN_COLUMN_TYPES,
+    _check_header,
+    check_schema,
+    connect,
+    declared_tables,
+    duck,
+    init_schema,
+    rollback,
+    schema_problems,
+)
 from .db import SWEEP_FAILURES as FAILURES_DDL
-from .db import connect, init_schema, rollback
 
 FORMAT = "eatlas-results"
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
 CORE = ("runs", "results")
-# Tables of the store that are not results of runs (rebuilt from the registry by every run).
-NOT_EXPORTED = ("published_results",)
+# Tables of the store that are not results of runs (rebuilt from the registry by every run; which printed models
+# a run is, eatlas.encoders.identity, is worked out again by the store that imports it).
+NOT_EXPORTED = ("published_results", "model_matches", "model_match_state")
 HIVE = ("model", "test_id")
 # Tables exported beside the run tables though they name no run: a sweep's failed models, merged on import by
 # (sweep_id, model, config_key), their identity.
@@ -52,35 +64,51 @@ def _lit(text: str) -> str:
     return "'" + str(text).replace("'", "''") + "'"
 
 
-def _run_tables(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> list[str]:
-    """The store's tables of run results: runs, results, then every method table with a run_id column."""
-    where = f"AND table_catalog = {_lit(catalog)}" if catalog else ""
-    rows = con.execute(f"""SELECT table_name FROM information_schema.tables
-                           WHERE table_type = 'BASE TABLE' AND table_schema = 'main' {where}
-                           ORDER BY table_name""").fetchall()
-    names = [r[0] for r in rows]
-    out = [t for t in CORE if t in names]
-    for t in names:
-        if t in CORE or t in NOT_EXPORTED:
-            continue
-        if t == FAILURES:
-            out.append(t)
-            continue
-        cols = {c[0] for c in con.execute(f"DESCRIBE {(_q(catalog) + '.') if catalog else ''}{_q(t)}").fetchall()}
-        if "run_id" in cols:
-            out.append(t)
-    return out
+def _run_tables(con: duckdb.DuckDBPyConnection) -> tuple[list[str], list[str]]:
+    """The store's tables of run results that this EATlas declares (eatlas.store.db.declared_tables: runs, results,
+    influence, run_inputs, sweep_failures, each method's), runs and results first; and the store's other tables
+    that hold a run_id (a user's own, a method no longer installed), which an export leaves out."""
+    names = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_type = "
+                                       "'BASE TABLE' AND table_schema = 'main' ORDER BY table_name").fetchall()]
+    declared = declared_tables()
+    names = [t for t in names if t not in NOT_EXPORTED]
+    out = [t for t in CORE if t in names] + [t for t in names if t not in CORE and t in declared
+                                             and declared[t].runs]
+    other = [t for t in names if t not in declared and "run_id" in
+             {c[0] for c in con.execute(f"DESCRIBE {_q(t)}").fetchall()}]
+    return out, other
 
 
 def _columns(con, relation: str) -> list[list[str]]:
     return [[c[0], c[1]] for c in con.execute(f"DESCRIBE {relation}").fetchall()]
 
 
+def _select(con, table: str, left_out: list[str]) -> str:
+    """The columns of ``table`` an export writes: the declared ones the store has, each as its declared type (a
+    store that drifted is exported as this EATlas writes, its further columns left out and named in
+    ``left_out``); an open table's further columns of a plain type too."""
+    d = declared_tables()[table]
+    out = []
+    for c, typ in con.execute("SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? "
+                              "AND table_schema = 'main' AND table_catalog = current_database() "
+                              "ORDER BY ordinal_position", [table]).fetchall():
+        want = d.columns.get(c)
+        if want is None and d.open and typ in OPEN_COLUMN_TYPES:
+            want = typ
+        if want is None:
+            left_out.append(f"{table}.{c}")
+        else:
+            out.append(_q(c) if want == typ else f"CAST({_q(c)} AS {want}) AS {_q(c)}")
+    return ", ".join(out)
+
+
 # ------------------------------------------------------------------------------------------ export
 def export_results(db: str | Path, out: str | Path) -> dict:
     """Write the store's runs, results and method tables under ``out`` as hive-partitioned parquet with a
-    manifest; returns the manifest. ``out`` must be absent, empty, or an earlier export (its manifest
-    lists every file in it): a folder holding anything else is refused, never overwritten."""
+    manifest; returns the manifest, and under ``left_out`` (not written to the file) the tables and columns of
+    the store this EATlas does not declare, which were not exported. ``out`` must be absent, empty, or an
+    earlier export (its manifest lists every file in it with the content it has): a folder holding anything
+    else is refused, never overwritten."""
     from .. import __version__
 
     out = Path(out)
@@ -89,9 +117,10 @@ def export_results(db: str | Path, out: str | Path) -> dict:
     old = _own_files(out) if out.exists() else set()
     con = connect(db, read_only=True)
     try:
-        tables = _run_tables(con)
+        tables, other = _run_tables(con)
         if "runs" not in tables:
             raise EatlasError("no runs to export", file=str(db), hint="run 'eatlas run' first")
+        left_out = list(other)
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = new_temp_dir(out.parent, f".{out.name}.")      # its contents become the user's files: umask modes
         try:
@@ -100,14 +129,20 @@ def export_results(db: str | Path, out: str | Path) -> dict:
                         "registry": _registry_state(con), "tables": {}}
             for t in tables:
                 cols = [c[0] for c in con.execute(f"DESCRIBE {_q(t)}").fetchall()]
+                sel = _select(con, t, left_out)
                 if t == "runs":
-                    rel, parts = f"SELECT * FROM {_q(t)}", ["model"]
+                    rel, parts = f"SELECT {sel} FROM {_q(t)}", ["model"]
                 elif "model" in cols:
-                    rel, parts = f"SELECT * FROM {_q(t)}", [p for p in HIVE if p in cols]
+                    rel, parts = f"SELECT {sel} FROM {_q(t)}", [p for p in HIVE if p in cols]
                 else:       # a method table names its run only: its model comes from runs
-                    rel = (f"SELECT m.*, r.model FROM {_q(t)} m JOIN runs r USING (run_id)")
+                    rel = f"SELECT m.*, r.model FROM (SELECT {sel} FROM {_q(t)}) m JOIN runs r USING (run_id)"
                     parts = ["model"] + (["test_id"] if "test_id" in cols else [])
-                n = con.execute(f"SELECT count(*) FROM ({rel})").fetchall()[0][0]
+                try:
+                    n = con.execute(f"SELECT count(*) FROM ({rel})").fetchall()[0][0]
+                except duckdb.Error as e:
+                    raise EatlasError(f"table {t} cannot be exported as this EATlas writes it: "
+                                      f"{str(e).strip().splitlines()[0]}", file=str(db),
+                                      hint="the store was changed by other means; nothing was written") from None
                 entry = {"columns": _columns(con, f"({rel})"), "partition_by": parts, "rows": n,
                          "model_from_runs": "model" not in cols, "files": {}}
                 if n:
@@ -122,7 +157,7 @@ def export_results(db: str | Path, out: str | Path) -> dict:
             shutil.rmtree(tmp, ignore_errors=True)
     finally:
         con.close()
-    return manifest
+    return {**manifest, "left_out": left_out}
 
 
 def _registry_state(con) -> dict:
@@ -140,27 +175,35 @@ def _registry_state(con) -> dict:
 
 
 def _own_files(out: Path) -> set[Path]:
-    """The files of an earlier export in ``out`` (which an export may replace); refuses a folder holding any
-    file that export did not write."""
-    files = {p for p in out.rglob("*") if p.is_file()}
+    """The files of an earlier export in ``out`` (which an export may replace): each listed in its manifest with
+    the content it has now. Refuses a folder holding any other file (one the user put there, or one changed since,
+    even under a name the manifest lists): nothing of it is removed."""
+    files = {p for p in out.rglob("*") if p.is_file() or p.is_symlink()}
     if not files:
         return set()
     m = out / MANIFEST
-    if not m.is_file():
+    if not m.is_file() or m.is_symlink():
         raise EatlasError("folder is not empty and holds no EATlas export manifest", file=str(out),
                           hint="export into a new or empty folder; nothing was written")
     try:
         manifest = json.loads(m.read_text(encoding="utf-8"))
-        listed = {out / f for e in manifest["tables"].values() for f in e["files"]} | {m}
-    except (ValueError, KeyError, TypeError, AttributeError):
+        listed = {rel: digest for e in manifest["tables"].values() for rel, digest in e["files"].items()}
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in listed.items()):
+            raise TypeError
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError, OSError):
         raise EatlasError("unreadable export manifest", file=str(m),
                           hint="export into a new or empty folder; nothing was written") from None
-    foreign = sorted(files - listed)
+    own = {m}
+    for f in files - {m}:
+        rel = f.relative_to(out).as_posix()
+        if rel in listed and not f.is_symlink() and sha256_of(f) == listed[rel]:
+            own.add(f)
+    foreign = sorted(files - own)
     if foreign:
-        raise EatlasError(f"folder holds {len(foreign)} file(s) an export did not write, e.g. "
+        raise EatlasError(f"folder holds {len(foreign)} file(s) an export did not write or that changed since, e.g. "
                           f"{foreign[0].relative_to(out)}", file=str(out),
                           hint="export into a new or empty folder; nothing was written")
-    return files
+    return own
 
 
 def _replace(out: Path, tmp: Path, old: set[Path]) -> None:
@@ -176,145 +219,460 @@ def _replace(out: Path, tmp: Path, old: set[Path]) -> None:
         os.replace(child, out / child.name)
 
 
+# ------------------------------------------------------------------------------------------ unsaved work
+# A run (or a sweep's failures) that was computed but could not be written into the database (in use, disk
+# full, a schema that drifted) is kept here, beside the database, as an export folder of its own.
+UNSAVED = "eatlas-unsaved"
+
+
+def unsaved_folder(db: str | Path, name: str) -> Path:
+    return Path(db).parent / UNSAVED / name
+
+
+def save_unsaved(db: str | Path, name: str, reg, *, run: dict | None = None, results: list[dict] | None = None,
+                 tables: dict | None = None, failures: list[dict] | None = None) -> Path:
+    """Keep work the database could not take: ``run`` (with its ``results`` and method ``tables``) and/or
+    sweep ``failures`` (rows of sweep_failures), written exactly as ``eatlas results export`` writes them (into
+    a fresh results file first, then exported from it by :func:`export_results`) into
+    ``eatlas-unsaved/<name>/`` beside ``db``, which ``eatlas results import`` merges later. Returns the folder;
+    nothing is written into ``db``."""
+    import pandas as pd
+
+    from .db import write_run
+
+    out = unsaved_folder(db, name)
+    if out.exists():
+        raise EatlasError("an unsaved export of that name exists already", file=str(out),
+                          hint="import it ('eatlas results import'), or move it away")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    scratch = new_temp_dir(out.parent, f".{name}.")
+    try:
+        tmp_db = scratch / "unsaved.duckdb"
+        if run is not None:
+            write_run(tmp_db, run, results or [], reg, extra_tables=tables)
+        con = connect(tmp_db)
+        try:
+            con.execute("BEGIN TRANSACTION")
+            init_schema(con)
+            con.execute(FAILURES_DDL)
+            if failures:
+                con.register("_fail", pd.DataFrame(failures))
+                con.execute("INSERT INTO sweep_failures BY NAME SELECT * FROM _fail")
+                con.unregister("_fail")
+            con.execute("COMMIT")
+        finally:
+            con.close()
+        export_results(tmp_db, out)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return out
+
+
 # ------------------------------------------------------------------------------------------ import
+# What an import reads is data another lab sends: checked completely before anything is written (see the module's
+# docstring). Limits keep a hostile export from exhausting memory before the checks speak.
+MAX_MANIFEST_BYTES = 64 << 20
+NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
+COLUMN = r"^[^\x00-\x1f\x7f]{1,256}$"
+SHA256 = r"^[0-9a-f]{64}$"
+
+
+def _manifest_model():
+    """The manifest's declared shape (pydantic): types, fields and nesting, nothing else."""
+    from typing import Annotated, Literal
+
+    from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+    Name = Annotated[str, StringConstraints(pattern=NAME)]
+    Column = Annotated[str, StringConstraints(pattern=COLUMN)]
+    Text = Annotated[str, StringConstraints(max_length=1024)]
+    Digest = Annotated[str, StringConstraints(pattern=SHA256)]
+    RelPath = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+
+    class Strict(BaseModel):
+        model_config = ConfigDict(extra="forbid", strict=True)
+
+    class Entry(Strict):
+        columns: list[Annotated[list[Column], Field(min_length=2, max_length=2)]] = Field(max_length=10_000)
+        partition_by: list[Literal["model", "test_id"]] = Field(max_length=2)
+        rows: int = Field(ge=0)
+        model_from_runs: bool
+        files: dict[RelPath, Digest] = Field(max_length=1_000_000)
+
+    class RegistryState(Strict):
+        commits: list[Text] = Field(max_length=100_000)
+        test_versions: dict[Text, list[Text]] = Field(max_length=100_000)
+
+    class Manifest(Strict):
+        format: Literal[FORMAT]
+        schema_version: int = Field(ge=1, le=SCHEMA_VERSION)
+        eatlas_version: Text
+        exported_at: Text
+        registry: RegistryState
+        tables: dict[Name, Entry] = Field(max_length=1000)
+
+    return Manifest
+
+
 def import_results(db: str | Path, src: str | Path, *, wait_s: float = 0.0, reg=None) -> dict:
     """Merge an export folder or another results file into ``db``: every run whose id the store lacks, with
-    its results and method-table rows, in one transaction. Returns {table: rows added} and the runs skipped."""
+    its results and method-table rows, in one transaction. Returns {table: rows added} and the runs skipped.
+    Everything is checked first (see the module's docstring); a failed import writes nothing."""
     src = Path(src)
-    mem = duckdb.connect(":memory:")
+    check_schema(db)                # a store that drifted is refused (with its repair) before anything is read
+    mem = duck()
     try:
         if src.is_dir():
-            relations = _stage_folder(mem, src)
+            relations, version, listed = _stage_folder(mem, src)
+            where = src / MANIFEST
         elif src.is_file():
-            relations = _stage_duckdb(mem, src)
+            relations, version, listed = _stage_duckdb(mem, src), None, None
+            where = src
         else:
             raise EatlasError("no such file or folder", file=str(src),
                               hint="an 'eatlas results export' folder or an eatlas .duckdb results file")
+        _check_staged(mem, relations, str(where), version, listed)
         return _merge(db, mem, relations, wait_s=wait_s, reg=reg, src=src)
     finally:
         mem.close()
 
 
-def _known_columns() -> dict[str, dict[str, str]]:
-    con = duckdb.connect(":memory:")
+def _refuse(message: str, where, *, field: str | None = None, hint: str = "nothing was written"):
+    raise EatlasError(message, file=str(where), field=field, hint=hint)
+
+
+def _newer(version: str | None) -> bool | None:
+    """Whether an export's EATlas version is newer than this one (None: not known)."""
+    from packaging.version import InvalidVersion, Version
+
+    from .. import __version__
     try:
-        init_schema(con)
-        con.execute(FAILURES_DDL)
-        from .db import tables
-        # every table of run results, each method's included; an open table (one column per pair of groups,
-        # eatlas.methods.Table(open=True)) may hold columns no declaration names
-        names = dict.fromkeys([*CORE, *(t.name for t in tables() if not t.open), FAILURES])
-        return {t: dict((c[0], c[1]) for c in con.execute(f"DESCRIBE {t}").fetchall()) for t in names}
-    finally:
-        con.close()
+        return Version(str(version)) > Version(__version__)
+    except (InvalidVersion, TypeError):
+        return None
 
 
-def _check_columns(table: str, cols: list[str], where: str) -> None:
-    known = _known_columns()
-    if table in known:
-        unknown = [c for c in cols if c not in known[table]]
-        if unknown:
-            raise EatlasError(f"table {table} has column(s) this EATlas does not know: {', '.join(unknown)}",
-                              file=where, hint="it was written by a newer EATlas: upgrade eatlas; nothing was written")
-        lacking = [c for c in known[table] if c not in cols and ((table in CORE and c in ("run_id", "model"))
-                                                                   or (table == FAILURES and c in FAILURE_KEY))]
-        if lacking:
-            raise EatlasError(f"table {table} lacks column(s) {', '.join(lacking)}", file=where,
-                              hint="not an EATlas results export; nothing was written")
+def _older(version: str | None) -> bool:
+    """Whether an export's EATlas version is older than this one (an unreadable version is not)."""
+    from packaging.version import InvalidVersion, Version
+
+    from .. import __version__
+    try:
+        return Version(str(version)) < Version(__version__)
+    except (InvalidVersion, TypeError):
+        return False
 
 
-def _stage_folder(mem, src: Path) -> list[str]:
-    """Check an export folder completely and load its tables into ``mem`` (tables named like the store's)."""
+def _who_knows(version: str | None) -> str:
+    """Which EATlas would know a table or column this one does not (the hint of such a refusal)."""
+    from .. import __version__
+    if version and _newer(version):
+        return f"it was written by EATlas {version}, newer than this {__version__}: upgrade to {version} or later"
+    return (f"no EATlas up to {__version__} writes it" + (f" (the export says EATlas {version} wrote it)"
+                                                         if version else "") + "; nothing was written")
+
+
+def _read_manifest(src: Path) -> dict:
     m = src / MANIFEST
-    if not m.is_file():
-        raise EatlasError("folder holds no manifest.json", file=str(src),
-                          hint="not an 'eatlas results export' folder; nothing was written")
+    if not m.is_file() or not _inside(src, m):
+        _refuse("folder holds no manifest.json", src, hint="not an 'eatlas results export' folder; nothing was written")
+    if m.stat().st_size > MAX_MANIFEST_BYTES:
+        _refuse(f"manifest is larger than {MAX_MANIFEST_BYTES >> 20} MiB", m)
     try:
         manifest = json.loads(m.read_text(encoding="utf-8"))
+    except RecursionError:
+        _refuse("manifest is nested too deeply", m)
     except (ValueError, UnicodeDecodeError) as e:
-        raise EatlasError(f"manifest is not valid JSON ({e})", file=str(m), hint="nothing was written") from None
+        _refuse(f"manifest is not valid JSON ({e})", m)
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         fmt = manifest.get("format") if isinstance(manifest, dict) else None
-        raise EatlasError(f"not an EATlas results manifest (format {fmt!r})", file=str(m), field="format",
-                          hint=f"expected {FORMAT!r}; nothing was written")
+        _refuse(f"not an EATlas results manifest (format {fmt!r})", m, field="format",
+                hint=f"expected {FORMAT!r}; nothing was written")
     version = manifest.get("schema_version")
     if not isinstance(version, int) or version > SCHEMA_VERSION or version < 1:
-        raise EatlasError(f"schema version {version!r} is unknown to this EATlas (it reads 1 to {SCHEMA_VERSION})",
-                          file=str(m), field="schema_version",
-                          hint="written by a newer EATlas: upgrade eatlas; nothing was written")
-    tables = manifest.get("tables")
-    if not isinstance(tables, dict) or "runs" not in tables:
-        raise EatlasError("manifest lists no runs table", file=str(m), field="tables", hint="nothing was written")
-    for entry in tables.values():
-        for rel, digest in (entry.get("files") or {}).items():
-            f = src / rel
-            if not f.is_file():
-                raise EatlasError("file listed in the manifest is missing", file=str(f), hint="nothing was written")
-            if sha256_of(f) != digest:
-                raise EatlasError("file does not match its checksum in the manifest (corrupt or changed)",
-                                  file=str(f), hint="export it again; nothing was written")
+        _refuse(f"schema version {version!r} is unknown to this EATlas (it reads 1 to {SCHEMA_VERSION})", m,
+                field="schema_version", hint="written by a newer EATlas: upgrade eatlas; nothing was written")
+    from pydantic import ValidationError
+    try:
+        _manifest_model().model_validate(manifest)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        more = f" (and {e.error_count() - 1} more problem(s))" if e.error_count() > 1 else ""
+        _refuse(f"manifest does not have the shape of an EATlas export: {err['msg']}{more}", m, field=loc)
+    if "runs" not in manifest["tables"]:
+        _refuse("manifest lists no runs table", m, field="tables")
+    return manifest
+
+
+def _inside(root: Path, path: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
+def _listed_file(root: str, rel: str, table: str, parts: list[str]) -> tuple[str, list[str]] | None:
+    """The file a manifest entry names, if it is a regular file inside the export folder ``root`` (resolved) in
+    its table's partition folders (``<table>/<p>=<value>/.../<name>.parquet``): its path and its partition values
+    (as DuckDB writes them, percent-encoded); else None."""
+    segs = rel.split("/")
+    if rel.startswith("/") or "\\" in rel or any(s in ("", ".", "..") for s in segs) or len(segs) != len(parts) + 2 \
+            or segs[0] != table or not segs[-1].endswith(".parquet") \
+            or any(not seg.startswith(p + "=") for seg, p in zip(segs[1:-1], parts)):
+        return None
+    path = os.path.join(root, *segs)
+    try:
+        real = os.path.realpath(path)
+        if not real.startswith(root + os.sep) or not os.path.isfile(real):
+            return None
+    except (OSError, ValueError):
+        return None
+    return path, [unquote(seg[len(p) + 1:]) for seg, p in zip(segs[1:-1], parts)]
+
+
+def _stage_folder(mem, src: Path) -> tuple[list[str], str | None, dict]:
+    """Check an export folder completely and load its tables into ``mem`` (as ``_imp_<table>``)."""
+    manifest = _read_manifest(src)
+    m = src / MANIFEST
+    version = manifest["eatlas_version"]
+    declared = declared_tables()
+    for name, entry in manifest["tables"].items():
+        _check_table_name(name, declared, version, m)
+        _check_columns(name, [c for c, _ in entry["columns"] if not (entry["model_from_runs"] and c == "model")],
+                       dict(entry["columns"]), declared[name], version, m, complete=not _older(version))
+    # One message for a file that is missing, outside the folder or changed: which of them is not said.
+    root = os.path.realpath(src)
+    found: dict[str, dict[str, list[str]]] = {}
+    for name, entry in manifest["tables"].items():
+        for rel, digest in entry["files"].items():
+            f = _listed_file(root, rel, name, entry["partition_by"])
+            if f is None or sha256_of(Path(f[0])) != digest:
+                _refuse(f"file {rel!r} of the manifest is missing, lies outside the export folder, or is not the "
+                        "file the manifest lists (its checksum differs)", src,
+                        hint="export it again; nothing was written")
+            found.setdefault(name, {})[f[0]] = f[1]
+    _confine(mem, root)
     relations = []
-    for name, entry in tables.items():
-        files = sorted(entry.get("files") or {})
-        cols = [c[0] for c in entry.get("columns") or []]
-        drop_model = bool(entry.get("model_from_runs"))
-        _check_columns(name, [c for c in cols if not (drop_model and c == "model")], str(m))
-        target = f"_imp_{name}"
-        if files:
-            parts = entry.get("partition_by") or []
-            types = "{" + ", ".join(f"{_lit(p)}: VARCHAR" for p in parts) + "}"
-            paths = "[" + ", ".join(_lit(src / f) for f in files) + "]"
-            try:
-                mem.execute(f"CREATE TABLE {_q(target)} AS SELECT * FROM read_parquet({paths}, hive_partitioning=true, "
-                            f"hive_types={types}, union_by_name=true)")
-            except duckdb.Error as e:
-                raise EatlasError(f"unreadable parquet: {str(e).strip().splitlines()[0]}", file=str(src / name),
-                                  hint="nothing was written") from None
-            if drop_model:
-                mem.execute(f"ALTER TABLE {_q(target)} DROP COLUMN model")
-        else:
-            mem.execute(f"CREATE TABLE {_q(target)} AS SELECT * FROM (SELECT 1) WHERE false")
-            mem.execute(f"ALTER TABLE {_q(target)} ADD COLUMN run_id VARCHAR")
-            mem.execute(f"ALTER TABLE {_q(target)} DROP COLUMN \"1\"")
+    for name, entry in manifest["tables"].items():
+        target = _q(f"_imp_{name}")
+        parts = entry["partition_by"]
+        listed = [c for c, _ in entry["columns"] if not (entry["model_from_runs"] and c == "model")]
+        if not entry["files"]:
+            cols = [(c, t) for c, t in entry["columns"] if not (entry["model_from_runs"] and c == "model")]
+            mem.execute(f"CREATE TABLE {target} ({', '.join(f'{_q(c)} {_type(t, name, m)}' for c, t in cols)})")
+            relations.append(name)
+            continue
+        _stage_files(mem, name, found[name], parts, src)
+        if entry["model_from_runs"]:
+            mem.execute(f"ALTER TABLE {target} DROP COLUMN model")
+        got = [c[0] for c in mem.execute(f"DESCRIBE {target}").fetchall()]
+        if set(got) != set(listed):
+            diff = sorted(set(got) ^ set(listed))
+            _refuse(f"the files of table {name} and the manifest list different columns ({', '.join(diff[:5])})",
+                    m, field=f"tables.{name}.columns", hint="export it again; nothing was written")
         relations.append(name)
-    return relations
+    return relations, version, {name: entry["rows"] for name, entry in manifest["tables"].items()}
+
+
+def _stage_files(mem, name: str, files: dict[str, list[str]], parts: list[str], src: Path) -> None:
+    """Read a table's files once (each file's own columns and its name) and add the partition columns from the
+    folders; a file that holds a partition column itself must agree with its folder."""
+    raw, target = _q(f"_raw_{name}"), _q(f"_imp_{name}")
+    paths = "[" + ", ".join(_lit(f) for f in sorted(files)) + "]"
+    try:
+        mem.execute(f"CREATE TABLE {raw} AS SELECT * FROM read_parquet({paths}, hive_partitioning=false, "
+                    "union_by_name=true, filename=true)")
+    except duckdb.Error as e:
+        _refuse(f"unreadable parquet of table {name}: {str(e).strip().splitlines()[0]}", src)
+    hive = pa.table({"filename": list(files), **{p: [v[i] for v in files.values()] for i, p in enumerate(parts)}})
+    mem.register("_hive", hive)
+    try:
+        inner = {c[0] for c in mem.execute(f"DESCRIBE {raw}").fetchall()}
+        for p in parts:
+            if p in inner:          # a file carries its partition column too: it must agree with its folder
+                bad = mem.execute(f"SELECT r.filename, r.{_q(p)} FROM {raw} r JOIN _hive h USING (filename) "
+                                  f"WHERE r.{_q(p)} IS DISTINCT FROM h.{_q(p)} LIMIT 1").fetchall()
+                if bad:
+                    rel = os.path.relpath(bad[0][0], os.path.realpath(src))
+                    _refuse(f"column {p} holds {bad[0][1]!r} in file {rel!r}, whose partition folder says "
+                            "otherwise", src, field=p,
+                            hint="a file and its partition folder must agree; nothing was written")
+        drop = ", ".join(["filename", *(_q(p) for p in parts if p in inner)])
+        keep = ", ".join(f"h.{_q(p)}" for p in parts)
+        mem.execute(f"CREATE TABLE {target} AS SELECT r.* EXCLUDE ({drop}){', ' + keep if keep else ''} "
+                    f"FROM {raw} r JOIN _hive h USING (filename)")
+        mem.execute(f"DROP TABLE {raw}")
+    finally:
+        mem.unregister("_hive")
+
+
+def _type(typ: str, table: str, where) -> str:
+    """A column type of the manifest, used in DDL only once it is one a declared table has."""
+    if typ not in {t for d in declared_tables().values() for t in d.columns.values()} | set(OPEN_COLUMN_TYPES):
+        _refuse(f"table {table} has a column of type {typ!r}, which no EATlas table has", where)
+    return typ
+
+
+def _confine(mem, root: str) -> None:
+    """The staging connection reads the export folder (``root``, resolved) and nothing else (DuckDB >= 1.2:
+    allowed_directories)."""
+    try:
+        mem.execute(f"SET allowed_directories = [{_lit(root + '/')}]")
+        mem.execute("SET enable_external_access = false")
+    except duckdb.Error:
+        pass        # an older DuckDB: the paths were checked above, and only they are read
+
+
+def _check_table_name(name: str, declared: dict, version, where) -> None:
+    if name not in declared:
+        _refuse(f"table {name} is not a table of run results this EATlas writes", where, field=f"tables.{name}",
+                hint=_who_knows(version))
+    if not declared[name].runs:
+        _refuse(f"table {name} is rebuilt from the registry and never imported (it holds no runs)", where,
+                field=f"tables.{name}", hint="an export holds run tables only; nothing was written")
+
+
+def _check_columns(table: str, cols: list[str], types: dict, d, version, where, *, complete: bool) -> None:
+    """The columns of an imported table: each one the declaration has, of its type; the NOT NULL ones there; and,
+    ``complete``, every declared column (an export that says this EATlas or a newer one wrote it; a file or an
+    export of an earlier version may lack the columns added since, which are then NULL)."""
+    from .. import __version__
+    unknown = [c for c in cols if c not in d.columns and not (d.open and types.get(c) in OPEN_COLUMN_TYPES)]
+    if unknown:
+        _refuse(f"table {table} has column(s) {', '.join(unknown[:5])}, which this EATlas does not write", where,
+                field=f"tables.{table}.columns", hint=_who_knows(version))
+    wrong = [(c, types[c], d.columns[c]) for c in cols if c in d.columns and types.get(c) != d.columns[c]]
+    if wrong:
+        c, got, want = wrong[0]
+        _refuse(f"column {table}.{c} is {got}, where this EATlas writes {want}", where,
+                field=f"tables.{table}.columns", hint="not an EATlas export of this version; nothing was written")
+    need = set(d.columns) if complete else d.not_null
+    lacking = [c for c in d.columns if c in need and c not in cols]
+    if lacking:
+        _refuse(f"table {table} lacks column(s) {', '.join(lacking[:5])}, which EATlas {__version__} writes", where,
+                field=f"tables.{table}.columns", hint="not a complete EATlas export; nothing was written")
 
 
 def _stage_duckdb(mem, src: Path) -> list[str]:
+    """Check another results file and load its run tables into ``mem``: its tables must be the store's own (no
+    table EATlas does not declare, no drifted column); the published tables, rebuilt from the registry, are never
+    read."""
+    _check_header(src)
     try:
         mem.execute(f"ATTACH {_lit(src.resolve())} AS src (READ_ONLY)")
     except duckdb.Error as e:
-        raise EatlasError(f"cannot open: {str(e).strip().splitlines()[0]}", file=str(src),
-                          hint="an eatlas .duckdb results file or an export folder; nothing was written") from None
-    tables = _run_tables(mem, "src")
-    if "runs" not in tables:
-        raise EatlasError("holds no runs table", file=str(src), hint="not an eatlas results file; nothing was written")
-    for t in tables:
-        cols = [c[0] for c in mem.execute(f"DESCRIBE src.{_q(t)}").fetchall()]
-        _check_columns(t, cols, str(src))
-        mem.execute(f"CREATE TABLE {_q('_imp_' + t)} AS SELECT * FROM src.{_q(t)}")
-    mem.execute("DETACH src")
+        _refuse(f"cannot open: {str(e).strip().splitlines()[0]}", src,
+                hint="an eatlas .duckdb results file or an export folder; nothing was written")
+    try:
+        mem.execute("SET enable_external_access = false")     # nothing but the attached file from here on
+        kinds = dict(mem.execute("SELECT table_name, table_type FROM information_schema.tables "
+                                 "WHERE table_catalog = 'src' AND table_schema = 'main'").fetchall())
+        declared = declared_tables()
+        if kinds.get("runs") != "BASE TABLE":
+            _refuse("holds no runs table", src, hint="not an eatlas results file; nothing was written")
+        for name, kind in sorted(kinds.items()):
+            if kind == "BASE TABLE" and name not in declared:
+                _refuse(f"holds table {name}, which is not a table this EATlas writes", src,
+                        hint=f"{_who_knows(None).split(';')[0]}; drop it from a copy of the file, or export the runs "
+                             "you want with 'eatlas results export'; nothing was written")
+        problems = schema_problems(mem, "src")
+        if problems:
+            _refuse(f"the file's tables differ from what this EATlas writes: {problems[0]}", src,
+                    hint="not an eatlas results file of this version; nothing was written")
+        tables = [t for t, d in declared.items() if d.runs and kinds.get(t) == "BASE TABLE"]
+        for t in tables:
+            mem.execute(f"CREATE TABLE {_q('_imp_' + t)} AS SELECT * FROM src.{_q(t)}")
+    except duckdb.Error as e:
+        _refuse(f"unreadable: {str(e).strip().splitlines()[0]}", src,
+                hint="an eatlas .duckdb results file or an export folder; nothing was written")
+    finally:
+        try:
+            mem.execute("DETACH src")
+        except duckdb.Error:
+            pass
     return tables
+
+
+def _check_staged(mem, relations: list[str], where: str, version, rows_listed: dict | None = None) -> None:
+    """The staged rows, as a run's own would be checked (eatlas.store.checks), and as the store would take them:
+    declared columns and types, NOT NULL filled, primary keys unique, JSON that parses, every row's run among
+    the runs it brings."""
+    from .checks import arrow_frame, check_rows, checked_columns
+    from .db import gives_d
+
+    declared = declared_tables()
+    for name in relations:
+        d = declared[name]
+        t = _q("_imp_" + name)
+        cols = {c[0]: c[1] for c in mem.execute(f"DESCRIBE {t}").fetchall()}
+        _check_columns(name, list(cols), cols, d, version, where, complete=version is not None and not _older(version))
+        for c in sorted(d.not_null & set(cols)):
+            n = mem.execute(f"SELECT count(*) FROM {t} WHERE {_q(c)} IS NULL").fetchall()[0][0]
+            if n:
+                _refuse(f"table {name}: {n} row(s) without {c}, which every row holds", where, field=c)
+        key = [c for c in d.key if c in cols]
+        if key and len(key) == len(d.key):
+            k = ", ".join(_q(c) for c in key)
+            dup = mem.execute(f"SELECT {k} FROM {t} GROUP BY ALL HAVING count(*) > 1 LIMIT 1").fetchall()
+            if dup:
+                _refuse(f"table {name} holds two rows for {', '.join(f'{c}={v!r}' for c, v in zip(key, dup[0]))}",
+                        where, hint="each row is there once in an EATlas export; nothing was written")
+        for c, typ in cols.items():
+            if typ == "JSON":
+                for (v,) in mem.execute(f"SELECT {_q(c)} FROM {t} WHERE {_q(c)} IS NOT NULL").fetchall():
+                    try:
+                        json.loads(v)
+                    except RecursionError:
+                        _refuse(f"table {name}: a value of {c} is nested too deeply", where, field=c)
+                    except ValueError:
+                        _refuse(f"table {name}: a value of {c} is not JSON", where, field=c)
+        if name != "runs" and "run_id" in cols:
+            orphan = mem.execute(f"SELECT run_id FROM {t} WHERE run_id NOT IN (SELECT run_id FROM _imp_runs) "
+                                 "LIMIT 1").fetchall()
+            if orphan:
+                _refuse(f"table {name} holds rows of run {str(orphan[0][0])[:36]!r}, which its runs table does not "
+                        "hold", where, hint="not a complete EATlas export; nothing was written")
+        wanted = [c for c in checked_columns(name, cols) if c in cols]
+        if wanted:
+            sel = ", ".join(f"t.{_q(c)}" for c in wanted)
+            if name == "results":
+                sql = f"SELECT {sel}, ru.method AS _method FROM {t} t LEFT JOIN _imp_runs ru USING (run_id)"
+            else:
+                sql = f"SELECT {sel} FROM {t} t"
+            table = _arrow(mem, sql)
+            d_methods = [gives_d(m) for m in table.column("_method").to_pylist()] if name == "results" else None
+            check_rows(name, arrow_frame(table.select(wanted), cols), cols, where=where, d_methods=d_methods)
+        declared_rows = rows_listed.get(name) if rows_listed else None
+        if declared_rows is not None:
+            n = mem.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]
+            if n != declared_rows:
+                _refuse(f"the files of table {name} hold {n} row(s), the manifest says {declared_rows}", where,
+                        field=f"tables.{name}.rows", hint="export it again; nothing was written")
 
 
 def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> dict:
     """Write the staged tables' new runs into the store, in one transaction."""
     from ..registry.base import load_registry
-    from .db import refresh_published
+    from .db import refresh_conventions, refresh_published
 
     con = connect(db, wait_s=wait_s)
     added, skipped = {}, 0
     try:
         con.execute("BEGIN TRANSACTION")
+        check_schema(db, con)
         init_schema(con)
         if not con.execute("SELECT count(*) FROM published_results").fetchall()[0][0]:
             refresh_published(con, reg or load_registry())
+        if not con.execute("SELECT count(*) FROM published_conventions").fetchall()[0][0]:
+            refresh_conventions(con, reg or load_registry())
         ids = mem.execute("SELECT DISTINCT run_id FROM _imp_runs").fetchdf()
         con.register("_ids", ids)
         have = {r[0] for r in con.execute("SELECT run_id FROM runs WHERE run_id IN (SELECT run_id FROM _ids)"
                                           ).fetchall()}
         con.unregister("_ids")
         skipped = len(have)
+        declared = declared_tables()
         if FAILURES in relations:
             added[FAILURES] = _merge_failures(con, mem)
         # runs first: results and the method tables reference them
@@ -328,12 +686,10 @@ def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> d
             else:
                 sel = "SELECT * FROM _new"
             n = con.execute(f"SELECT count(*) FROM ({sel})").fetchall()[0][0]
-            if t not in CORE and t != "mleat_results" and n:
-                con.execute(f"CREATE TABLE IF NOT EXISTS {_q(t)} AS SELECT * FROM _new WHERE false")
+            if declared[t].open and n:      # an open table's further columns, added as write_run adds them
                 have_cols = {r[0] for r in con.execute(f"DESCRIBE {_q(t)}").fetchall()}
                 for col, typ, *_ in con.execute("DESCRIBE SELECT * FROM _new").fetchall():
                     if col not in have_cols:
-                        typ = "VARCHAR" if typ.strip('"') == "NULL" else typ
                         con.execute(f"ALTER TABLE {_q(t)} ADD COLUMN {_q(col)} {typ}")
             if n:
                 con.execute(f"INSERT INTO {_q(t)} BY NAME {sel}")
@@ -341,6 +697,8 @@ def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> d
             con.unregister("_new")
             if have:
                 con.unregister("_have")
+        from ..encoders import identity
+        identity.refresh(con, reg or load_registry())   # which printed models the new runs are (model_matches)
         con.execute("COMMIT")
     except BaseException as e:
         rollback(con)

