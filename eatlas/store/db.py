@@ -733,7 +733,10 @@ def gives_d(method: str | None) -> bool:
 def check_run_rows(run: dict, results: list[dict], extra_tables: dict | None = None) -> None:
     """A run's rows pass the checks every imported row passes (eatlas.store.checks), before anything is written:
     runs, results and every table of the method. They are checked as they will be stored: a NaN is written as
-    NULL (DuckDB reads a pandas NaN so)."""
+    NULL (DuckDB reads a pandas NaN so). This imports pandas and pandera: the one place a warm run needs them,
+    as a run's rows are checked by the same rules as imported ones."""
+    import pandas as pd
+
     from .checks import check_rows, checked_columns, frame
 
     def stored(v):
