@@ -128,7 +128,7 @@ def test_held_out_check_a_fresh_process_runs_a_cached_id_offline(hf_cache, tmp_p
     env.pop("HF_HUB_CACHE", None)
     db = tmp_path / "r.duckdb"
     run = [sys.executable, "-m", "eatlas", "--db", str(db), "run", "--tests", "weat1", "--levels", "word,sent",
-           "--n-samples", "2000", "--n-boot", "200"]
+           "--n-samples", "2000"]
     p = subprocess.run([*run, "--model", "tiny-org/tiny-wordpiece"], env=env, capture_output=True, text=True,
                        timeout=600)
     assert p.returncode == 0, p.stderr
