@@ -261,7 +261,7 @@ def test_the_key_of_a_planned_run_is_the_key_of_the_stored_run(mini, models, tmp
 
 # ----------------------------------------------------------------------------- options
 def test_a_sweep_takes_run_s_statistics_and_method_options(mini, models, tmp_path, capsys):
-    opts = ("--ci", "0.9", "--alternative", "two-sided", "--ci-method", "BCa", "--seed", "3")
+    opts = ("--ci", "0.9", "--alternative", "two-sided", "--ci-method", "BCa", "--n-boot", "200", "--seed", "3")
     a, b = tmp_path / "run.duckdb", tmp_path / "sweep.duckdb"
     assert cli(capsys, "--registry", mini.root, "--db", a, "run", "--model", models[0], *SWEEP, *opts,
                "--quiet")[0] == 0

@@ -170,7 +170,8 @@ def test_a_test_page_shows_sets_sentences_published_numbers_results_and_citation
     assert re.search(r'<svg[^>]* role="img" aria-labelledby="forest-0-title forest-0-desc"', page)
     assert '<desc id="forest-0-desc">Forest plot of test weat1' in page
     # every printed effect size of the test is on it: May et al.'s for the model our glove run is recognised as
-    # (a diamond: the same model, or the same family; eatlas.encoders.identity.match) and theirs for other models (x, report.forest_plots' ``others``)
+    # (a diamond: the same model, or the same family; eatlas.encoders.identity.match) and theirs for other models
+    # (x, report.forest_plots' ``others``)
     assert re.search(r'id="forest-published-same_(model|family)"', page) and 'id="forest-published-other"' in page
     assert "Published by may2019 for other models at level word: 6 value(s)" in page
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page)[1]
