@@ -314,7 +314,7 @@ def two_runs(tmp_path_factory):
     model = write_static_model(tmp / "m.txt", seed=0, tests=("weat1", "weat6", "weathub_en_weat11"))
     db = tmp / "r.duckdb"
     common = ["--db", str(db), "run", "--model", str(model), "--levels", "word", "--n-samples", "1000",
-              "--n-boot", "200", "--no-cache", "--quiet"]
+              "--no-cache", "--quiet"]
     glove = [*common, "--family", "glove", "--tests", "weat1", "weat6"]
     assert main(glove) == 0
     assert main([*glove, "--convention", "wefe"]) == 0

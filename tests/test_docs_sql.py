@@ -40,7 +40,7 @@ def db(tmp_path_factory):
     path = tmp / "r.duckdb"
     for method in ("weat", "mleat"):
         assert main(["--db", str(path), "run", "--method", method, "--model", str(model), "--family", "glove",
-                     "--tests", "weat1", "weat6", "--levels", "word", "--n-samples", "1000", "--n-boot", "200",
+                     "--tests", "weat1", "weat6", "--levels", "word", "--n-samples", "1000",
                      "--no-cache", "--quiet"] + (["--no-maps"] if method == "mleat" else [])) == 0
     return path
 

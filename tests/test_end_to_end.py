@@ -45,8 +45,14 @@ def test_failed_write_leaves_database_as_it_was(tiny_bert, tmp_path, monkeypatch
     cfg = RunConfig(tests=["weat1"], levels=("word",), n_samples=1000)
     run(cfg, db=db, encoder=enc)
     outcome = evaluate(cfg, encoder=enc)
-    outcome.results[0]["level"] = None          # violates NOT NULL after the run row is inserted
+    outcome.results[0]["level"] = None          # violates NOT NULL
     from eatlas.registry import load_registry
+    from eatlas.store import db as store_db
+    # the rows' checks find it before anything is written ...
+    with pytest.raises(EatlasError, match=r"table results .*field 'level'.*nothing was written"):
+        store.write_run(db, outcome.run, outcome.results, load_registry())
+    # ... and without them the database refuses it after the run row is inserted: the transaction is undone
+    monkeypatch.setattr(store_db, "check_run_rows", lambda *a, **k: None)
     with pytest.raises(EatlasError, match="r.duckdb"):          # one line naming the file; nothing kept
         store.write_run(db, outcome.run, outcome.results, load_registry())
     con = duckdb.connect(str(db), read_only=True)

@@ -55,7 +55,8 @@ def vectors(tmp_path, words=None, dim=8):
 
 
 def run(reg, tmp_path, *args, db="r.duckdb"):
-    fast = [] if "--method" in args else ["--n-boot", "200"]       # bootstrap options: weat and mleat only
+    # fewer bootstrap resamples where a bootstrap interval is asked for (the default interval resamples nothing)
+    fast = ["--n-boot", "200"] if {"percentile", "BCa"} & set(args) else []
     return main(["--registry", str(reg.root), "--db", str(tmp_path / db), "run", "--model",
                  str(vectors(tmp_path)), "--n-samples", "1000", *fast, "--no-cache", *args])
 
@@ -86,7 +87,7 @@ def test_a_named_prompt_test_is_one_line_exit_2_naming_its_method(tmp_path, caps
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err
     assert "p1 is a test for method llm-iat" in err and "not for weat" in err
-    assert "no installed method runs it" in err            # true today: no method is called llm-iat
+    assert "run it with --method llm-iat" in err            # the method that runs it, installed with EATlas
     assert not (tmp_path / "r.duckdb").exists()             # refused before any model is loaded
 
 
@@ -104,11 +105,14 @@ def test_a_test_with_sets_too_small_for_weat_names_the_method_that_runs_it(tmp_p
 
 
 def test_a_registered_method_that_runs_it_is_named(tmp_path, monkeypatch):
-    """When a method that the test's `methods:` names is installed, the hint names it instead."""
+    """The hint names the installed methods among the test's `methods:`, and says when none is installed."""
     reg = load_registry(str(registry(tmp_path).root))
     spec = reg.tests["p1"]
-    monkeypatch.setattr(spec, "methods", ("llm-iat", "same"))
+    monkeypatch.setattr(spec, "methods", ("a-future-method", "same"))
     assert runner.runs_it(spec, reg) == "run it with --method same"
+    monkeypatch.setattr(spec, "methods", ("a-future-method",))
+    assert "no installed method runs it" in runner.runs_it(spec, reg)
+    monkeypatch.setattr(spec, "methods", ("a-future-method", "same"))
     assert "not for weat" in runner.method_why_not(methods.get("weat"), spec, reg)
     assert runner.method_why_not(methods.get("same"), spec, reg) is None
 
@@ -125,7 +129,7 @@ def test_the_real_registry_one_term_bai2024_tests_are_prompt_tests(tmp_path, cap
     assert {"bai2024_asian", "bai2024_career"} <= set(ids)     # the others are word lists a WEAT runs
     assert main(["--db", str(tmp_path / "r.duckdb"), "run", "--tests", "bai2024_age"]) == 2
     err = capsys.readouterr().err
-    assert "bai2024_age is a test for method llm-iat" in err and "no installed method runs it" in err
+    assert "bai2024_age is a test for method llm-iat" in err and "run it with --method llm-iat" in err
 
 
 @pytest.mark.parametrize("value,problem", [("llm-iat", "non-empty list"), ([], "non-empty list"),
@@ -219,7 +223,7 @@ def test_a_number_printed_under_the_other_name_still_pairs(tmp_path, capsys):
     db = tmp_path / "r.duckdb"
     assert main(["--registry", str(reg.root), "--db", str(db), "run", "--method", "mleat", "--no-maps", "--model",
                  REPRODUCE_MODEL, "--levels", "word", "--tests", "first", "weat1", "--n-samples", "1000",
-                 "--n-boot", "200", "--no-cache"]) == 0
+                 "--no-cache"]) == 0
     out = capsys.readouterr().out
     assert rows(db, "SELECT test_id, also_as FROM results") == [("first", ["weat1"])]
     paired = rows(db, "SELECT test_id, published_test_id, paper, table_id, match FROM reproduction")

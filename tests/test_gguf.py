@@ -102,7 +102,7 @@ def test_a_gguf_file_is_encoded_as_transformers_reads_it(tiny_gguf):
 def test_an_embedding_run_on_a_gguf_model_gives_finite_numbers(tmp_path, mini, tiny_gguf):
     from eatlas.run.runner import RunConfig, run
 
-    out = run(RunConfig(model=str(tiny_gguf), levels=("word", "sent", "c-word"), n_samples=200, n_boot=200),
+    out = run(RunConfig(model=str(tiny_gguf), levels=("word", "sent", "c-word"), n_samples=200),
               db=tmp_path / "r.duckdb", registry=mini.root)
     assert {r["level"] for r in out.results} == {"word", "sent", "c-word"}
     assert all(r["status"] == "ok" and np.isfinite(r["effect_size"]) for r in out.results)
@@ -166,7 +166,7 @@ def test_smollm2_embedding_levels_and_a_prompt(tmp_path):
 
     enc = load_encoder("smollm2-135m")
     out = evaluate(RunConfig(model="smollm2-135m", tests=["weat6"], levels=("word", "sent", "c-word"), n_samples=500,
-                             n_boot=200, use_cache=False), encoder=enc)
+                             use_cache=False), encoder=enc)
     assert [r["status"] for r in out.results] == ["ok"] * 3
     assert all(np.isfinite(r["effect_size"]) for r in out.results)
     assert out.run["model_entry"] == "smollm2-135m" and out.run["model_dimension"] == 576

@@ -128,7 +128,7 @@ def test_held_out_check_a_fresh_process_runs_a_cached_id_offline(hf_cache, tmp_p
     env.pop("HF_HUB_CACHE", None)
     db = tmp_path / "r.duckdb"
     run = [sys.executable, "-m", "eatlas", "--db", str(db), "run", "--tests", "weat1", "--levels", "word,sent",
-           "--n-samples", "2000", "--n-boot", "200"]
+           "--n-samples", "2000"]
     p = subprocess.run([*run, "--model", "tiny-org/tiny-wordpiece"], env=env, capture_output=True, text=True,
                        timeout=600)
     assert p.returncode == 0, p.stderr
@@ -284,7 +284,7 @@ def test_online_a_download_fetches_the_safetensors_and_not_the_pickles(online, h
 def test_offline_flag_never_asks_the_hub(online, hf_cache, tmp_path, capsys):
     online.error = AssertionError("the hub was asked")
     rc, out, err = _cli(capsys, "--db", tmp_path / "r.duckdb", "run", "--model", "tiny-org/tiny-bert", "--offline",
-                        "--tests", "weat1", "--levels", "word", "--n-samples", "200", "--n-boot", "100", "--quiet")
+                        "--tests", "weat1", "--levels", "word", "--n-samples", "200", "--quiet")
     assert rc == 0, err
     assert online.info == [] and all(kw.get("local_files_only") for _, kw in online.download)
 
@@ -430,7 +430,7 @@ def _hindi_registry(root: Path, *, x_extra=(), language=None, y=("ant", "moth", 
 def test_a_stimulus_unknown_to_the_tokenizer_is_dropped_with_the_reason(hf_cache, tmp_path):
     reg = _hindi_registry(tmp_path / "reg", x_extra=HINDI[:1])
     cfg = RunConfig(model="tiny-org/tiny-wordpiece", tests=["t1"], levels=("word", "sent", "c-word"),
-                    n_samples=200, n_boot=100)
+                    n_samples=200)
     out = evaluate(cfg, registry=reg.root)
     for r in out.results:
         assert r["status"] == "ok" and r["n_x"] == len(r["dropped"]["x"]) * 4, r     # 1 of 5 words, at each level
@@ -446,7 +446,7 @@ def test_a_stimulus_unknown_to_the_tokenizer_is_dropped_with_the_reason(hf_cache
 def test_a_run_whose_vectors_are_cached_loads_no_tokenizer_and_drops_the_same_stimuli(hf_cache, tmp_path):
     from eatlas.encoders.cache import EmbeddingCache
     reg = _hindi_registry(tmp_path / "reg", x_extra=HINDI[:1])
-    cfg = RunConfig(tests=["t1"], levels=("word", "sent"), n_samples=200, n_boot=100)
+    cfg = RunConfig(tests=["t1"], levels=("word", "sent"), n_samples=200)
     cache = EmbeddingCache(tmp_path / "c")
     first = evaluate(cfg, registry=reg.root, encoder=load_encoder("tiny-org/tiny-wordpiece"), cache=cache)
     enc = load_encoder("tiny-org/tiny-wordpiece")
@@ -458,8 +458,8 @@ def test_a_run_whose_vectors_are_cached_loads_no_tokenizer_and_drops_the_same_st
 
 def test_stimuli_the_tokenizer_makes_one_say_so_in_the_overlap_reason(hf_cache, tmp_path):
     reg = _hindi_registry(tmp_path / "reg", y=("Rose", "moth", "wasp", "flea"))
-    r, = evaluate(RunConfig(model="tiny-org/tiny-wordpiece", tests=["t1"], levels=("word",), n_samples=200,
-                            n_boot=100), registry=reg.root).results
+    r, = evaluate(RunConfig(model="tiny-org/tiny-wordpiece", tests=["t1"], levels=("word",), n_samples=200),
+                  registry=reg.root).results
     assert r["status"] == "not_run"
     assert "X 'rose' and Y 'Rose' have the same vector (the tokenizer turns both into r ##o ##s ##e)" in r["reason"]
 
@@ -468,7 +468,7 @@ def test_a_test_in_a_language_the_model_does_not_declare_is_warned(hf_cache, tmp
     reg = _hindi_registry(tmp_path / "reg", language="hi")
     db = tmp_path / "r.duckdb"
     rc, out, err = _cli(capsys, "--registry", reg.root, "--db", db, "run", "--model", "tiny-org/tiny-st", "--tests",
-                        "t1", "--levels", "word", "--n-samples", "200", "--n-boot", "100")
+                        "t1", "--levels", "word", "--n-samples", "200")
     assert rc == 0, err
     warning, = _rows(db, "SELECT language_warning FROM results")[0]
     assert warning == "test language hi is not among the model's declared languages (en, de)"
@@ -476,7 +476,7 @@ def test_a_test_in_a_language_the_model_does_not_declare_is_warned(hf_cache, tmp
            "declares en, de)" in " ".join(err.split())
     for model, language in (("tiny-org/tiny-st", "de"), ("tiny-org/tiny-bert", "hi")):   # declared; none declared
         reg = _hindi_registry(tmp_path / f"reg-{language}-{model[-2:]}", language=language)
-        r, = evaluate(RunConfig(model=model, tests=["t1"], levels=("word",), n_samples=200, n_boot=100),
+        r, = evaluate(RunConfig(model=model, tests=["t1"], levels=("word",), n_samples=200),
                       registry=reg.root).results
         assert r["language_warning"] is None
 

@@ -125,3 +125,15 @@ def test_ci_and_alternative_options_are_refused_for_ceat(tmp_path, capsys, opt):
     assert main(["--db", str(db), "run", "--method", "ceat", "--corpus", str(tmp_path / "c.txt"), *opt]) == 2
     err = capsys.readouterr().err
     assert f"{opt[0]} applies to weat, mleat" in err and "not ceat" in err and not db.exists()
+
+
+def test_n_boot_beside_the_inversion_interval_is_refused(mini, vectors, tmp_path, capsys):
+    """--n-boot sets the bootstrap's resamples: beside the default interval (inversion), which resamples nothing,
+    it would be recorded and ignored, so it is refused, and nothing is written."""
+    vec, _ = vectors
+    db = tmp_path / "r.duckdb"
+    assert main(["--registry", str(mini.root), "--db", str(db), "run", "--model", str(vec), "--levels", "word",
+                 "--quiet", "--n-boot", "500"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--n-boot" in err and "resamples nothing" in err and "--ci-method percentile" in err
+    assert not db.exists()

@@ -32,7 +32,7 @@ from tests.conftest import make_set, make_test
 
 WORDS = ["rose", "tulip", "daisy", "lily", "iris", "ant", "moth", "wasp", "flea", "happy", "gentle", "lucky", "honest",
          "ugly", "rotten", "sick", "evil"]
-SWEEP = ("--tests", "t1", "--levels", "word", "--n-samples", "200", "--n-boot", "200", "--no-cache")
+SWEEP = ("--tests", "t1", "--levels", "word", "--n-samples", "200", "--no-cache")
 
 
 def vectors(path: Path, seed: int) -> Path:
@@ -247,7 +247,7 @@ def test_the_key_of_a_planned_run_is_the_key_of_the_stored_run(mini, models, tmp
 
     db = tmp_path / "r.duckdb"
     assert sweep(capsys, mini, db, models[0], extra=["--method", "mleat", "--mleat-alpha", "0.1", "--no-maps"])[0] == 0
-    cfg = RunConfig(model=models[0], tests=["t1"], levels=("word",), n_samples=200, n_boot=200, use_cache=False,
+    cfg = RunConfig(model=models[0], tests=["t1"], levels=("word",), n_samples=200, use_cache=False,
                     method="mleat", options={"mleat_alpha": 0.1, "no_maps": True})
     tests, levels = _plan(cfg, mini.root)
     planned = resume_key(planned_record(cfg, load_encoder(models[0]), mini.load(), tests, levels))
@@ -261,7 +261,7 @@ def test_the_key_of_a_planned_run_is_the_key_of_the_stored_run(mini, models, tmp
 
 # ----------------------------------------------------------------------------- options
 def test_a_sweep_takes_run_s_statistics_and_method_options(mini, models, tmp_path, capsys):
-    opts = ("--ci", "0.9", "--alternative", "two-sided", "--ci-method", "BCa", "--seed", "3")
+    opts = ("--ci", "0.9", "--alternative", "two-sided", "--ci-method", "BCa", "--n-boot", "200", "--seed", "3")
     a, b = tmp_path / "run.duckdb", tmp_path / "sweep.duckdb"
     assert cli(capsys, "--registry", mini.root, "--db", a, "run", "--model", models[0], *SWEEP, *opts,
                "--quiet")[0] == 0

@@ -113,7 +113,7 @@ def test_a_hindi_run_without_model_uses_the_multilingual_default(tmp_path, capsy
     test stores an ok result; its Hindi words are not reduced to unknown tokens of the English default."""
     db = tmp_path / "r.duckdb"
     rc, out, err = cli(capsys, "run", "--tests", "weathub_hi_weat9", "weathub_hi_weat17", "--levels", "word",
-                       "--db", db, "--n-boot", "200", "--n-samples", "2000")
+                       "--db", db, "--n-samples", "2000")
     assert rc == 0, err
     assert ("no --model: the tests' language(s) hi are not among those of the default all-minilm-l6-v2 (en), so "
             "the multilingual default multilingual-e5-small runs them") in " ".join(out.split())

@@ -77,7 +77,7 @@ def two_models(tmp_path_factory):
     v1 = _write_vectors(tmp / f"{MODELS[0]}.txt", _flip_vectors())
     v2 = _write_vectors(tmp / f"{MODELS[1]}.txt", _stable_vectors())
     common = ["--registry", str(reg.root), "--db", str(db), "run", "--levels", "word", "--quiet"]
-    assert main([*common, "--model", str(v1), "--family", "glove", "--n-boot", "200"]) == 0
+    assert main([*common, "--model", str(v1), "--family", "glove"]) == 0
     assert main([*common, "--model", str(v2), "--family", "bert", "--no-ci"]) == 0
     return db, reg
 

@@ -89,7 +89,7 @@ def test_import_merges_and_is_idempotent(store, tmp_path, via, capsys):
     # the views work on imported runs (published results loaded)
     assert rows(target, "SELECT count(*) FROM published_results")[0][0] > 0
     assert main(["results", "import", str(src), "--db", str(target)]) == 0
-    assert "3 run(s) already present" in capsys.readouterr().out
+    assert "3 run(s) already present" in " ".join(capsys.readouterr().out.split())   # as printed, wrapped or not
     assert rows(target, "SELECT count(*) FROM results") == rows(store, "SELECT count(*) FROM results")
 
 

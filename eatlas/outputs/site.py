@@ -183,7 +183,7 @@ class _Source:
 
     def __init__(self, db: Path | None, reg: Registry, *, runs: list[str] | None, model: str | None,
                  all_runs: bool):
-        from ..store.db import connect, init_schema, refresh_published
+        from ..store.db import connect, duck, init_schema, refresh_published
 
         self.reg = reg
         if db is not None and db.exists():
@@ -192,8 +192,7 @@ class _Source:
             if runs or model:
                 raise EatlasError("no such database", file=str(db), field="--runs" if runs else "--model",
                                   hint="run 'eatlas run' first, or pass --db FILE")
-            import duckdb
-            self.con = duckdb.connect(":memory:")
+            self.con = duck()               # extension autoload and autoinstall off, as every connection
             init_schema(self.con)
             refresh_published(self.con, reg)
         try:

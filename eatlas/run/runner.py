@@ -238,6 +238,11 @@ def check_config(cfg: RunConfig, method) -> tuple[str, ...]:
             raise EatlasError(why, field=flag, hint="ask for fewer")
     if cfg.ci_method not in CI_METHODS:
         raise EatlasError(f"unknown CI method {cfg.ci_method!r}", field="--ci-method", hint=", ".join(CI_METHODS))
+    if ("ci_method" in method.stats and cfg.ci is not None and cfg.ci_method not in BOOTSTRAP_METHODS
+            and cfg.n_boot != STATS_DEFAULTS["n_boot"]):      # it would be recorded and ignored
+        raise EatlasError(f"--n-boot sets the bootstrap's resamples; the {cfg.ci_method} interval resamples nothing",
+                          field="--n-boot", hint=f"add --ci-method {' or '.join(BOOTSTRAP_METHODS)}, or leave out "
+                                                 "--n-boot")
     flags = {"n_samples": "--n-samples", "parametric": "--parametric", "alternative": "--alternative",
              "ci": "--ci", "n_boot": "--n-boot", "ci_method": "--ci-method"}
     for opt, default in STATS_DEFAULTS.items():
