@@ -1,8 +1,9 @@
 """A fast start (issue 23): a command imports the heavy libraries only when it needs them. `eatlas --help`
 imports none of them; `eatlas list` neither pandas, pandera, scipy.stats, torch nor pydantic; a warm re-run
 (every text in the embedding cache, the registry in its cache) none of the libraries of models or figures,
-and of validation and tables only pandera (and pandas), which check the run's rows before they are written. The times are benchmarks (benchmarks/bench_startup.py, bench_rerun.py); what is
-imported is checked here, so that a change elsewhere cannot bring a slow import back unseen."""
+and of validation and tables only pandera (and pandas), which check the run's rows before they are written.
+The times are benchmarks (benchmarks/bench_startup.py, bench_rerun.py); what is imported is checked here, so
+that a change elsewhere cannot bring a slow import back unseen."""
 from __future__ import annotations
 
 import json
