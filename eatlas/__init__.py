@@ -2,7 +2,6 @@
 import sys as _sys
 
 from .errors import EatlasError
-from .registry.stimuli import get_test, list_tests
 from .stats import weat as _weat_module
 from .stats.weat import WeatResult, holm, weat
 
@@ -12,3 +11,11 @@ _sys.modules[f"{__name__}.weat"] = _weat_module
 
 __version__ = "0.1.0"
 __all__ = ["EatlasError", "WeatResult", "get_test", "holm", "list_tests", "weat", "__version__"]
+
+
+def __getattr__(name: str):
+    # the registry (YAML, Jinja) is loaded when first asked for, not by `import eatlas` (`eatlas --help`)
+    if name in ("get_test", "list_tests"):
+        from .registry import stimuli
+        return getattr(stimuli, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

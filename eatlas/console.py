@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from rich.markup import escape
-
 HIDDEN = ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn")     # control, format, separators, surrogates, private, unassigned
 _SUSPECT = re.compile(r"[^\x20-\x7e]")                  # only these need a look
 
@@ -29,6 +27,8 @@ def visible(value) -> str:
 
 def esc(value) -> str:
     """A data value ready for rich markup: :func:`visible`, then rich's markup escaped."""
+    from rich.markup import escape  # rich is imported by the commands that print with it, not at start-up
+
     return escape(visible(value))
 
 

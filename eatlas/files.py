@@ -7,8 +7,9 @@ process's umask (or the folder's default ACL), exactly as for ``open(path, "w")`
 file is ``0o644``, with 077 it is ``0o600``. ``tempfile.mkstemp`` always creates ``0o600``, so a dataset
 published into a shared folder or onto a web server came out unreadable to everyone else.
 
-``private=True`` keeps a file to its owner (``0o600`` whatever the umask): only the parsed-registry cache
-(pickles, which run code when loaded) asks for that. Folders get ``0o777`` less the umask
+``private=True`` keeps a file to its owner (``0o600`` whatever the umask), for a file no one else should
+read (the parsed-registry cache asked for it while it held pickles; it is plain JSON now, written with
+the umask's mode like the rest). Folders get ``0o777`` less the umask
 (:func:`dir_mode`; :func:`umask_folders` for folders another program created with a fixed mode).
 
 Nothing here imports the rest of eatlas, so any module may use it.

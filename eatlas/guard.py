@@ -17,11 +17,13 @@ import json
 import os
 import re
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from .errors import EatlasError
 from .files import write_atomic
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MANIFEST = ".eatlas-manifest.json"
 TEMP_PREFIX = ".eatlas-tmp-"        # a file being written, renamed into place when whole
@@ -203,6 +205,8 @@ def neutralise_cell(v):
 
 def neutralise_csv(df: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``df`` whose text cells are safe to open in a spreadsheet (see :func:`neutralise_cell`)."""
+    import pandas as pd
+
     out = df.copy()
     for c in out.columns:
         if out[c].dtype == object or pd.api.types.is_string_dtype(out[c].dtype):

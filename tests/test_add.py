@@ -120,7 +120,8 @@ def test_add_a_set_then_a_test_to_the_shipped_registry(shipped, tmp_path, capsys
 
     # what add kept in the registry cache is what a fresh parse and a full validate give
     top = shipped.resolve()
-    kept = registry_cache.load(top, lambda: pytest.fail("add kept no parsed registry for the files it left"))
+    kept = registry_cache.load(top, lambda: pytest.fail("add kept no parsed registry for the files it left"),
+                               registry.Registry.from_plain)
     for attr in ("sets", "tests", "templates", "catalog", "recorded_hash"):
         assert getattr(kept, attr) == getattr(fresh, attr), attr
     assert list(kept.sets) == list(fresh.sets) and list(kept.tests) == list(fresh.tests)
@@ -169,7 +170,7 @@ def test_every_problem_of_a_new_set_is_listed(shipped, tmp_path, capsys):
     assert rc == 1, err
     listed(err, f"file {bad}, set curators_bad", [
         ("colour", "unknown key(s) colour"), ("version", "version '1.0' is not semantic"),
-        ("concept", "expected str, got list"), ("license", "missing required field"),
+        ("concept", "expected text, got a list"), ("license", "missing required field"),
         ("items[1].text", "duplicate item in the set"), ("items[2].text", "U+200B ZERO WIDTH SPACE"),
         ("items[3].kind", "unknown kind 'flower'"), ("items[4].text", "expected text, got int 12"),
         ("items[5].kind", "the item has no kind")])

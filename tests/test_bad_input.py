@@ -279,7 +279,7 @@ def test_bom_prefixed_file_loads(mini, capsys):
 # ----------------------------------------------------------------------------- fields of a set
 def test_wrong_type_of_field(mini, capsys):
     says(*with_set(mini, capsys, roses(concept=["Roses", "Tulips"])), ROSES, "set roses", "field 'concept'",
-         "expected str, got list", "quote values")
+         "expected text, got a list", "quote values")
 
 
 def test_wrong_type_of_item_value(mini, capsys):
@@ -289,7 +289,7 @@ def test_wrong_type_of_item_value(mini, capsys):
 
 def test_items_not_a_list(mini, capsys):
     says(*with_set(mini, capsys, roses(items=()) | {"items": {"text": "rose"}}), ROSES, "set roses",
-         "field 'items'", "expected list", "write items as a list")
+         "field 'items'", "expected a list", "write items as a list")
 
 
 def test_unknown_key(mini, capsys):

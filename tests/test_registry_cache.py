@@ -25,7 +25,7 @@ def _edit(path, old: str, new: str) -> None:
 
 def test_a_same_length_edit_is_seen_by_the_next_load(mini, fresh):
     first = registry.load_registry(mini.root)
-    assert "tulip" in [i.text for i in first.sets["roses"].items] and list(fresh.glob("*.pickle"))
+    assert "tulip" in [i.text for i in first.sets["roses"].items] and list(fresh.glob("*.jsonl"))
     registry._DEFAULT.clear()
     again = registry.load_registry(mini.root)          # from the cache: the same registry
     assert [i.text for i in again.sets["roses"].items] == [i.text for i in first.sets["roses"].items]
@@ -59,3 +59,131 @@ def test_switched_off_nothing_is_kept(mini, fresh, monkeypatch):
     monkeypatch.setenv("EATLAS_REGISTRY_CACHE", "0")
     registry.load_registry(mini.root)
     assert not fresh.exists()
+
+
+# ----------------------------------------------------------------------------- plain data, never a pickle
+class _Planted:
+    """A pickle that, when loaded, creates a file (as a real attack would run a command)."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return open, (self.marker, "w")
+
+
+def _key(mini) -> str:
+    from eatlas.registry import cache
+    return cache.state(mini.root.resolve())
+
+
+def test_a_pickle_where_the_cache_was_is_never_loaded(mini, fresh, tmp_path):
+    """Anyone who can write to a shared cache folder could plant a pickle: EATlas never unpickles anything.
+    Neither the old file name (<key>.pickle) nor a pickle under the new one (<key>.jsonl) runs."""
+    import pickle
+
+    marker = tmp_path / "pwned"
+    fresh.mkdir(parents=True)
+    key = _key(mini)
+    for name in (f"{key}.pickle", f"{key}.jsonl"):
+        (fresh / name).write_bytes(pickle.dumps(_Planted(marker)))
+    reg = registry.load_registry(mini.root)
+    assert not marker.exists()
+    assert [i.text for i in reg.sets["roses"].items] == ["rose", "tulip", "daisy", "lily"]
+    head = (fresh / f"{key}.jsonl").read_bytes().split(b"\n", 1)[0]       # the pickle was replaced by the cache
+    assert head.startswith(b'{"magic":"eatlas-registry-cache"')
+    registry._DEFAULT.clear()
+    assert registry.load_registry(mini.root).sets["roses"].items == reg.sets["roses"].items
+    assert not marker.exists()
+
+
+def test_a_cache_file_of_other_files_or_cut_short_is_ignored(mini, fresh):
+    """The file's own key must be the one of the files as they are: a cache file copied under another key
+    (e.g. by someone who wants an edited list trusted) or cut short is parsed afresh, and rewritten."""
+    registry.load_registry(mini.root)
+    before = next(fresh.glob("*.jsonl"))
+    _edit(mini.root / "registry" / "testpaper" / "sets" / "roses.yaml", "tulip", "tulop")
+    now = fresh / f"{_key(mini)}.jsonl"
+    now.write_bytes(before.read_bytes())                  # the old registry under the new files' name
+    registry._DEFAULT.clear()
+    assert "tulop" in [i.text for i in registry.load_registry(mini.root).sets["roses"].items]
+    good = now.read_bytes()
+    assert good != before.read_bytes() and b'"key":"' + _key(mini).encode() + b'"' in good
+    now.write_bytes(good[: len(good) // 2])               # cut short
+    registry._DEFAULT.clear()
+    assert "tulop" in [i.text for i in registry.load_registry(mini.root).sets["roses"].items]
+    assert now.read_bytes() == good
+
+
+def test_a_damaged_or_forged_entry_is_read_from_its_file(mini, fresh):
+    """An entry whose bytes are not those written (CRC), or whose content is not an entry, is read from its
+    YAML file, checked as any file is; the other entries still come from the cache."""
+    import json
+    import zlib
+
+    registry.load_registry(mini.root)
+    path = fresh / f"{_key(mini)}.jsonl"
+    data = path.read_bytes()
+    damaged = data.replace(b'"tulip"', b'"tulxp"')        # the set's line changed: its CRC no longer holds
+    path.write_bytes(damaged)
+    registry._DEFAULT.clear()
+    reg = registry.load_registry(mini.root)
+    assert [i.text for i in reg.sets["roses"].items] == ["rose", "tulip", "daisy", "lily"]
+    assert path.read_bytes() == damaged         # the head was taken (not parsed afresh): only the entry was read
+
+    # a forged line with a CRC that holds: not an entry (or another one), so the file is read
+    head, *lines = data.split(b"\n")
+    top = json.loads(head)
+    n = next(i for i, (eid, _, _) in enumerate(top["head"]["entries"]["sets"]) if eid == "roses")
+    forged = json.dumps({**json.loads(lines[n]), "id": "lilies"}).encode()
+    lines[n] = forged
+    offset = 0
+    for i, line in enumerate(lines[:-1]):
+        top["index"][i] = [offset, len(line), zlib.crc32(line)]
+        offset += len(line) + 1
+    top["size"] = offset
+    forged_file = b"\n".join([json.dumps(top, separators=(",", ":")).encode(), *lines])
+    path.write_bytes(forged_file)
+    registry._DEFAULT.clear()
+    reg = registry.load_registry(mini.root)
+    assert reg.sets["roses"].id == "roses" and reg.sets["roses"].file.endswith("roses.yaml")
+    assert [i.text for i in reg.sets["roses"].items] == ["rose", "tulip", "daisy", "lily"]
+    assert path.read_bytes() == forged_file
+
+
+def test_values_yaml_has_and_json_lacks_come_back_as_they_were():
+    """Dates, times, byte strings, sets, tuples and mappings with other keys than text survive the cache."""
+    import datetime as dt
+
+    from eatlas.registry.cache import from_json, to_json
+    value = {"date": dt.date(2026, 1, 2), "when": dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC), "raw": b"\x00\xff",
+             "set": {1, 2}, "pair": ("a", 1), "ints": {1: "one", (2, 3): "pair"}, "$date": "text, not a tag",
+             "nested": [{"$set": [1]}], "nan": float("inf")}
+    import json
+    assert from_json(json.dumps(to_json(value))) == value
+    with pytest.raises(TypeError):
+        to_json(object())
+
+
+def test_the_files_digest_is_kept_by_their_stats_and_an_edit_is_still_seen(mini, fresh, monkeypatch):
+    """state() reads and hashes every file only when their stats (size, inode, modification and change
+    times) moved since it last did; an edit that keeps the length and puts the modification time back still
+    moves the change time, and is seen."""
+    import os
+
+    from eatlas.registry import cache
+    monkeypatch.setattr(cache, "RACY_NS", 0)         # the files were just written: keep the digest anyway
+    root = mini.root.resolve()
+    first = cache.state(root)
+    assert list(fresh.glob("*.stat"))
+    monkeypatch.setattr(cache, "_content", lambda *a: pytest.fail("the files were read again"))
+    assert cache.state(root) == first                 # from the stats: no file read
+    monkeypatch.undo()
+    monkeypatch.setenv("EATLAS_CACHE", str(fresh.parent))
+    roses = mini.root / "registry" / "testpaper" / "sets" / "roses.yaml"
+    st = os.stat(roses)
+    _edit(roses, "tulip", "tulop")
+    os.utime(roses, ns=(st.st_atime_ns, st.st_mtime_ns))      # same size, same modification time
+    assert cache.state(root) != first
+    _edit(roses, "tulop", "tulip")
+    assert cache.state(root) == first                 # the content, not the stats, is the key

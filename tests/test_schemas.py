@@ -90,7 +90,7 @@ def test_content_changed_without_version_bump(mini):
     ({"version": "1.0"}, "not semantic"),
     ({"id": "../evil"}, "invalid id"),
     ({"colour": "red"}, "unknown key(s) colour"),
-    ({"items": "rose"}, "expected list"),
+    ({"items": "rose"}, "expected a list"),
     ({"license": None}, "missing required field"),
 ])
 def test_bad_set_fields_name_file_and_field(mini, doc_change, needle):

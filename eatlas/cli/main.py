@@ -155,7 +155,10 @@ def _method_options(r: argparse.ArgumentParser, inputs: str | None = None) -> No
                 g.add_argument(o.flag, **o.kwargs)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
+    """The parser of every subcommand. ``methods=False`` leaves out what the method plug-ins declare (run's
+    per-method options, sweep's --method): main() builds it so when neither 'run' nor 'sweep' is on the
+    command line, and a command that cannot reach them does not import the plug-ins (or numpy) first."""
     p = argparse.ArgumentParser(prog="eatlas", description="Embedding Association Tests: registry, runs, results.")
     _global_options(p, sub_level=False)
     sub = p.add_subparsers(dest="command", required=True)
@@ -174,7 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="let the model's own Python code run (a folder's, or a hub repository's auto_map); must name "
                         "the --model (a hub id with or without its @REVISION), so the trust is given to one model, "
                         "never by habit (default: no model's code runs)")
-    _method_options(r)
+    if methods:
+        _method_options(r)
     r.set_defaults(fn=run_cmds.cmd_run)
 
     s = sub.add_parser("sql", help="query the results database (read-only unless --write)",
@@ -308,7 +312,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "at a comma (or use --models-file)")
     sw.add_argument("--models-file", help="a file of models, one a line (# comments)")
     _run_options(sw, sweep=True)
-    _method_options(sw, inputs="matrices")
+    if methods:
+        _method_options(sw, inputs="matrices")
     sw.add_argument("--engine", choices=("local", "ray"), default="local",
                     help="local: one model after another here; ray: one Ray task per model")
     sw.add_argument("--ray-address", help="a Ray cluster (HOST:PORT, ray://HOST:PORT, auto); default: start a "
@@ -338,8 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(methods=bool({"run", "sweep"} & set(argv))).parse_args(argv)
     except SystemExit as e:          # argparse has printed the usage and the problem
         return e.code if isinstance(e.code, int) else 2
     try:

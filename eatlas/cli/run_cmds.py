@@ -96,8 +96,8 @@ def cmd_run(args) -> int:
     check_config(cfg, method)           # bad options: one line, before anything is loaded or written
     db = Path(args.db) if args.db else default_db()
     check_writable(db)                  # before any work: a finished run is never lost at write time
-    from ..encoders.identity import read_published_models
-    read_published_models(load_registry(args.registry))     # the write reads the papers' models: a broken one now
+    from ..encoders.identity import published_model_rows
+    published_model_rows(load_registry(args.registry))     # the write reads the papers' models: a broken one now
     before = getattr(method, "before_run", None)
     if before:
         before(cfg, db=db, registry=args.registry)

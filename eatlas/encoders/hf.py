@@ -29,6 +29,7 @@ vocabulary's characters) is covered. Only the tokenizer is loaded for this, neve
 """
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import json
 import os
@@ -58,6 +59,7 @@ def _torch():
     return torch
 
 
+@functools.lru_cache(maxsize=64)
 def _version(package: str) -> str | None:
     try:
         return importlib.metadata.version(package)

@@ -43,11 +43,15 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import yaml
 
+from ..columns import as_columns
 from ..errors import EatlasError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FIELDS = ("name", "size", "corpus")
 FAMILY_SOURCES = ("loader", "fingerprint", "user", "unknown")
@@ -143,6 +147,8 @@ def recognise_file(path: Path, fingerprint: str, entries: dict) -> str | None:
         except OSError:
             continue
     return None
+
+
 # ------------------------------------------------------------------------------------------ the papers' side
 def _check_model(m: dict, rel: str, i: int) -> dict:
     """The hub and encoding fields of one models.yaml entry, checked (one error naming the field)."""
@@ -202,6 +208,14 @@ def _check_model(m: dict, rel: str, i: int) -> dict:
 
 def read_published_models(reg) -> pd.DataFrame:
     """Every ``registry/<paper>/published/models.yaml``: the published tables' models as the papers state them."""
+    import pandas as pd
+
+    df = pd.DataFrame(published_model_rows(reg), columns=PUBLISHED_MODEL_COLUMNS)
+    return df.astype({"dimension": "Int64"})
+
+
+def published_model_rows(reg) -> list[dict]:
+    """The rows of :func:`read_published_models`, as dicts."""
     rows = []
     for p in sorted((Path(reg.root) / "registry").glob("*/published/models.yaml")):
         rel = str(p.relative_to(reg.root))
@@ -224,14 +238,13 @@ def read_published_models(reg) -> pd.DataFrame:
                          **{f: (str(m[f]) if m.get(f) not in (None, "") else None) for f in FIELDS},
                          "dimension": dim, "stated_in": str(m["stated_in"]), "source_file": rel,
                          **_check_model(m, rel, i)})
-    df = pd.DataFrame(rows, columns=PUBLISHED_MODEL_COLUMNS)
-    return df.astype({"dimension": "Int64"})
+    return rows
 
 
 def published_model_problems(reg) -> list[EatlasError]:
     """The problem of the registry's models.yaml files, for ``eatlas validate`` (empty: none)."""
     try:
-        read_published_models(reg)
+        published_model_rows(reg)
     except EatlasError as e:
         return [e]
     return []
@@ -409,15 +422,15 @@ def init(con) -> None:
 def refresh(con, reg) -> int:
     """Replace published_models with the registry's models.yaml files, and match the runs not matched yet
     (every run, when the printed models or the rule changed). Inside the caller's transaction."""
-    df = read_published_models(reg)
+    rows = published_model_rows(reg)
     con.execute("DELETE FROM published_models")
-    if len(df):
-        con.register("_pm", df)
+    if rows:
+        con.register("_pm", as_columns(rows, PUBLISHED_MODEL_COLUMNS))
         con.execute(f"INSERT INTO published_models ({', '.join(PUBLISHED_MODEL_COLUMNS)}) "
                     f"SELECT {', '.join(PUBLISHED_MODEL_COLUMNS)} FROM _pm")
         con.unregister("_pm")
     match_runs(con)
-    return len(df)
+    return len(rows)
 
 
 def _printed_models(con) -> list[dict]:
@@ -460,11 +473,11 @@ def match_runs(con) -> int:
                              m.differs))
     # one insert of a frame each (executemany inserts row by row: minutes for thousands of runs)
     cols = ["run_id", "level", "paper", "published_model", "published_family", "match", "differs"]
-    for table, frame in (("model_matches", pd.DataFrame(rows, columns=cols, dtype=object)),
-                         ("model_match_state", pd.DataFrame({"run_id": [r["run_id"] for r in runs],
-                                                             "digest": digest}, dtype=object))):
-        if len(frame):
-            con.register("_mm", frame)
-            con.execute(f"INSERT INTO {table} SELECT {', '.join(frame.columns)} FROM _mm")
+    for table, names, values in (("model_matches", cols, [dict(zip(cols, r)) for r in rows]),
+                                 ("model_match_state", ["run_id", "digest"],
+                                  [{"run_id": r["run_id"], "digest": digest} for r in runs])):
+        if values:
+            con.register("_mm", as_columns(values, names))
+            con.execute(f"INSERT INTO {table} SELECT {', '.join(names)} FROM _mm")
             con.unregister("_mm")
     return len(runs)

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from ..argtypes import at_least, memory_bounded
 from ..errors import EatlasError
@@ -199,6 +198,8 @@ def ceat_histograms(ctx, res, draws) -> dict | None:
     ncols = min(4, n)
     nrows = -(-n // ncols)
     fig = ctx.figure((3.2 * ncols, 2.4 * nrows))
+    import pandas as pd
+
     for k, r in enumerate(res.itertuples()):
         ax = fig.add_subplot(nrows, ncols, k + 1)
         es = pd.to_numeric(draws.loc[(draws["run_id"] == r.run_id) & (draws["test_id"] == r.test_id),

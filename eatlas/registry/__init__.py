@@ -2,7 +2,9 @@
 
 ``base``: reading a registry's files safely (bounded YAML), their data classes and parsers, the
 :class:`Registry` and :func:`load_registry` (re-exported here, as when this package was one module,
-``eatlas/registry.py``); ``stimuli``: a test expanded at a level (``templates``: the sentence templates);
+``eatlas/registry.py``); ``models``: each kind of file as a declared model (pydantic), their problems in
+EATlas's words, and their JSON Schema; ``terms``: the files' vocabulary (id and version forms, kinds,
+roles); ``stimuli``: a test expanded at a level (``templates``: the sentence templates);
 ``catalog``: catalog.yaml and ``eatlas add``; ``schemas`` and ``checks`` (``textcheck``): validation;
 ``published``: the papers' published-results tables; ``cite``, ``licenses``: citations and licences;
 ``provenance``: the content hashes a run records; ``cache``: the parsed registry kept between runs.
@@ -29,6 +31,7 @@ from .base import (
     TEST_KEYS,
     Expansion,
     Item,
+    LazyEntries,
     Registry,
     StimulusSet,
     Template,
@@ -52,8 +55,9 @@ from .stimuli import Concept, Test, build_test, get_test, list_tests
 
 __all__ = [
     "CATALOG_KEYS", "DEFAULT_LANGUAGE", "EXPANSIONS", "ID_RE", "ITEM_KEYS", "KINDS", "LANGUAGE_RE", "LEVELS",
-    "MAX_FILE_BYTES", "MAX_YAML_DEPTH", "MAX_YAML_NODES", "OVERLAP_PAIRS", "REF_RE", "ROLES", "SEMVER_RE", "SET_KEYS",
-    "TEMPLATE_KEYS", "TEST_KEYS", "Concept", "Expansion", "Item", "Registry", "StimulusSet", "Template", "Test",
+    "MAX_FILE_BYTES", "MAX_YAML_DEPTH", "MAX_YAML_NODES", "OVERLAP_PAIRS", "REF_RE", "ROLES", "SEMVER_RE",
+    "SET_KEYS", "TEMPLATE_KEYS", "TEST_KEYS", "Concept", "Expansion", "Item", "LazyEntries", "Registry",
+    "StimulusSet", "Template", "Test",
     "TestSpec", "build_test", "check_id", "check_language", "check_registry", "check_tests", "check_version",
     "content_hash", "default_root", "get_test", "list_tests", "load_registry", "normalize_text", "parse_ref",
     "parse_set", "parse_template", "parse_test", "parse_yaml", "read_yaml", "semver_key", "validate",

@@ -1,7 +1,10 @@
 """Loading the curated registry: catalog.yaml, stimulus sets, tests, templates.
 
-The registry knows nothing of models. Files are safe-loaded YAML; every problem is raised as an
-:class:`EatlasError` naming the file, the object and the field.
+The registry knows nothing of models. Files are safe-loaded YAML (bounded: no tags that name code, no
+alias bombs, no absurd nesting, no duplicate keys), their fields checked by the declared models of
+:mod:`eatlas.registry.models`; every problem is raised as an :class:`EatlasError` naming the file, the
+object and the field. A registry loaded before is read back from the cache (:mod:`eatlas.registry.cache`,
+plain JSON: :meth:`Registry.to_plain`, :meth:`Registry.from_plain`).
 """
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ import json
 import os
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from collections.abc import MutableMapping
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -21,36 +25,25 @@ import yaml
 from ..errors import EatlasError
 from ..levels import EXPANSIONS
 from ..levels import NAMES as LEVELS  # noqa: F401 - kept for importers
+from .terms import (  # noqa: F401 - the registry's vocabulary, kept here for importers
+    CATALOG_KEYS,
+    DEFAULT_LANGUAGE,
+    ID_RE,
+    ITEM_KEYS,
+    KINDS,
+    LANGUAGE_RE,
+    OVERLAP_PAIRS,
+    REF_RE,
+    ROLES,
+    SEMVER_RE,
+    SET_KEYS,
+    TEMPLATE_KEYS,
+    TEST_KEYS,
+    semver_key,
+    typename,
+)
 
-ID_RE = re.compile(r"^[a-z0-9][a-z0-9_+\-]*$")
-SEMVER_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
-
-
-def semver_key(version) -> tuple[int, ...] | None:
-    """(major, minor, patch) for ordering versions; None for anything that is not MAJOR.MINOR.PATCH."""
-    return tuple(int(x) for x in str(version).split(".")) if SEMVER_RE.match(str(version)) else None
-REF_RE = re.compile(r"^(?P<id>[^@\s]+)@(?P<version>[^@\s]+)$")
-KINDS = ("name", "noun", "group_term", "mass_noun", "adjective", "verb", "pronoun", "sentence", "word")
-ROLES = ("x", "y", "a", "b")
 MAX_FILE_BYTES = 2_000_000
-DEFAULT_LANGUAGE = "en"
-# BCP-47 (RFC 5646) language tag in its canonical case: language (2-3 letters; no 5-8 letter subtag is
-# registered), optional extlang, Script (Title case), REGION (upper case or 3 digits), variants; -x- private use.
-LANGUAGE_RE = re.compile(r"^(?P<lang>[a-z]{2,3}(-[a-z]{3}){0,3})(-(?P<script>[A-Z][a-z]{3}))?"
-                         r"(-(?P<region>[A-Z]{2}|[0-9]{3}))?(-([a-z0-9]{5,8}|[0-9][a-z0-9]{3}))*(-x(-[a-z0-9]{1,8})+)?$")
-
-SET_KEYS = {"id", "version", "concept", "license", "source", "notes", "changelog", "items",
-            "template_vars", "group", "case_sensitive", "tags",
-            "language", "kind", "source_kind", "variant", "variant_of", "license_note"}
-ITEM_KEYS = {"text", "kind", "case", "number", "plural", "singular", "article", "note"}
-TEST_KEYS = {"id", "version", "title", "bias_type", "level", "license", "source", "x", "y", "a", "b",
-             "expansions", "aliases", "notes", "changelog", "equal_targets", "equal_attributes",
-             "methods", "tags", "language", "variant", "variant_of", "license_note", "overlap"}
-TEMPLATE_KEYS = {"id", "version", "license", "source", "description", "parts", "families", "changelog",
-                 "language", "variables"}
-CATALOG_KEYS = {"sets", "tests", "templates", "published"}
-# A variant (e.g. the list an author's code ran, beside the paper's) is a separate id linked to its
-# canonical entry of the same kind: `variant: <short label>`, `variant_of: <id>` (docs/registry-format.md).
 
 
 def default_root() -> Path:
@@ -397,208 +390,133 @@ class TestSpec:
                              "methods": list(self.methods) if self.methods is not None else None})
 
 
-_TYPE_WORDS = {str: "text", dict: "a mapping", list: "a list", bool: "true or false"}
-
-
 def _typename(v: Any) -> str:
-    return {str: "text", dict: "a mapping", list: "a list", bool: "true/false", type(None): "nothing (null)"}.get(
-        type(v), type(v).__name__)
-
-
-def _need(doc: dict, key: str, typ, file: str, obj: str, prefix: str = ""):
-    want = _TYPE_WORDS.get(typ, getattr(typ, "__name__", str(typ)))
-    if key not in doc or doc[key] is None:
-        raise EatlasError("missing required field", file=file, obj=obj, field=prefix + key,
-                          hint=f"add {key}: with {want}")
-    v = doc[key]
-    if not isinstance(v, typ) or (typ is not bool and isinstance(v, bool)):
-        raise EatlasError(f"expected {typ.__name__}, got {type(v).__name__} {v!r:.60}", file=file, obj=obj,
-                          field=prefix + key,
-                          hint="quote values such as yes/no/numbers/dates" if typ is str else f"write {key} as {want}")
-    return v
-
-
-def _optional(doc: dict, key: str, typ, file: str, obj: str, prefix: str = ""):
-    if doc.get(key) is None:
-        return None
-    return _need(doc, key, typ, file, obj, prefix)
+    return typename(v)
 
 
 def _check_keys(doc: dict, allowed: set, file: str, obj: str, prefix: str = ""):
+    """Unknown keys of a mapping (the model loader entries' check, eatlas.encoders.loaders; the registry's own
+    files are checked by their models, eatlas.registry.models)."""
     unknown = sorted({str(k) for k in doc if k not in allowed})
     if unknown:
         raise EatlasError(f"unknown key(s) {', '.join(unknown)}", file=file, obj=obj, field=prefix + unknown[0],
                           hint=f"allowed: {', '.join(sorted(allowed))}")
 
 
-def check_id(value: Any, file: str, obj: str, fld: str = "id") -> str:
-    if value is None:
-        raise EatlasError("missing required field", file=file, obj=obj, field=fld,
-                          hint=f"add {fld}: with a lower-case id")
-    if not isinstance(value, str) or not ID_RE.match(value) or ".." in value:
-        raise EatlasError(f"invalid id {value!r:.80}", file=file, obj=obj, field=fld,
-                          hint="ids are lower case letters, digits, '_', '+', '-' (no '/', no '..')")
+def _form(form: str, value: Any, file: str | None, obj: str | None, fld: str):
+    from .models import value_problem  # pydantic is imported when a file is read, never on a warm run
+    problem = value_problem(form, value, file, obj, fld)
+    if problem is not None:
+        raise problem
     return value
+
+
+def check_id(value: Any, file: str, obj: str, fld: str = "id") -> str:
+    """``value`` if it is an id (lower case letters, digits, '_', '+', '-'), else the models' error."""
+    return _form("id", value, file, obj, fld)
 
 
 def check_version(value: Any, file: str, obj: str, fld: str = "version") -> str:
-    if not isinstance(value, str) or not SEMVER_RE.match(value):
-        raise EatlasError(f"version {value!r:.80} is not semantic (MAJOR.MINOR.PATCH)", file=file, obj=obj, field=fld,
-                          hint="write it quoted, e.g. version: \"1.0.0\"" if not isinstance(value, str)
-                          else "write three numbers, e.g. 1.0.0")
-    return value
+    """``value`` if it is a semantic version MAJOR.MINOR.PATCH, else the models' error."""
+    return _form("version", value, file, obj, fld)
 
 
 def parse_ref(value: Any, file: str, obj: str, fld: str) -> tuple[str, str]:
-    if not isinstance(value, str) or not REF_RE.match(value):
-        raise EatlasError(f"expected 'id@version', got {value!r:.80}", file=file, obj=obj, field=fld,
-                          hint="e.g. flowers@1.0.0")
+    """(id, version) of a reference ``id@version``, else the models' error."""
+    _form("ref", value, file, obj, fld)
     m = REF_RE.match(value)
-    check_id(m["id"], file, obj, fld)
-    check_version(m["version"], file, obj, fld)
     return m["id"], m["version"]
-
-
-def _not_mapping(what: str, doc: Any, file: str) -> EatlasError:
-    if doc is None:
-        return EatlasError(f"the file is empty; expected {what}", file=file, hint="start it with id: and version:")
-    return EatlasError(f"{what} must be a mapping (id: ..., version: ...), got {_typename(doc)}", file=file,
-                       hint="the file's top level is key: value lines, not a list or a single value")
-
-
-def _check_source(doc: dict, file: str, obj: str) -> dict:
-    source = _need(doc, "source", dict, file, obj)
-    paper = source.get("paper")
-    if not isinstance(paper, str) or not paper:
-        raise EatlasError("source has no paper" if not paper else f"expected text, got {_typename(paper)}",
-                          file=file, obj=obj, field="source.paper",
-                          hint="name the paper key from registry/sources.yaml")
-    return source
-
-
-def _check_changelog(doc: dict, file: str, obj: str) -> list:
-    log = doc.get("changelog")
-    if log is None:
-        return []
-    if not isinstance(log, list) or not all(isinstance(e, dict) for e in log):
-        raise EatlasError("changelog must be a list of {version, date, change}", file=file, obj=obj,
-                          field="changelog", hint="write - {version: 1.0.0, date: 2026-01-01, change: ...}")
-    return log
-
-
-def _check_bool(doc: dict, key: str, default: bool, file: str, obj: str) -> bool:
-    v = doc.get(key)
-    if v is None:
-        return default
-    if not isinstance(v, bool):
-        raise EatlasError(f"expected true or false, got {v!r:.40}", file=file, obj=obj, field=key,
-                          hint=f"write {key}: true or {key}: false (unquoted)")
-    return v
 
 
 def check_language(doc: dict, file: str, obj: str) -> str:
     """A BCP-47 tag in canonical case (``en``, ``hi``, ``zh-Hans``, ``pt-BR``); default ``en``."""
     v = doc.get("language")
-    if v is None:
-        return DEFAULT_LANGUAGE
-    if not isinstance(v, str) or not LANGUAGE_RE.match(v):
-        fixed = _canonical_language(v) if isinstance(v, str) else None
-        raise EatlasError(f"language {v!r:.40} is not a BCP-47 tag", file=file, obj=obj, field="language",
-                          hint=f"write {fixed}" if fixed and fixed != v else
-                          "e.g. en, hi, ckb, zh-Hans, pt-BR (language lower case, Script title case, REGION upper)")
-    return v
+    return DEFAULT_LANGUAGE if v is None else _form("language", v, file, obj, "language")
 
 
-def _canonical_language(tag: str) -> str | None:
-    """The tag in canonical case (``EN_us`` -> ``en-US``) when that makes it valid, else None."""
-    parts = tag.replace("_", "-").split("-")
-    out = [parts[0].lower()]
-    for p in parts[1:]:
-        out.append(p.title() if len(p) == 4 and p.isalpha() else p.upper() if len(p) == 2 else p.lower())
-    fixed = "-".join(out)
-    return fixed if LANGUAGE_RE.match(fixed) else None
+def _not_mapping(what: str, doc: Any, file: str) -> EatlasError:
+    if doc is None:
+        return EatlasError(f"the file is empty; expected {what}", file=file, hint="start it with id: and version:")
+    return EatlasError(f"{what} must be a mapping (id: ..., version: ...), got {typename(doc)}", file=file,
+                       hint="the file's top level is key: value lines, not a list or a single value")
 
 
-def _check_variant(doc: dict, file: str, obj: str) -> tuple[str | None, str | None]:
+# ---------------------------------------------------------------------------- reading a file into its entry
+# Each field is checked by the file's declared model (eatlas.registry.models: every problem at once, in
+# EATlas's words); what no single field says (a test's level among its expansions, a variant's label) is
+# checked here; then the entry is built from what checked. Without a list of problems (loading the registry)
+# the first problem is raised; with one (``eatlas add``, which lists every problem of a new file) each is
+# added to it, and the entry is built from what could be read, so its content can be checked too: a faulty
+# id reads as '?', a faulty version as None, a faulty item or expansion is left out.
+_FIELD = re.compile(r"^(?P<top>[A-Za-z_]+)(\[(?P<n>\d+)\]|\.(?P<key>[^.]+))?")
+
+
+class _Faults:
+    """The fields (and items, expansions) a file's problems name."""
+
+    def __init__(self, found: list[EatlasError], *, keep_unknown_in: tuple[str, ...] = ()):
+        self.top: set[str] = set()
+        self.at: dict[str, set] = {}
+        for p in found:
+            m = _FIELD.match(str(p.field or ""))
+            if m is None:
+                continue
+            inner = m["n"] if m["n"] is not None else m["key"]
+            if inner is None:
+                self.top.add(m["top"])
+            elif not (m["top"] in keep_unknown_in and p.message.startswith("unknown key(s)")):
+                self.at.setdefault(m["top"], set()).add(int(inner) if m["n"] is not None else inner)
+
+    def ok(self, doc: dict, key: str, typ=object):
+        """doc[key] when that field has no problem and is of ``typ``, else None."""
+        v = doc.get(key)
+        return v if key not in self.top and isinstance(v, typ) else None
+
+
+def _report(found: list[EatlasError], problems: list | None) -> None:
+    if found and problems is None:
+        raise found[0]
+    if problems is not None:
+        problems.extend(found)
+
+
+def _fields(kind: str, doc: dict, file: str, obj) -> list[EatlasError]:
+    from .models import check  # pydantic is imported when a file is read, never on a warm run
+    return check(kind, doc, file, obj)
+
+
+def _the_id(doc: dict) -> str | None:
+    v = doc.get("id")
+    return v if isinstance(v, str) and ID_RE.match(v) else None
+
+
+def _variant_problems(doc: dict, faults: _Faults, file: str, obj: str) -> list[EatlasError]:
     """``variant`` (a label) and ``variant_of`` (the canonical entry's id): a variant names both."""
-    label = _optional(doc, "variant", str, file, obj)
-    of = doc.get("variant_of")
-    if of is not None:
-        check_id(of, file, obj, "variant_of")
-        if of == doc.get("id"):
-            raise EatlasError("an entry cannot be a variant of itself", file=file, obj=obj, field="variant_of",
-                              hint="name the canonical entry's id, or remove variant_of")
-        if not label:
-            raise EatlasError("variant_of needs a variant label", file=file, obj=obj, field="variant",
-                              hint="say what this variant is, e.g. variant: machine_translation")
-    return label, of
-
-
-class _Checks:
-    """Runs the independent checks of one file. Without a list (loading the registry) the first problem
-    is raised; with one (``eatlas add``, which lists every problem of a new file) each problem is added
-    to it, the check gives ``default`` and the next check runs."""
-
-    def __init__(self, problems: list | None):
-        self.problems = problems
-        self.failed = False
-
-    def __call__(self, fn, *args, default=None, **kw):
-        if self.problems is None:
-            return fn(*args, **kw)
-        try:
-            return fn(*args, **kw)
-        except EatlasError as e:
-            self.problems.append(e)
-            self.failed = True
-            return default
-
-
-def _fail(error: EatlasError):
-    raise error
-
-
-def _source_kind(doc: dict, file: str, obj: str) -> list:
-    source_kind = doc.get("source_kind")
-    if source_kind is None:
+    of = faults.ok(doc, "variant_of", str)
+    if of is None:
         return []
-    if isinstance(source_kind, str):
-        source_kind = [source_kind]
-    if not isinstance(source_kind, list) or not all(isinstance(k, str) for k in source_kind):
-        raise EatlasError("source_kind must be a list of tags", file=file, obj=obj, field="source_kind",
-                          hint="e.g. source_kind: [social_science]; the tags are in schemas/stimuli.yaml")
-    return list(source_kind)
+    if of == doc.get("id"):
+        return [EatlasError("an entry cannot be a variant of itself", file=file, obj=obj, field="variant_of",
+                            hint="name the canonical entry's id, or remove variant_of")]
+    if not faults.ok(doc, "variant", str) and "variant" not in faults.top:
+        return [EatlasError("variant_of needs a variant label", file=file, obj=obj, field="variant",
+                            hint="say what this variant is, e.g. variant: machine_translation")]
+    return []
 
 
-def _parse_item(it: Any, n: int, set_kind: str | None, file: str, obj: str, check: _Checks) -> Item | None:
-    """One item of a set; None when it has a problem (raised, or added to the list)."""
-    fld = f"items[{n}]"
-    if isinstance(it, str):
-        if set_kind is None:
-            return check(_fail, EatlasError(f"item {it!r:.60} is a bare string; give its kind", file=file, obj=obj,
-                                            field=fld, hint="write - {text: ..., kind: noun}, or declare the set's "
-                                                            "kind: (e.g. kind: name) so its items may be bare strings"))
-        it = {"text": it}
-    if not isinstance(it, dict):
-        return check(_fail, EatlasError(f"expected a mapping, got {_typename(it)}", file=file, obj=obj, field=fld,
-                                        hint="write - {text: ..., kind: noun}"))
-    failed = check.failed
-    check.failed = False
-    check(_check_keys, it, ITEM_KEYS, file, obj, prefix=f"{fld}.")
-    for k, v in it.items():
-        if v is not None and not isinstance(v, str):
-            check(_fail, EatlasError(f"expected text, got {_typename(v)} {v!r:.40}", file=file, obj=obj,
-                                     field=f"{fld}.{k}", hint="quote values such as yes/no/numbers"))
-    if it.get("kind") is None and set_kind is not None:
-        it = {**it, "kind": set_kind}
-    for k in ("text", "kind"):
-        if it.get(k) is None:
-            check(_fail, EatlasError(f"the item has no {k}", file=file, obj=obj, field=f"{fld}.{k}",
-                                     hint="every item needs text and kind: - {text: ..., kind: noun}"))
-    bad, check.failed = check.failed, failed or check.failed
-    if bad:
-        return None
-    return Item(**{k: (normalize_text(v) if k == "text" else v) for k, v in it.items() if v is not None})
+def _with_set_kind(doc: dict) -> dict:
+    """The set's items as mappings: a bare string is an item of the set's ``kind:``, and an item without a
+    kind has the set's (a bare string in a set without one is reported as such); ``source_kind`` as a list."""
+    set_kind = doc.get("kind") if isinstance(doc.get("kind"), str) else None
+    items = doc.get("items")
+    out = dict(doc)
+    if isinstance(doc.get("source_kind"), str):
+        out["source_kind"] = [doc["source_kind"]]
+    if set_kind is not None and isinstance(items, list):
+        out["items"] = [{"text": it, "kind": set_kind} if isinstance(it, str) else
+                        {**it, "kind": set_kind} if isinstance(it, dict) and it.get("kind") is None else it
+                        for it in items]
+    return out
 
 
 def parse_set(doc: Any, file: str, problems: list | None = None) -> StimulusSet | None:
@@ -608,60 +526,28 @@ def parse_set(doc: Any, file: str, problems: list | None = None) -> StimulusSet 
     has no list of items."""
     if not isinstance(doc, dict):
         raise _not_mapping("a stimulus set", doc, file)
-    check = _Checks(problems)
-    sid = check(check_id, doc.get("id"), file, "set ?")
-    obj = f"set {sid or '?'}"
-    check(_check_keys, doc, SET_KEYS, file, obj)
-    version = check(check_version, doc.get("version"), file, obj)
-    concept = check(_need, doc, "concept", str, file, obj, default="")
-    lic = check(_need, doc, "license", str, file, obj, default="")
-    source = check(_check_source, doc, file, obj, default={})
-    check(_optional, doc, "notes", str, file, obj)
-    changelog = check(_check_changelog, doc, file, obj, default=[])
-    check(_check_bool, doc, "case_sensitive", True, file, obj)
-    language = check(check_language, doc, file, obj, default=DEFAULT_LANGUAGE)
-    set_kind = check(_optional, doc, "kind", str, file, obj)
-    check(_optional, doc, "license_note", str, file, obj)
-    source_kind = check(_source_kind, doc, file, obj, default=[])
-    variant, variant_of = check(_check_variant, doc, file, obj, default=(None, None))
-    raw_items = check(_need, doc, "items", list, file, obj)
-    items = [i for i in (_parse_item(it, n, set_kind, file, obj, check) for n, it in enumerate(raw_items or []))
-             if i is not None]
-    tv = doc.get("template_vars") or {}
-    if not isinstance(tv, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in tv.items()):
-        check(_fail, EatlasError("template_vars must map names to text", file=file, obj=obj, field="template_vars",
-                                 hint="e.g. template_vars: {subject: he, possessive: his}"))
-        tv = {}
+    obj = f"set {_the_id(doc) or '?'}"
+    full = _with_set_kind(doc)
+    found = _fields("set", full, file, obj)
+    faults = _Faults(found)
+    found += _variant_problems(doc, faults, file, obj)
+    _report(found, problems)
+    raw_items = faults.ok(full, "items", list)
     if raw_items is None:
         return None
-    return StimulusSet(id=sid or "?", version=version, concept=concept, items=items, license=lic, source=source,
-                       file=file, notes=doc.get("notes"), changelog=changelog,
-                       template_vars=tv, group=doc.get("group"), language=language,
-                       source_kind=source_kind, variant=variant, variant_of=variant_of, raw=doc)
-
-
-def _parse_expansion(lvl: Any, spec: Any, file: str, obj: str, check: _Checks) -> Expansion | None:
-    fld = f"expansions.{lvl}"
-    if lvl not in EXPANSIONS:
-        return check(_fail, EatlasError(f"unknown expansion level {lvl!r}", file=file, obj=obj, field=fld,
-                                        hint="sent or sent(u); c-word levels reuse these sentences"))
-    if not isinstance(spec, dict):
-        return check(_fail, EatlasError("expected a mapping with 'template'", file=file, obj=obj, field=fld,
-                                        hint=f"write {lvl}: {{template: may2019_bleached@1.0.0}}"))
-    check(_check_keys, spec, {"template", "families", "vars"}, file, obj, prefix=f"{fld}.")   # does not stop it
-    failed = check.failed
-    check.failed = False
-    check(parse_ref, spec.get("template"), file, obj, f"{fld}.template")
-    fams = spec.get("families") or {}
-    if not isinstance(fams, dict) or set(fams) - set(ROLES) or not all(isinstance(v, str) for v in fams.values()):
-        check(_fail, EatlasError("families must map roles x, y, a, b to a family name", file=file, obj=obj,
-                                 field=f"{fld}.families", hint="e.g. families: {x: name, y: name}"))
-    vs = spec.get("vars") or {}
-    if not isinstance(vs, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in vs.items()):
-        check(_fail, EatlasError("vars must map names to text", file=file, obj=obj, field=f"{fld}.vars",
-                                 hint="e.g. vars: {occupation: engineer}"))
-    bad, check.failed = check.failed, failed or check.failed
-    return None if bad else Expansion(template=spec["template"], families=dict(fams), vars=dict(vs))
+    bad = faults.at.get("items", set())
+    items = [Item(**{k: (normalize_text(v) if k == "text" else v) for k, v in it.items() if v is not None})
+             for n, it in enumerate(raw_items) if n not in bad]
+    variant_ok = not any(p.field in ("variant", "variant_of") for p in found)
+    return StimulusSet(id=faults.ok(doc, "id") or "?", version=faults.ok(doc, "version"),
+                       concept=faults.ok(doc, "concept") or "", items=items, license=faults.ok(doc, "license") or "",
+                       source=(faults.ok(doc, "source", dict) if "source" not in faults.at else None) or {}, file=file,
+                       notes=faults.ok(doc, "notes"), changelog=faults.ok(doc, "changelog") or [],
+                       template_vars=faults.ok(doc, "template_vars") or {}, group=faults.ok(doc, "group"),
+                       language=faults.ok(doc, "language") or DEFAULT_LANGUAGE,
+                       source_kind=list(faults.ok(full, "source_kind") or []),
+                       variant=faults.ok(doc, "variant") if variant_ok else None,
+                       variant_of=faults.ok(doc, "variant_of") if variant_ok else None, raw=doc)
 
 
 def parse_test(doc: Any, file: str, problems: list | None = None) -> TestSpec | None:
@@ -669,119 +555,54 @@ def parse_test(doc: Any, file: str, problems: list | None = None) -> TestSpec | 
     None when one of its four sets could not be read)."""
     if not isinstance(doc, dict):
         raise _not_mapping("a test", doc, file)
-    check = _Checks(problems)
-    tid = check(check_id, doc.get("id"), file, "test ?")
-    obj = f"test {tid or '?'}"
-    check(_check_keys, doc, TEST_KEYS, file, obj)
-    version = check(check_version, doc.get("version"), file, obj)
-    title = check(_need, doc, "title", str, file, obj, default="")
-    lic = check(_need, doc, "license", str, file, obj, default="")
-    source = check(_check_source, doc, file, obj, default={})
-    check(_optional, doc, "notes", str, file, obj)
-    check(_optional, doc, "bias_type", str, file, obj)
-    check(_optional, doc, "license_note", str, file, obj)
-    check(_check_changelog, doc, file, obj)
-    language = check(check_language, doc, file, obj, default=DEFAULT_LANGUAGE)
-    variant, variant_of = check(_check_variant, doc, file, obj, default=(None, None))
-    sets = {}
-    for role in ROLES:
-        if check(parse_ref, doc.get(role), file, obj, role) is not None:
-            sets[role] = doc[role]
+    obj = f"test {_the_id(doc) or '?'}"
+    found = _fields("test", doc, file, obj)
+    faults = _Faults(found, keep_unknown_in=("expansions",))
+    raw_exps = faults.ok(doc, "expansions", dict) or {}
+    bad = faults.at.get("expansions", set())
+    exps = {lvl: Expansion(template=spec["template"], families=dict(spec.get("families") or {}),
+                           vars=dict(spec.get("vars") or {}))
+            for lvl, spec in raw_exps.items() if lvl in EXPANSIONS and lvl not in bad}
     level = doc.get("level", "word")
-    exps = {}
-    raw_exps = doc.get("expansions") or {}
-    if not isinstance(raw_exps, dict):
-        check(_fail, EatlasError("expansions must be a mapping level -> {template: id@version}", file=file,
-                                 obj=obj, field="expansions",
-                                 hint="e.g. expansions: {sent: {template: may2019_bleached@1.0.0}}"))
-        raw_exps = {}
-    for lvl, spec in raw_exps.items():
-        exp = _parse_expansion(lvl, spec, file, obj, check)
-        if exp is not None:
-            exps[lvl] = exp
-    if isinstance(level, str) and level in raw_exps and level not in exps:
+    if "level" in faults.top:
+        level = "word"
+    elif level in raw_exps and level not in exps:
         pass                    # its expansion is faulty, and said so
-    elif not isinstance(level, str) or (level != "word" and level not in exps):
-        check(_fail, EatlasError(f"level {level!r:.40} is neither 'word' nor one of the test's expansions",
+    elif level != "word" and level not in exps:
+        found.append(EatlasError(f"level {level!r:.40} is neither 'word' nor one of the test's expansions",
                                  file=file, obj=obj, field="level",
                                  hint=f"one of: word{''.join(', ' + k for k in exps)}"))
         level = "word"
-    aliases = doc.get("aliases") or []
-    if not isinstance(aliases, list) or not all(isinstance(a, dict) for a in aliases):
-        check(_fail, EatlasError("aliases must be a list of {paper, name}", file=file, obj=obj, field="aliases",
-                                 hint="write - {paper: may2019, name: sent-weat1}"))
-        aliases = []
-    equal_targets = check(_check_bool, doc, "equal_targets", True, file, obj, default=True)
-    equal_attributes = check(_check_bool, doc, "equal_attributes", False, file, obj, default=False)
-    methods = check(_check_methods, doc, file, obj)
-    overlap = check(_check_overlap, doc, file, obj)
-    if len(sets) < len(ROLES):
+    found += _variant_problems(doc, faults, file, obj)
+    _report(found, problems)
+    if any(faults.ok(doc, r) is None for r in ROLES):
         return None
-    return TestSpec(id=tid or "?", version=version, title=title, level=level, sets=sets, expansions=exps,
-                    license=lic, source=source, file=file,
-                    bias_type=doc.get("bias_type"), aliases=aliases, notes=doc.get("notes"),
-                    equal_targets=equal_targets, equal_attributes=equal_attributes, language=language,
-                    variant=variant, variant_of=variant_of, methods=methods, overlap=overlap, raw=doc)
-
-
-OVERLAP_PAIRS = ("x/y", "a/b")
-
-
-def _check_overlap(doc: dict, file: str, obj: str) -> dict[str, list[str]] | None:
-    """A test's `overlap:`: the items its authors' lists put in both targets (``x/y``) or both attributes
-    (``a/b``), declared so that the test is kept as the authors ran it (a variant, docs/registry-format.md);
-    validate checks the declaration against the sets."""
-    v = doc.get("overlap")
-    if v is None:
-        return None
-    if not isinstance(v, dict) or not v or set(v) - set(OVERLAP_PAIRS) or not all(
-            isinstance(items, list) and items and all(isinstance(i, str) and i for i in items) for items in v.values()):
-        raise EatlasError("overlap must map x/y or a/b to the list of items in both sets", file=file, obj=obj,
-                          field="overlap", hint="e.g. overlap: {a/b: [su]}")
-    return {k: list(v[k]) for k in OVERLAP_PAIRS if k in v}
-
-
-def _check_methods(doc: dict, file: str, obj: str) -> tuple[str, ...] | None:
-    """A test's `methods:`: the names of the methods that run it, e.g. [llm-iat]. A name need not be installed
-    (a plug-in method may come later); absent: every method over embeddings (docs/registry-format.md)."""
-    if "methods" not in doc:
-        return None
-    names = doc["methods"]
-    if not isinstance(names, list) or not names or not all(isinstance(n, str) and ID_RE.match(n) for n in names):
-        raise EatlasError(f"methods must be a non-empty list of method names, got {names!r:.60}", file=file, obj=obj,
-                          field="methods", hint="e.g. methods: [weat, mleat]; leave it out for every method")
-    if len(set(names)) < len(names):
-        raise EatlasError("methods names a method twice", file=file, obj=obj, field="methods",
-                          hint="list each method once")
-    return tuple(names)
+    variant_ok = not any(p.field in ("variant", "variant_of") for p in found)
+    methods = faults.ok(doc, "methods")
+    overlap = faults.ok(doc, "overlap", dict)
+    eq_t, eq_a = faults.ok(doc, "equal_targets", bool), faults.ok(doc, "equal_attributes", bool)
+    return TestSpec(id=faults.ok(doc, "id") or "?", version=faults.ok(doc, "version"),
+                    title=faults.ok(doc, "title") or "", level=level, sets={r: doc[r] for r in ROLES},
+                    expansions=exps, license=faults.ok(doc, "license") or "",
+                    source=(faults.ok(doc, "source", dict) if "source" not in faults.at else None) or {}, file=file,
+                    bias_type=faults.ok(doc, "bias_type"), aliases=faults.ok(doc, "aliases") or [],
+                    notes=faults.ok(doc, "notes"), equal_targets=True if eq_t is None else eq_t,
+                    equal_attributes=False if eq_a is None else eq_a,
+                    language=faults.ok(doc, "language") or DEFAULT_LANGUAGE,
+                    variant=faults.ok(doc, "variant") if variant_ok else None,
+                    variant_of=faults.ok(doc, "variant_of") if variant_ok else None,
+                    methods=tuple(methods) if methods is not None else None,
+                    overlap={k: list(overlap[k]) for k in OVERLAP_PAIRS if k in overlap} if overlap else None, raw=doc)
 
 
 def parse_template(doc: Any, file: str) -> Template:
     if not isinstance(doc, dict):
         raise _not_mapping("a template file", doc, file)
-    tid = check_id(doc.get("id"), file, "template ?")
-    obj = f"template {tid}"
-    _check_keys(doc, TEMPLATE_KEYS, file, obj)
-    version = check_version(doc.get("version"), file, obj)
-    _check_changelog(doc, file, obj)
-    fams = _need(doc, "families", dict, file, obj)
-    for name, lst in fams.items():
-        if not isinstance(name, str):
-            raise EatlasError(f"family name {name!r:.40} is not text", file=file, obj=obj, field="families",
-                              hint="quote the family name")
-        if not isinstance(lst, list) or not lst or not all(isinstance(s, str) for s in lst):
-            raise EatlasError("a family must be a non-empty list of template strings", file=file, obj=obj,
-                              field=f"families.{name}", hint='e.g. name: ["This is {{ term }}."]')
-    parts = doc.get("parts") or {}
-    if not isinstance(parts, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in parts.items()):
-        raise EatlasError("parts must map names to template strings", file=file, obj=obj, field="parts",
-                          hint='e.g. parts: {s1: "{{ term }} is here."}')
-    variables = doc.get("variables") or []      # fields the caller fills (e.g. a prompt's), beyond term/article
-    if not isinstance(variables, list) or not all(isinstance(v, str) and v.isidentifier() for v in variables):
-        raise EatlasError("variables must be a list of variable names", file=file, obj=obj, field="variables",
-                          hint="e.g. variables: [group0, group1, attributes]")
-    return Template(id=tid, version=version, families=fams, parts=parts, file=file, source=doc.get("source"),
-                    license=doc.get("license"), language=check_language(doc, file, obj), raw=doc)
+    found = _fields("template", doc, file, f"template {_the_id(doc) or '?'}")
+    _report(found, None)
+    return Template(id=doc["id"], version=doc["version"], families=doc["families"], parts=doc.get("parts") or {},
+                    file=file, source=doc.get("source"), license=doc.get("license"),
+                    language=doc.get("language") or DEFAULT_LANGUAGE, raw=doc)
 
 
 class Registry:
@@ -797,9 +618,9 @@ class Registry:
         cat_path = self.resolve("catalog.yaml", "catalog.yaml", "catalog")   # a link out of the folder is refused
         cat = read_yaml(cat_path, root=self.root) or {}
         if not isinstance(cat, dict):
-            raise EatlasError(f"the catalog must be a mapping with sets, tests, templates, got {_typename(cat)}",
+            raise EatlasError(f"the catalog must be a mapping with sets, tests, templates, got {typename(cat)}",
                               file="catalog.yaml", obj="catalog", hint="run 'eatlas catalog --sync' to rebuild it")
-        _check_keys(cat, CATALOG_KEYS, "catalog.yaml", "catalog")
+        _report(_fields("catalog", cat, "catalog.yaml", lambda fld: _catalog_entry(cat, fld)), None)
         self.catalog = cat
         self.sets: dict[str, StimulusSet] = {}
         self.tests: dict[str, TestSpec] = {}
@@ -807,18 +628,9 @@ class Registry:
         self.recorded_hash: dict[tuple[str, str], str] = {}
         for kind, parser, store in (("sets", parse_set, self.sets), ("tests", parse_test, self.tests),
                                     ("templates", parse_template, self.templates)):
-            entries = cat.get(kind) or []
-            if not isinstance(entries, list):
-                raise EatlasError("expected a list of entries", file="catalog.yaml", obj="catalog", field=kind,
-                                  hint="run 'eatlas catalog --sync' to rebuild it")
-            for n, entry in enumerate(entries):
-                obj = f"catalog {kind}[{n}]"
-                if not isinstance(entry, dict):
-                    raise EatlasError(f"expected a mapping, got {_typename(entry)}", file="catalog.yaml", obj=obj,
-                                      hint="run 'eatlas catalog --sync' to rebuild it")
-                eid = check_id(entry.get("id"), "catalog.yaml", obj)
+            for entry in cat.get(kind) or []:          # each a mapping with an id and a version (the catalog's model)
+                eid, ever = entry["id"], entry["version"]
                 obj = f"catalog {kind[:-1]} {eid}"
-                ever = check_version(entry.get("version"), "catalog.yaml", obj)
                 path = self.resolve(entry.get("file"), "catalog.yaml", obj)
                 rel = str(path.relative_to(self._top))      # resolve() returned it resolved, inside the root
                 try:
@@ -838,17 +650,7 @@ class Registry:
                 store[eid] = parsed
                 if entry.get("sha256"):
                     self.recorded_hash[(kind, eid)] = entry["sha256"]
-        published = cat.get("published") or []
-        if not isinstance(published, list):
-            raise EatlasError("expected a list of entries", file="catalog.yaml", obj="catalog", field="published",
-                              hint="run 'eatlas catalog --sync' to rebuild it")
-        for n, entry in enumerate(published):
-            if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
-                raise EatlasError("expected a mapping with id and file", file="catalog.yaml",
-                                  obj=f"catalog published[{n}]", field="file",
-                                  hint="run 'eatlas catalog --sync' to rebuild it")
-            if entry.get("version") is not None:
-                check_version(entry["version"], "catalog.yaml", f"catalog published {entry.get('id')}")
+        for entry in cat.get("published") or []:
             if entry.get("sha256"):
                 self.recorded_hash[("published", entry.get("id"))] = entry["sha256"]
 
@@ -898,6 +700,58 @@ class Registry:
                 return t
         raise EatlasError(f"unknown test {test_id!r}", hint=_suggest(test_id, self.tests, "'eatlas list'"))
 
+    def versions(self, kind: str) -> dict[str, str]:
+        """id -> version of every entry of ``kind`` (sets, tests, templates), without reading the entries a
+        registry from the cache has not decoded yet."""
+        entries = getattr(self, kind)
+        return entries.versions() if isinstance(entries, LazyEntries) else {k: v.version for k, v in entries.items()}
+
+    # ---------------------------------------------------------------- plain data (eatlas.registry.cache)
+    def to_plain(self) -> tuple[dict, list]:
+        """The registry as plain data (mappings, lists, text, numbers, dates; no objects): a head (the folder,
+        the catalog, the recorded hashes and each kind's entries as [id, version, file]) and the entries, in
+        the order the head lists them. :meth:`from_plain` makes the registry again."""
+        head = {"root": str(self.root), "catalog": self.catalog,
+                "recorded_hash": [[k, i, h] for (k, i), h in self.recorded_hash.items()], "entries": {}}
+        entries = []
+        for kind in _PLAIN:
+            head["entries"][kind] = [[eid, obj.version, obj.file] for eid, obj in getattr(self, kind).items()]
+            entries += [_plain_entry(obj) for obj in getattr(self, kind).values()]
+        return head, entries
+
+    @classmethod
+    def from_plain(cls, head: dict, entry, n: int) -> Registry:
+        """The registry of :meth:`to_plain`'s ``head``; ``entry(i)`` gives its i-th entry (of ``n``), which is
+        decoded when the entry is first used. An entry that cannot be decoded (a damaged cache file) is read
+        from its YAML file instead, checked as any file is."""
+        reg = cls.__new__(cls)
+        reg.root = Path(head["root"])
+        reg._top = reg.root.resolve()
+        reg.catalog = head["catalog"]
+        reg.recorded_hash = {(k, i): h for k, i, h in head["recorded_hash"]}
+        at = 0
+        for kind, (make, parse) in _PLAIN.items():
+            pending = {}
+            for eid, version, file in head["entries"][kind]:
+                if not (isinstance(eid, str) and isinstance(version, str) and isinstance(file, str)):
+                    raise ValueError("not an entry of the index")
+                pending[eid] = _Pending(at, version, file)
+                at += 1
+
+            def decode(eid, p, make=make, parse=parse, kind=kind):
+                try:
+                    obj = make(entry(p.n))
+                    if obj.id == eid and obj.version == p.version and obj.file == p.file:
+                        return obj
+                except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+                    pass
+                path = reg.resolve(p.file, "catalog.yaml", f"catalog {kind[:-1]} {eid}")
+                return parse(read_yaml(path, shown=p.file), p.file)
+            setattr(reg, kind, LazyEntries(pending, decode))
+        if at != n:
+            raise ValueError("the index does not match the entries")
+        return reg
+
     @cached_property
     def sources(self) -> dict:
         from .cite import check_sources  # the bibliography's schema lives with the citation code
@@ -906,6 +760,101 @@ class Registry:
         if p.is_symlink() or p.exists():        # like every file the registry reads: inside the folder
             p = self.resolve("registry/sources.yaml", "registry/sources.yaml", "sources")
         return check_sources((read_yaml(p, root=self.root) or {}) if p.is_file() else {})
+
+
+class _Pending(tuple):
+    """An entry of a registry from the cache not decoded yet: its place in the cache file, version and file."""
+    __slots__ = ()
+
+    def __new__(cls, n: int, version: str, file: str):
+        return super().__new__(cls, (n, version, file))
+
+    n = property(lambda self: self[0])
+    version = property(lambda self: self[1])
+    file = property(lambda self: self[2])
+
+
+class LazyEntries(MutableMapping):
+    """id -> set, test or template of a registry from the cache (:meth:`Registry.from_plain`), each decoded
+    when first read: a run of one test decodes its own four sets, not the registry's thousands. Iterating
+    over the values decodes them all. Pickled (e.g. for a Ray worker), it is a plain dict."""
+
+    def __init__(self, pending: dict, decode):
+        self._d, self._decode = pending, decode
+
+    def __getitem__(self, key):
+        v = self._d[key]
+        if isinstance(v, _Pending):
+            v = self._d[key] = self._decode(key, v)
+        return v
+
+    def __setitem__(self, key, value):
+        self._d[key] = value
+
+    def __delitem__(self, key):
+        del self._d[key]
+
+    def __contains__(self, key) -> bool:
+        return key in self._d
+
+    def __iter__(self):
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __repr__(self) -> str:
+        return f"LazyEntries({len(self._d)} entries)"
+
+    def __reduce__(self):
+        return dict, (dict(self.items()),)
+
+    def versions(self) -> dict[str, str]:
+        return {k: v.version for k, v in self._d.items()}
+
+
+_ITEM_FIELDS = tuple(f.name for f in fields(Item))
+
+
+def _plain_entry(obj) -> dict:
+    """A set, test or template as plain data (its fields; items as lists, expansions as mappings)."""
+    out = {f.name: getattr(obj, f.name) for f in fields(obj)}
+    if isinstance(obj, StimulusSet):
+        out["items"] = [[getattr(i, k) for k in _ITEM_FIELDS] for i in obj.items]
+    elif isinstance(obj, TestSpec):
+        out["expansions"] = {lvl: vars(e) for lvl, e in obj.expansions.items()}
+    return out
+
+
+def _set_from_plain(d: dict) -> StimulusSet:
+    return StimulusSet(**{**d, "items": [Item(*i) for i in d["items"]]})
+
+
+def _test_from_plain(d: dict) -> TestSpec:
+    return TestSpec(**{**d, "expansions": {lvl: Expansion(**e) for lvl, e in d["expansions"].items()}})
+
+
+def _template_from_plain(d: dict) -> Template:
+    return Template(**d)
+
+
+# kind -> (from plain data, from a parsed YAML document): the registry's entries in the cache, in this order
+_PLAIN = {"sets": (_set_from_plain, lambda doc, file: parse_set(doc, file)),
+          "tests": (_test_from_plain, lambda doc, file: parse_test(doc, file)),
+          "templates": (_template_from_plain, lambda doc, file: parse_template(doc, file))}
+
+
+def _catalog_entry(cat: dict, field: str) -> str:
+    """The object a problem of catalog.yaml's ``field`` is in: 'catalog set roses' (an entry with a good id),
+    'catalog sets[3]', or 'catalog'."""
+    m = re.match(r"^(sets|tests|templates|published)\[(\d+)\]", field)
+    if m is None:
+        return "catalog"
+    entry = (cat.get(m[1]) or [])[int(m[2])]
+    eid = entry.get("id") if isinstance(entry, dict) else None
+    if isinstance(eid, str) and ID_RE.match(eid) and not field.endswith("].id"):
+        return f"catalog {m[1][:-1] if m[1] != 'published' else m[1]} {eid}"
+    return f"catalog {m[1]}[{m[2]}]"
 
 
 def _suggest(name: str, known, where: str) -> str:
@@ -920,5 +869,5 @@ def load_registry(root: str | Path | None = None) -> Registry:
     key = str(Path(root).resolve()) if root is not None else str(default_root().resolve())
     if key not in _DEFAULT:
         from . import cache as registry_cache
-        _DEFAULT[key] = registry_cache.load(Path(key), lambda: Registry(key))
+        _DEFAULT[key] = registry_cache.load(Path(key), lambda: Registry(key), Registry.from_plain)
     return _DEFAULT[key]

@@ -5,27 +5,47 @@ The key is the content of every file the registry reads (the path and bytes of `
 of everything under ``registry/``, ``templates/``, ``schemas/`` and ``loaders/``, hashed), the folder, the EATlas
 version and Python's: any edit, added or removed file gives a new key, and the registry is parsed
 afresh. (Reading and hashing the files takes a tenth of the time parsing them does; sizes and
-modification times alone would miss an edit of the same length within one clock tick.)
+modification times alone would miss an edit of the same length within one clock tick. The digest is kept
+with the files' stats, change times included, and read back while those are unchanged: :func:`state`.)
 Only what loaded without error is kept, and a test list
 is marked valid only after ``validate``'s checks passed on it; what ``validate`` found for the whole
 registry (its errors and warnings) is kept too, for ``eatlas add``. The entries live beside the embedding
 cache (``$EATLAS_CACHE/registry/``, removed by ``eatlas cache clear``); ``EATLAS_REGISTRY_CACHE=0``
-switches them off. They are pickles: the cache folder is the user's own, as for the vectors.
+switches them off.
+
+The parsed registry is plain data, never a pickle: the cache folder may be shared by a lab
+(``EATLAS_CACHE`` on a shared disk), and loading a pickle runs whatever code it names, so anyone who
+could write there could run code in every user's ``eatlas``. A file ``<key>.jsonl`` holds one JSON line
+of head (the format, the key, the catalog and the index of the entries: each one's id, version, file,
+place and CRC-32) and then one JSON line per set, test and template (:func:`to_json` writes the few YAML
+values JSON lacks, e.g. dates, as tagged objects). Only the head is read when the registry is loaded;
+an entry is decoded when it is first used (a run of one test reads its four sets, not 2,600), by the
+``restore`` function the caller gives (``Registry.from_plain``). A file that is not of this format,
+whose key is not the one asked for, or that is cut short is ignored and the registry parsed afresh; an
+entry whose CRC or content does not check is read from its YAML file instead (``Registry.from_plain``).
+Files of older EATlas versions (``<key>.pickle``) are never opened.
 """
 from __future__ import annotations
 
+import base64
+import datetime as _dt
 import hashlib
+import json
 import os
-import pickle
 import sys
+import time
+import zlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..files import write_atomic
 
 FOLDERS = ("registry", "templates", "schemas", "loaders")
-# Bumped when what a parsed registry holds changes within one EATlas version (2: TestSpec.methods), so that
-# an entry pickled by the code before is not taken for one of today's.
-FORMAT = 2
+# Bumped when what a parsed registry holds changes within one EATlas version (2: TestSpec.methods; 3: JSON
+# lines instead of pickles), so that an entry written by the code before is not taken for one of today's.
+FORMAT = 3
+MAGIC = "eatlas-registry-cache"
 
 
 def enabled() -> bool:
@@ -37,57 +57,213 @@ def folder() -> Path:
     return cache_dir() / "registry"
 
 
-def state(root: Path) -> str:
-    """A digest of the registry folder's files as they are now (path and content)."""
-    from .. import __version__
-
-    h = hashlib.blake2b(f"{root}\0{__version__}\0{FORMAT}\0{sys.version}".encode())
-    paths = [root / "catalog.yaml"]
+def _paths(root: Path) -> list[str]:
+    paths = [os.path.join(root, "catalog.yaml")]
     for name in FOLDERS:
-        for base, dirs, files in os.walk(root / name):
+        for base, dirs, files in os.walk(os.path.join(root, name)):
             dirs.sort()
-            paths += [Path(base) / f for f in sorted(files)]
+            paths += [os.path.join(base, f) for f in sorted(files)]
+    return paths
+
+
+RACY_NS = 2_000_000_000     # a file changed less than this before its stat was taken may change again unseen
+
+
+def _stats(root: Path, paths: list[str]) -> tuple[str, int]:
+    """A digest of every file's stat (size, inode, modification and change times) and the newest of those
+    times. The change time (ctime) is set by the system on every write and cannot be set back by a program."""
+    h = hashlib.blake2b(str(root).encode(), digest_size=16)
+    newest = 0
     for p in paths:
         try:
-            data = p.read_bytes()
-        except OSError as e:            # unreadable (or gone): a state of its own, never that of no such file
-            h.update(f"{p.relative_to(root)}\0unreadable {e.errno}\0".encode())
+            st = os.stat(p)
+        except OSError as e:
+            h.update(f"{p}\0gone {e.errno}\0".encode())
             continue
-        h.update(f"{p.relative_to(root)}\0{len(data)}\0".encode())
+        h.update(f"{p}\0{st.st_size}\0{st.st_ino}\0{st.st_dev}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0".encode())
+        newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
+    return h.hexdigest(), newest
+
+
+def state(root: Path) -> str:
+    """A digest of the registry folder's files as they are now (path and content).
+
+    Reading and hashing every file takes a few tenths of a second on a large registry, a run's warm start
+    most of it; so the digest is kept beside the files' stats (``<folder digest>.stat``) and taken from
+    there while every file's size, inode, modification and change time are what they were. The change
+    time moves on every write, so an edit is always seen, unless it came within the same clock tick as the
+    stats the digest was kept with: a digest is kept only when every file is at least two seconds old (as
+    git's index does for 'racily clean' files). The digest itself stays one of the files' content."""
+    from .. import __version__
+
+    paths = _paths(root)
+    seed = f"{root}\0{__version__}\0{FORMAT}\0{sys.version}"
+    memo = folder() / f"{hashlib.blake2b(seed.encode(), digest_size=16).hexdigest()}.stat" if enabled() else None
+    stats = None
+    if memo is not None:
+        stats, newest = _stats(root, paths)
+        try:
+            kept = json.loads(memo.read_text(encoding="utf-8"))
+            if isinstance(kept, dict) and kept.get("stats") == stats and isinstance(kept.get("state"), str):
+                return kept["state"]
+        except (OSError, ValueError):
+            pass
+    digest = _content(root, paths, seed)
+    if memo is not None and newest < time.time_ns() - RACY_NS and _stats(root, _paths(root))[0] == stats:
+        _write(memo, json.dumps({"stats": stats, "state": digest}).encode("utf-8"))
+    return digest
+
+
+def _content(root: Path, paths: list[str], seed: str) -> str:
+    h = hashlib.blake2b(seed.encode())
+    for p in paths:
+        rel = os.path.relpath(p, root)
+        try:
+            with open(p, "rb") as f:
+                data = f.read()
+        except OSError as e:            # unreadable (or gone): a state of its own, never that of no such file
+            h.update(f"{rel}\0unreadable {e.errno}\0".encode())
+            continue
+        h.update(f"{rel}\0{len(data)}\0".encode())
         h.update(data)
     return h.hexdigest()[:32]
 
 
 def _write(path: Path, data: bytes) -> None:
-    """Best effort: a cache that cannot be written is no cache, never an error. Private (0o600 whatever the
-    umask, eatlas.files): a pickle runs code when loaded, and no one else needs this one."""
+    """Best effort: a cache that cannot be written is no cache, never an error. Written with the umask's
+    mode, as the vectors are: plain data, which a lab sharing the cache may read."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, lambda tmp: tmp.write_bytes(data), prefix=".tmp-", suffix="", private=True)
+        write_atomic(path, lambda tmp: tmp.write_bytes(data), prefix=".tmp-", suffix="")
     except OSError:
         pass
 
 
-def load(root: Path, build):
-    """The registry of ``root``: from the cache when its files are as they were, else ``build()`` (kept)."""
+# ------------------------------------------------------------------ YAML values as JSON
+# JSON has no dates, byte strings, sets, tuples or mappings with keys other than text, which a YAML file (and
+# the data classes) may hold: each is written as an object of one tagged key. A mapping whose own keys begin
+# with '$' is written as "$map" too, so no mapping of the registry is ever read back as a tag.
+def to_json(v: Any) -> Any:
+    """``v`` as JSON values (raises TypeError for a value of another kind: the registry is then not kept)."""
+    if v is None or isinstance(v, (str, bool, int, float)):
+        return v
+    if isinstance(v, list):
+        return [to_json(x) for x in v]
+    if isinstance(v, dict):
+        if all(isinstance(k, str) and not k.startswith("$") for k in v):
+            return {k: to_json(x) for k, x in v.items()}
+        return {"$map": [[to_json(k), to_json(x)] for k, x in v.items()]}
+    if isinstance(v, tuple):
+        return {"$tuple": [to_json(x) for x in v]}
+    if isinstance(v, _dt.datetime):
+        return {"$datetime": v.isoformat()}
+    if isinstance(v, _dt.date):
+        return {"$date": v.isoformat()}
+    if isinstance(v, (bytes, bytearray)):
+        return {"$bytes": base64.b64encode(bytes(v)).decode("ascii")}
+    if isinstance(v, (set, frozenset)):
+        return {"$set": [to_json(x) for x in v]}
+    raise TypeError(f"a {type(v).__name__} has no plain form")
+
+
+_TAGS: dict[str, Callable[[Any], Any]] = {
+    "$map": lambda pairs: {k: x for k, x in pairs},
+    "$tuple": tuple,
+    "$datetime": _dt.datetime.fromisoformat,
+    "$date": _dt.date.fromisoformat,
+    "$bytes": lambda s: base64.b64decode(s, validate=True),
+    "$set": set,
+}
+
+
+def _tagged(obj: dict) -> Any:
+    if len(obj) == 1:
+        (key, value), = obj.items()
+        if key in _TAGS:
+            return _TAGS[key](value)
+    return obj
+
+
+def from_json(text: bytes | str) -> Any:
+    """What :func:`to_json` wrote, decoded (ValueError, TypeError or KeyError for anything else)."""
+    return json.loads(text, object_hook=_tagged)
+
+
+def _dumps(v: Any) -> bytes:
+    return json.dumps(to_json(v), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+# ------------------------------------------------------------------ the file
+def _path(key: str) -> Path:
+    return folder() / f"{key}.jsonl"
+
+
+def _encode(key: str, reg) -> bytes | None:
+    """The file of ``reg`` (its ``to_plain()``: head and entries), or None when a value has no plain form."""
+    try:
+        head, entries = reg.to_plain()
+        lines = [_dumps(e) for e in entries]
+        offset, index = 0, []
+        for line in lines:
+            index.append([offset, len(line), zlib.crc32(line)])
+            offset += len(line) + 1
+        top = _dumps({"magic": MAGIC, "format": FORMAT, "key": key, "size": offset, "head": head, "index": index})
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return b"\n".join([top, *lines]) + b"\n"
+
+
+def _decode(key: str, data: bytes, restore: Callable):
+    """The registry ``data`` holds, if it is a file of this format for ``key`` (None otherwise)."""
+    end = data.find(b"\n")
+    if end < 0:
+        return None
+    try:
+        top = from_json(data[:end])
+        if not (isinstance(top, dict) and top.get("magic") == MAGIC and top.get("format") == FORMAT
+                and top.get("key") == key and top.get("size") == len(data) - end - 1):
+            return None
+        index = top["index"]
+        if not all(isinstance(e, list) and len(e) == 3 and all(isinstance(x, int) for x in e) for e in index):
+            return None
+    except (ValueError, TypeError, KeyError, RecursionError):
+        return None
+    body = memoryview(data)[end + 1:]
+
+    def entry(n: int) -> Any:
+        """Entry ``n``, decoded; ValueError when its bytes are not those written."""
+        offset, size, crc = index[n]
+        line = bytes(body[offset:offset + size])
+        if len(line) != size or zlib.crc32(line) != crc:
+            raise ValueError(f"entry {n} of the registry cache is damaged")
+        return from_json(line)
+
+    try:
+        return restore(top["head"], entry, len(index))
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return None
+
+
+def load(root: Path, build: Callable, restore: Callable):
+    """The registry of ``root``: from the cache when its files are as they were, else ``build()`` (kept).
+    ``restore(head, entry, n)`` makes the registry of a cache file's head, ``entry(i)`` giving its i-th
+    entry of ``n`` (``Registry.from_plain``)."""
     if not enabled():
         return build()
     key = state(root)
-    path = folder() / f"{key}.pickle"
     try:
-        with open(path, "rb") as f:
-            reg = pickle.load(f)
+        data = _path(key).read_bytes()
+    except OSError:
+        data = None
+    reg = _decode(key, data, restore) if data else None
+    if reg is not None:
         reg._state = key
         return reg
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
-        pass
     reg = build()
     reg._state = key
-    try:
-        data = pickle.dumps(reg, protocol=pickle.HIGHEST_PROTOCOL)
-    except (pickle.PicklingError, TypeError, AttributeError):
-        return reg
-    _write(path, data)
+    encoded = _encode(key, reg)
+    if encoded is not None:
+        _write(_path(key), encoded)
     return reg
 
 
@@ -96,16 +272,9 @@ def keep(key: str | None, reg) -> None:
     the entry it wrote, is the registry of the files it leaves)."""
     if not key or not enabled():
         return
-    import copy
-
-    reg = copy.copy(reg)
-    for scratch in ("_validation_expansions", "_state"):        # what checking it left on it
-        reg.__dict__.pop(scratch, None)
-    try:
-        data = pickle.dumps(reg, protocol=pickle.HIGHEST_PROTOCOL)
-    except (pickle.PicklingError, TypeError, AttributeError):
-        return
-    _write(folder() / f"{key}.pickle", data)
+    encoded = _encode(key, reg)
+    if encoded is not None:
+        _write(_path(key), encoded)
 
 
 def _valid_marker(reg, test_ids: list[str]) -> Path | None:
@@ -139,8 +308,6 @@ def _outcome_path(key: str | None) -> Path | None:
 
 def validation(key: str | None) -> list[dict] | None:
     """validate's problems recorded for this state, as rows; None if none are."""
-    import json
-
     path = _outcome_path(key)
     if path is None:
         return None
@@ -153,8 +320,6 @@ def validation(key: str | None) -> list[dict] | None:
 
 def record_validation(key: str | None, rows: list[dict]) -> None:
     """Keep validate's problems (as rows) for this state (best effort, like the rest of the cache)."""
-    import json
-
     path = _outcome_path(key)
     if path is not None:
         _write(path, json.dumps(rows, ensure_ascii=False).encode("utf-8"))

@@ -283,7 +283,7 @@ def add(root: Path, file: Path) -> Added:
         own.append(EatlasError("source has no paper", field="source.paper", **where,
                                hint="name the paper key from registry/sources.yaml"))
     top = root.resolve()      # the registry cache's key names the folder by its full path
-    reg = registry_cache.load(top, lambda: Registry(top))
+    reg = registry_cache.load(top, lambda: Registry(top), Registry.from_plain)
     checked = getattr(reg, "_state", None) or registry_cache.state(top)     # the files as they were checked
     store = reg.sets if kind == "sets" else reg.tests
     collides = eid is not None and eid in store

@@ -239,9 +239,9 @@ def _shape(source: str) -> tuple[int, tuple[tuple[str, int], ...]]:
     """(characters of literal text, ((variable, times printed), ...)) of one template string."""
     from jinja2 import nodes
 
-    from .templates import _env
+    from .templates import _environment
 
-    ast = _env.parse(source)
+    ast = _environment().parse(source)
     literal = sum(len(n.data) for n in ast.find_all(nodes.TemplateData))
     return literal, tuple(sorted(Counter(n.name for n in ast.find_all(nodes.Name)).items()))
 

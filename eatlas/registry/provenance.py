@@ -11,7 +11,7 @@ under one version with different hashes were computed from different stimuli::
 """
 from __future__ import annotations
 
-import pandas as pd
+from ..columns import as_columns
 
 COLUMNS = ["kind", "id", "version", "sha256", "file"]
 
@@ -45,8 +45,6 @@ def init(con) -> None:
 def write(con, run_id: str, rows: list[dict]) -> None:
     if not rows:
         return
-    df = pd.DataFrame(rows, columns=COLUMNS)
-    df.insert(0, "run_id", run_id)
-    con.register("_inputs", df)
+    con.register("_inputs", as_columns([{"run_id": run_id, **r} for r in rows], ["run_id", *COLUMNS]))
     con.execute("INSERT INTO run_inputs SELECT run_id, kind, id, version, sha256, file FROM _inputs")
     con.unregister("_inputs")

@@ -9,18 +9,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-
-from jinja2 import StrictUndefined, TemplateSyntaxError, UndefinedError, nodes
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from typing import TYPE_CHECKING
 
 from ..errors import EatlasError
 from .base import Item, Template
 
+if TYPE_CHECKING:
+    from jinja2 import nodes
+
 ALLOWED_FILTERS = frozenset({"lower", "upper", "capitalize"})
 _OPEN, _CLOSE = "\x02", "\x03"
 
-_env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
-_env.globals.clear()     # no range, lipsum, cycler, joiner, namespace, dict: a name is a variable we pass, or undefined
+
+@lru_cache(maxsize=1)
+def _environment():
+    """The sandbox, made when a template is first compiled (Jinja is not imported by a run at word level)."""
+    from jinja2 import StrictUndefined
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
+    env.globals.clear()     # no range, lipsum, cycler, joiner, namespace, dict: a name is a variable we pass
+    return env
+
+
 _RESERVED = frozenset({"self"})   # Jinja binds {{ self }} to the template itself whatever the context
 
 
@@ -38,6 +49,8 @@ class Expanded:
 
 
 def _check_node(node: nodes.Node, source: str, where: dict):
+    from jinja2 import nodes
+
     allowed = (nodes.Template, nodes.Output, nodes.TemplateData, nodes.Name, nodes.Filter)
     if not isinstance(node, allowed):
         raise EatlasError(f"template {source!r:.120} uses {type(node).__name__}; only {{{{ variable }}}} and the "
@@ -58,7 +71,10 @@ def _check_node(node: nodes.Node, source: str, where: dict):
 @lru_cache(maxsize=4096)
 def compile_checked(source: str, file: str | None = None, obj: str | None = None, field: str | None = None):
     """Parse, vet and compile one template string; returns (compiled, variable names)."""
+    from jinja2 import TemplateSyntaxError, nodes
+
     where = {"file": file, "obj": obj, "field": field}
+    _env = _environment()
     try:
         ast = _env.parse(source)
     except TemplateSyntaxError as e:
@@ -144,6 +160,8 @@ def _strip_markers(s: str) -> tuple[str, tuple[int, int] | None]:
 
 
 def render(source: str, context: dict, *, where: dict) -> str:
+    from jinja2 import UndefinedError
+
     compiled, _ = compile_checked(source, where.get("file"), where.get("obj"), where.get("field"))
     try:
         return compiled.render(**context)

@@ -15,15 +15,16 @@ import importlib.metadata
 import platform
 import subprocess
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from .. import __version__
 from .. import encoders as _encoders
 from .. import methods as _methods
+from ..columns import as_columns
 from ..encoders import Encoder
 from ..encoders.cache import EmbeddingCache
 from ..encoders.identity import run_columns
@@ -87,7 +88,7 @@ class RunOutcome:
     skipped: list[tuple[str, str, str]] = field(default_factory=list)   # (test, level, why)
     left_out: list[tuple[str, str]] = field(default_factory=list)       # (test, why): default-run tests the method
                                                                         # does not run, not selected
-    tables: dict = field(default_factory=dict)      # the method's own tables, name -> DataFrame
+    tables: dict = field(default_factory=dict)      # the method's own tables, name -> DataFrame (MethodTables)
     details: dict = field(default_factory=dict)     # (test id, level) -> the method's in-memory result
     notes: list[str] = field(default_factory=list)  # lines the run prints about itself (e.g. which default model)
 
@@ -132,8 +133,8 @@ def registry_state(reg: Registry, test_ids: list[str]) -> dict:
         pass
     return {"root": str(reg.root), "commit": commit,
             "tests": {t: reg.tests[t].version for t in test_ids},
-            "sets": {sid: s.version for sid, s in reg.sets.items()},
-            "templates": {tid: t.version for tid, t in reg.templates.items()},
+            "sets": reg.versions("sets"),
+            "templates": reg.versions("templates"),
             "inputs": run_inputs(reg, test_ids)}     # content hashes, also in table run_inputs (registry.provenance)
 
 
@@ -556,9 +557,32 @@ def _as_dict(row) -> dict:
     return asdict(row) if is_dataclass(row) else dict(row)
 
 
-def _frames(method, rows: dict, run_id: str) -> dict:
-    """The method's rows as DataFrames in its declared tables' column order, run_id first."""
-    from ..store.db import stringify
+class MethodTables(Mapping):
+    """A run's method tables, name -> DataFrame, each built when first read (pandas is imported by what reads
+    them, not by every run); the store writes them from :meth:`columns`, without pandas."""
+
+    def __init__(self, columns: dict[str, dict]):
+        self._columns, self._frames = columns, {}
+
+    def columns(self, name: str) -> dict:
+        """The table as ``{column: array}`` (eatlas.columns), which DuckDB scans."""
+        return self._columns[name]
+
+    def __getitem__(self, name: str):
+        if name not in self._frames:
+            import pandas as pd
+            self._frames[name] = pd.DataFrame(self._columns[name])
+        return self._frames[name]
+
+    def __iter__(self):
+        return iter(self._columns)
+
+    def __len__(self) -> int:
+        return len(self._columns)
+
+
+def _frames(method, rows: dict, run_id: str) -> MethodTables:
+    """The method's rows as tables in its declared tables' column order, run_id first."""
     declared = {t.name: t for t in method.tables}
     declared["influence"] = INFLUENCE_TABLE
     out = {}
@@ -569,15 +593,15 @@ def _frames(method, rows: dict, run_id: str) -> dict:
         if t is None:
             raise EatlasError(f"method {method.name} returned rows for table {name!r}, which it does not declare",
                               hint=f"declare Table({name!r}, ...) in its tables")
-        df = pd.DataFrame([_as_dict(r) for r in table_rows])
+        dicts = [{**_as_dict(r), "run_id": run_id} for r in table_rows]
+        have = dict.fromkeys(k for r in dicts for k in r)
         cols = [c for c, _, _ in t.columns()]
-        extra = [c for c in df.columns if c not in cols and c != "run_id"]
+        extra = [c for c in have if c not in cols and c != "run_id"]
         if extra and not t.open:
             raise EatlasError(f"method {method.name}: table {name} has no column(s) {', '.join(extra)}",
                               hint="add them to its row type")
-        df["run_id"] = run_id
-        out[name] = stringify(df[[c for c in cols if c in df.columns] + extra])
-    return out
+        out[name] = as_columns(dicts, [c for c in cols if c in have] + extra, text=True)
+    return MethodTables(out)
 
 
 def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig, method):

@@ -325,10 +325,8 @@ def _convention_p(s_x: np.ndarray, s_y: np.ndarray, conv: conventions.Convention
 
 
 def holm(p_values, alpha: float = 0.01) -> np.ndarray:
-    """Holm-Bonferroni rejections (bool array) at family-wise level ``alpha`` (statsmodels)."""
-    from statsmodels.stats.multitest import multipletests
+    """Holm-Bonferroni rejections (bool array) at family-wise level ``alpha`` (eatlas.stats.multitest: those of
+    statsmodels' multipletests(method='holm'), without importing statsmodels and scipy.stats)."""
+    from .multitest import holm as holm_reject
 
-    p = np.asarray(list(p_values), dtype=float)
-    if p.size == 0:
-        return np.zeros(0, dtype=bool)
-    return multipletests(p, alpha=alpha, method="holm")[0]
+    return holm_reject(p_values, alpha)
