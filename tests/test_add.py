@@ -37,18 +37,11 @@ from eatlas.cli import main
 from eatlas.registry import base as registry
 from eatlas.registry import cache as registry_cache
 from eatlas.registry.checks import from_rows
+from tests.cli_helpers import cli
 from tests.conftest import ROOT, TESTPAPER, make_set, make_test, write_yaml
 
 NEW_SET = "curators_nurses"
 NEW_TEST = "curators_nurses_t"
-
-
-def cli(capsys, *args) -> tuple[int, str, str]:
-    registry._DEFAULT.clear()           # each command as in a new process
-    rc = main([str(a) for a in args])
-    cap = capsys.readouterr()
-    assert "Traceback" not in cap.err + cap.out
-    return rc, cap.out, cap.err
 
 
 def snapshot(root: Path) -> dict[str, str]:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from eatlas.cli import main
+from tests.cli_helpers import cli, one_line_error
 from tests.conftest import ROOT, make_set, make_test
 
 WORDS = ["rose", "tulip", "daisy", "lily", "ant", "moth", "wasp", "flea",
@@ -31,23 +31,6 @@ def vectors(path: Path, words=WORDS, *, dim: int = 6, seed: int = 0, override: d
     rows.update(override or {})
     path.write_text("".join(f"{w} {' '.join(map(str, np.asarray(v, dtype=float)))}\n" for w, v in rows.items()))
     return path
-
-
-def cli(capsys, *args) -> tuple[int, str, str]:
-    from eatlas.registry import base
-    base._DEFAULT.clear()           # the test may have changed the registry since the last command
-    rc = main([str(a) for a in args])
-    cap = capsys.readouterr()
-    assert "Traceback" not in cap.err and "Traceback" not in cap.out
-    return rc, cap.out, cap.err
-
-
-def one_line_error(rc: int, err: str, *needles: str):
-    assert rc == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    for n in needles:
-        assert n in err, f"{n!r} not in {err!r}"
 
 
 def run(capsys, mini, db, model, *extra) -> tuple[int, str, str]:

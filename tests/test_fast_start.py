@@ -1,9 +1,8 @@
 """A fast start (issue 23): a command imports the heavy libraries only when it needs them. `eatlas --help`
 imports none of them; `eatlas list` neither pandas, pandera, scipy.stats, torch nor pydantic; a warm re-run
-(every text in the embedding cache, the registry in its cache) none of the libraries of models or figures,
-and of validation and tables only pandera (and pandas), which check the run's rows before they are written.
-The times are benchmarks (benchmarks/bench_startup.py, bench_rerun.py); what is imported is checked here, so
-that a change elsewhere cannot bring a slow import back unseen."""
+(every text in the embedding cache, the registry in its cache) none of the libraries of validation, tables,
+models or figures. The times are benchmarks (benchmarks/bench_startup.py, bench_rerun.py); what is imported
+is checked here, so that a change elsewhere cannot bring a slow import back unseen."""
 from __future__ import annotations
 
 import json
@@ -62,8 +61,9 @@ def test_list_imports_no_table_library_validation_or_model(mini, tmp_path):
 
 def test_a_warm_rerun_imports_none_of_the_heavy_libraries(mini, tiny_bert, tmp_path):
     """The second run finds every text in the embedding cache and the checked registry in its cache: no
-    model is loaded (no torch, transformers), Holm without statsmodels and scipy.stats, no template compiled;
-    pandera checks the rows and duckdb writes the run."""
+    model is loaded (no torch, transformers), nothing validated (pandera, pydantic: the built-in methods' rows
+    are checked by the tests, eatlas.methods.rows_checked_at_write), no DataFrame made for the store (pandas,
+    pyarrow), Holm without statsmodels and scipy.stats; duckdb writes the run."""
     env = {"EATLAS_CACHE": str(tmp_path / "cache")}
     argv = ["--registry", mini.root, "--db", tmp_path / "r.duckdb", "run", "--model", tiny_bert, "--tests", "t1",
             "--levels", "word", "--no-ci", "--n-samples", "1000"]
@@ -71,11 +71,8 @@ def test_a_warm_rerun_imports_none_of_the_heavy_libraries(mini, tiny_bert, tmp_p
     assert rc == 0 and {"torch", "pydantic"} <= cold             # the model ran, the files were read
     rc, warm = _imports(tmp_path, *argv, env=env)
     assert rc == 0
-    # pandera (with pandas, which brings pyarrow, and pydantic) checks the run's rows before they are written
-    # (eatlas.store.db.check_run_rows), by the rules an imported row passes; no model, Holm without statsmodels
-    # and scipy.stats, no figure, no template
-    assert not warm & {"torch", "transformers", "scipy.stats", "statsmodels", "matplotlib", "ray", "datasets",
-                       "sklearn", "jinja2"}, warm
+    assert not warm & {"torch", "transformers", "pandas", "pyarrow", "pandera", "scipy.stats", "statsmodels",
+                       "pydantic", "matplotlib", "ray", "datasets", "sklearn", "jinja2"}, warm
     import duckdb
     con = duckdb.connect(str(tmp_path / "r.duckdb"), read_only=True)
     try:

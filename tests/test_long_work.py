@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 from eatlas.cli import main
+from tests.cli_helpers import cli
 from tests.conftest import make_set, make_test
 
 WORDS = ["rose", "tulip", "daisy", "lily", "iris", "ant", "moth", "wasp", "flea", "happy", "gentle", "lucky", "honest",
@@ -45,16 +46,6 @@ def vectors(path: Path, seed: int) -> Path:
 @pytest.fixture
 def models(tmp_path) -> list[str]:
     return [str(vectors(tmp_path / f"m{seed}.txt", seed)) for seed in (1, 2)]
-
-
-def cli(capsys, *args) -> tuple[int, str, str]:
-    from eatlas.registry import base
-
-    base._DEFAULT.clear()           # each command as in a new process (a test may have changed the registry)
-    rc = main([str(a) for a in args])
-    cap = capsys.readouterr()
-    assert "Traceback" not in cap.err and "Traceback" not in cap.out
-    return rc, cap.out, cap.err
 
 
 def sweep(capsys, mini, db, *models, extra=()):

@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 import yaml
 
-from eatlas.cli import main
 from eatlas.errors import EatlasError
+from tests.cli_helpers import cli
 from tests.conftest import make_set, make_test, write_yaml
 
 
@@ -38,13 +38,6 @@ def no_network(monkeypatch):
 def _need(module: str, install: str):
     if importlib.util.find_spec(module) is None:
         pytest.skip(f"{module} is not installed: {install}")
-
-
-def cli(capsys, *args) -> tuple[int, str, str]:
-    rc = main([str(a) for a in args])
-    cap = capsys.readouterr()
-    assert "Traceback" not in cap.err and "Traceback" not in cap.out
-    return rc, cap.out, cap.err
 
 
 # ------------------------------------------------------------------------------------------ loader entries

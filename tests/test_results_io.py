@@ -9,6 +9,7 @@ import pytest
 
 from eatlas.cli import main
 from eatlas.run.runner import RunConfig, run
+from tests.cli_helpers import rows
 from tests.static_models import write_static_model
 
 
@@ -24,14 +25,6 @@ def store(tmp_path_factory) -> Path:
     run(RunConfig(model=str(d / "m1.txt"), tests=["weat1"], levels=("word",), n_samples=200, use_cache=False,
                   method="mleat"), db=db)
     return db
-
-
-def rows(db, sql):
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def test_export_is_hive_partitioned_parquet_with_manifest(store, tmp_path, capsys):

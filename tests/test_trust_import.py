@@ -38,6 +38,7 @@ import numpy as np
 import pytest
 
 from eatlas.cli import main
+from tests.cli_helpers import cli, one_line_error, rows
 from tests.conftest import MiniRegistry, make_set, make_test
 
 WORDS = ["rose", "tulip", "daisy", "lily", "ant", "moth", "wasp", "flea",
@@ -46,31 +47,6 @@ ONE_MESSAGE = "of the manifest is missing, lies outside the export folder, or is
 
 
 # ----------------------------------------------------------------------------------------- helpers
-def cli(capsys, *args) -> tuple[int, str, str]:
-    from eatlas.registry import base
-    base._DEFAULT.clear()
-    rc = main([str(a) for a in args])
-    cap = capsys.readouterr()
-    assert "Traceback" not in cap.err and "Traceback" not in cap.out
-    return rc, cap.out, cap.err
-
-
-def one_line_error(rc: int, err: str, *needles: str):
-    assert rc == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    for n in needles:
-        assert n in err, f"{n!r} not in {err!r}"
-
-
-def rows(db, sql):
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 def state(*paths: Path) -> dict:
     """What a failed command must leave as it was: every file under the paths, by content."""
     out = {}

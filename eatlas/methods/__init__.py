@@ -14,7 +14,7 @@ from ..errors import EatlasError
 from .base import _REGISTRY, Matrices, Method, MethodRun, Option, Outcome, Table, register
 
 __all__ = ["Method", "MethodRun", "Matrices", "Option", "Outcome", "Table", "register", "get", "all_methods",
-           "names", "all_tables"]
+           "names", "all_tables", "rows_checked_at_write"]
 
 ORDER = ("weat", "mleat", "sceat", "same", "ceat", "ibd")    # how --help lists the built-in ones
 _loaded = False
@@ -36,6 +36,16 @@ def all_methods() -> dict[str, Method]:
     _load()
     rank = {n: i for i, n in enumerate(ORDER)}
     return dict(sorted(_REGISTRY.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
+
+
+def rows_checked_at_write(name: str | None) -> bool:
+    """Whether a run of method ``name`` has its rows checked (eatlas.store.checks, the rules ``results import``
+    applies) before it is written: yes for a plug-in from another package, or a method not installed, whose rows,
+    like an import's, come from code EATlas does not ship; no for this package's own methods, whose rows the
+    tests check by the same rules (tests/test_trust_import.py), so a warm run imports neither pandas nor
+    pandera."""
+    m = all_methods().get(name or "")
+    return m is None or not type(m).__module__.startswith(__name__ + ".")
 
 
 def names() -> list[str]:

@@ -42,6 +42,7 @@ import pandas as pd
 
 from ..distributed.cluster import joined
 from ..errors import EatlasError
+from ..methods import rows_checked_at_write
 from ..store.db import SWEEP_FAILURES as FAILURES
 from ..store.db import check_writable, connect, init_schema, rollback, write_run
 from .runner import RunConfig, RunOutcome, check_config, evaluate, refuse_invalid
@@ -267,7 +268,8 @@ def sweep(models: list[str], cfg: RunConfig, *, db: str | Path, engine: str = "l
         outcome = RunOutcome(run=run, results=out["results"], tables=out["tables"], details=out.get("details") or {})
         undo = method.stage(outcome, cfg, db=db, registry=registry)
         try:
-            writer(lambda w: write_run(db, run, outcome.results, reg, wait_s=w, extra_tables=outcome.tables))
+            writer(lambda w: write_run(db, run, outcome.results, reg, wait_s=w, extra_tables=outcome.tables,
+                                       check=rows_checked_at_write(run.get("method"))))
         except EatlasError as e:
             lost = kept(e, db, run, outcome.results, reg, tables=outcome.tables)
             if undo and lost.folder is None:

@@ -58,9 +58,11 @@ def write_or_keep(db: str | Path, run: dict, results: list[dict], reg, *, tables
                   wait_s: float = 0.0) -> None:
     """Write the run into ``db`` (one transaction), or, if that fails, keep it in ``eatlas-unsaved/<run id>/``
     and raise :class:`NotWritten` saying where and how to import it."""
+    from ..methods import rows_checked_at_write
     from ..store.db import write_run
 
     try:
-        write_run(db, run, results, reg, wait_s=wait_s, extra_tables=tables)
+        write_run(db, run, results, reg, wait_s=wait_s, extra_tables=tables,
+                  check=rows_checked_at_write(run.get("method")))
     except EatlasError as e:
         raise kept(e, db, run, results, reg, tables=tables) from None
