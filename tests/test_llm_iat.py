@@ -339,6 +339,12 @@ def test_generated_pairs_give_the_score_computed_by_hand(tmp_path, scripted_lm, 
     prompts = t["llm_iat_prompts"]
     assert all(mi == pr + "\n" for mi, pr in zip(prompts["model_input"], prompts["prompt"]))   # no chat template
     assert "LLM IAT" in out and "+0.980" in out
+    # the prompt template is one of the run's recorded inputs, with its content hash, beside the test and its sets
+    import duckdb
+    con = duckdb.connect(str(db), read_only=True)
+    inputs = con.execute("SELECT kind, id FROM run_inputs ORDER BY ALL").fetchall()
+    con.close()
+    assert ("template", "bai2024_llm_iat") in inputs and ("test", "age_iat") in inputs
 
 
 def test_logprob_scoring_matches_a_direct_computation(tmp_path, tiny_gpt2):

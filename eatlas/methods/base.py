@@ -164,6 +164,7 @@ class MethodRun:
     levels: list = field(default_factory=list)
     n_samples: int | None = None
     detail: Any = None
+    templates: list = field(default_factory=list)   # id@version of registry templates it used beyond the tests'
 
 
 class Method:

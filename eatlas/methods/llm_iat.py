@@ -379,7 +379,8 @@ class LlmIat(Method):
             for name, rs in out.items():
                 rows[name] += [{"test_id": spec.id, "test_version": spec.version, "level": "word", **r} for r in rs]
             ctx.tick(spec)
-        return MethodRun(rows=rows, test_ids=list(ctx.test_ids), levels=["word"], settings=settings)
+        return MethodRun(rows=rows, test_ids=list(ctx.test_ids), levels=["word"], settings=settings,
+                         templates=[tmpl.ref])
 
     def summary(self, outcome):
         from rich.table import Table as RichTable

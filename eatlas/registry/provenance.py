@@ -16,8 +16,9 @@ from ..columns import as_columns
 COLUMNS = ["kind", "id", "version", "sha256", "file"]
 
 
-def run_inputs(reg, test_ids: list[str]) -> list[dict]:
-    """One row per test run, set named by those tests and template their expansions use."""
+def run_inputs(reg, test_ids: list[str], templates: list[str] = ()) -> list[dict]:
+    """One row per test run, set named by those tests and template their expansions use, and per further
+    template the run used (``templates``, id@version: e.g. the LLM IAT's prompt)."""
     rows, seen = [], set()
 
     def add(kind, obj):
@@ -32,6 +33,8 @@ def run_inputs(reg, test_ids: list[str]) -> list[dict]:
             add("set", reg.get_set(ref))
         for exp in spec.expansions.values():
             add("template", reg.get_template(exp.template))
+    for ref in templates:
+        add("template", reg.get_template(ref))
     return rows
 
 

@@ -124,7 +124,7 @@ def package_versions() -> dict:
     return out
 
 
-def registry_state(reg: Registry, test_ids: list[str]) -> dict:
+def registry_state(reg: Registry, test_ids: list[str], templates: list[str] = ()) -> dict:
     commit = None
     try:
         commit = subprocess.run(["git", "-C", str(reg.root), "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -135,7 +135,8 @@ def registry_state(reg: Registry, test_ids: list[str]) -> dict:
             "tests": {t: reg.tests[t].version for t in test_ids},
             "sets": reg.versions("sets"),
             "templates": reg.versions("templates"),
-            "inputs": run_inputs(reg, test_ids)}     # content hashes, also in table run_inputs (registry.provenance)
+            # content hashes, also in table run_inputs (registry.provenance)
+            "inputs": run_inputs(reg, test_ids, templates)}
 
 
 def _encode_all(encoder: Encoder, built: list[Test], progress=None, cache: EmbeddingCache | None = None
@@ -431,7 +432,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
         ctx = _Context(reg, cfg, test_ids, levels, encoder, progress)
         mr = method.run(ctx)
         run = run_record(cfg, ctx.encoder, reg, test_ids=mr.test_ids or test_ids, levels=mr.levels or list(levels),
-                         started=started, n_samples=mr.n_samples, settings=mr.settings)
+                         started=started, n_samples=mr.n_samples, settings=mr.settings, templates=mr.templates)
         return RunOutcome(run=run, results=[], tables=_frames(method, mr.rows, run["run_id"]),
                           details={"": mr.detail} if mr.detail is not None else {}, left_out=left_out,
                           notes=ctx.notes)
@@ -540,7 +541,7 @@ def _now() -> _dt.datetime:
 
 def run_record(cfg: RunConfig, encoder: Encoder, reg: Registry, *, test_ids: list[str], levels: list[str],
                started: _dt.datetime, settings: dict, n_samples: int | None = None,
-               alpha: float | None = None) -> dict:
+               alpha: float | None = None, templates: list[str] = ()) -> dict:
     """The ``runs`` row of every method: model, fingerprint, identity, seed, packages, registry state."""
     s = encoder.settings()
     return {"run_id": str(uuid.uuid4()), "method": cfg.method, "model": s["model"],
@@ -548,7 +549,7 @@ def run_record(cfg: RunConfig, encoder: Encoder, reg: Registry, *, test_ids: lis
             "pooling": s["pooling"], "layer": s["layer"], "subword": s["subword"], "seed": cfg.seed,
             "n_samples": n_samples, "alpha": alpha, "levels": list(levels), "tests": list(test_ids),
             "started_at": started, "finished_at": _now(), "eatlas_version": __version__,
-            "package_versions": package_versions(), "registry": registry_state(reg, list(test_ids)),
+            "package_versions": package_versions(), "registry": registry_state(reg, list(test_ids), templates),
             "settings": {**settings, "encoder": encoder.info}}
 
 
