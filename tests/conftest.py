@@ -16,9 +16,13 @@ def pytest_configure(config):
     """The tests never read or write the user's embedding cache (~/.cache/eatlas): a session without
     EATLAS_CACHE set gets a fresh one of its own (tests that need another set theirs). Nor the user's Hugging
     Face cache (~/.cache/huggingface): the session gets an empty HF_HOME of its own, and HF_HUB_OFFLINE=1, so
-    that no test can download (tests of hub models build their own cache: fixture ``hf_cache``)."""
+    that no test can download (tests of hub models build their own cache: fixture ``hf_cache``). And every run's
+    rows are checked before they are written (EATLAS_CHECK_ROWS=1)."""
     if not os.environ.get("EATLAS_CACHE"):
         os.environ["EATLAS_CACHE"] = tempfile.mkdtemp(prefix="eatlas-test-cache-")
+    # every run a test makes, of every method, has its rows checked before the write by the rules `results import`
+    # applies (a user's run of EATlas's own methods skips that check: eatlas.methods.rows_checked_at_write)
+    os.environ["EATLAS_CHECK_ROWS"] = "1"
     os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="eatlas-test-hf-home-")
     os.environ.pop("HF_HUB_CACHE", None)
     os.environ.pop("HUGGINGFACE_HUB_CACHE", None)

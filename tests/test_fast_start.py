@@ -32,6 +32,7 @@ with open(__import__("os").environ["EATLAS_TEST_OUT"], "w") as f:
 def _imports(tmp_path, *argv, env=None) -> tuple[int, set]:
     out = tmp_path / "imported.json"
     env = {**os.environ, **(env or {}), "EATLAS_TEST_OUT": str(out)}
+    env.pop("EATLAS_CHECK_ROWS", None)              # a user's run, not the test suite's (tests/conftest.py)
     p = subprocess.run([sys.executable, "-c", CODE, json.dumps(HEAVY), *map(str, argv)], env=env,
                        capture_output=True, text=True)
     assert out.exists(), p.stderr[-3000:]

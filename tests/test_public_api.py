@@ -88,9 +88,13 @@ def test_a_third_party_method_registers_through_the_entry_point_group(tmp_path):
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lab-method\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text("[eatlas.methods]\nlabmethod = lab_method\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    env.pop("EATLAS_CHECK_ROWS", None)          # as a user runs it (the test suite checks every run's rows)
     code = ("import eatlas.methods as m; print(sorted(m.all_methods())); "
             "print([m.rows_checked_at_write(n) for n in ('labmethod', 'weat', 'llm-iat', 'gone')])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert "'labmethod'" in out and "'weat'" in out
     # its rows, like an import's, are checked before a run is written; EATlas's own methods' are checked by tests
     assert out.splitlines()[-1] == "[True, False, False, True]"
+    env["EATLAS_CHECK_ROWS"] = "1"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    assert out.splitlines()[-1] == "[True, True, True, True]"
