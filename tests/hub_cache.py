@@ -105,21 +105,33 @@ def small_wordpiece(out: Path):
     return fast
 
 
-def _gpt2(out: Path, *, safetensors: bool) -> Path:
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import GPT2Config, GPT2Model, GPT2TokenizerFast
+GPT2_SENTENCES = ("This is a rose.", "That is a hairdresser.", "Here are some flowers.")
 
-    out.mkdir(parents=True, exist_ok=True)
+
+def gpt2_tokenizer(texts, *, vocab_size: int = 300):
+    """A GPT-2 byte-level BPE tokenizer (GPT2TokenizerFast, '<|endoftext|>' its only special token, no pad
+    token) trained on ``texts``, three times over."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import GPT2TokenizerFast
+
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     tok.post_processor = processors.ByteLevel(trim_offsets=True)
-    tok.train_from_iterator(["This is a rose.", "That is a hairdresser.", "Here are some flowers."] * 3,
-                            trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
+    tok.train_from_iterator(list(texts) * 3,
+                            trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<|endoftext|>"],
                                                 initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    fast = GPT2TokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
+    return GPT2TokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
                              unk_token="<|endoftext|>")
+
+
+def tiny_gpt2(out: Path, *, safetensors: bool = True, sentences=GPT2_SENTENCES) -> Path:
+    """A random-weight GPT-2 (2 layers, 32 wide) with a byte-level BPE trained on ``sentences``, saved in ``out``."""
+    import torch
+    from transformers import GPT2Config, GPT2Model
+
+    out.mkdir(parents=True, exist_ok=True)
+    fast = gpt2_tokenizer(sentences)
     fast.save_pretrained(out)
     torch.manual_seed(0)
     _save(GPT2Model(GPT2Config(vocab_size=len(fast), n_positions=64, n_embd=32, n_layer=2, n_head=2, bos_token_id=0,
@@ -140,7 +152,7 @@ def build_models(out: Path) -> dict[str, Path]:
     m["wordpiece"] = out / "wordpiece"
     fast = small_wordpiece(m["wordpiece"])
     _bert(m["wordpiece"], 2, vocab_size=len(fast))
-    m["gpt2-bin"] = _gpt2(out / "gpt2-bin", safetensors=False)     # pickled .bin weights only
+    m["gpt2-bin"] = tiny_gpt2(out / "gpt2-bin", safetensors=False)     # pickled .bin weights only
     st = m["st"] = _bert(out / "st", 3)                             # a sentence-transformers model with a card
     _minilm_tokenizer(st)
     (st / "modules.json").write_text(json.dumps([

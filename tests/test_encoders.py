@@ -51,17 +51,11 @@ def bert(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def gpt2(tmp_path_factory) -> Path:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import GPT2Config, GPT2Model, GPT2TokenizerFast
+    from transformers import GPT2Config, GPT2Model
+
+    from tests.hub_cache import gpt2_tokenizer
     out = tmp_path_factory.mktemp("gpt2")
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.post_processor = processors.ByteLevel(trim_offsets=True)
-    tok.train_from_iterator(SENTENCES * 3, trainers.BpeTrainer(
-        vocab_size=320, special_tokens=["<|endoftext|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    fast = GPT2TokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
-                             unk_token="<|endoftext|>")
+    fast = gpt2_tokenizer(SENTENCES, vocab_size=320)
     assert fast.pad_token is None
     fast.save_pretrained(out)
     torch.manual_seed(0)

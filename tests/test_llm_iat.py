@@ -239,19 +239,13 @@ def test_run_needs_a_causal_lm(tmp_path, tiny_bert, capsys):
 def tiny_gpt2(tmp_path_factory):
     """A random-weight 2-layer GPT-2 with its LM head and a byte-level BPE trained here."""
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from tests.hub_cache import gpt2_tokenizer
 
     out = tmp_path_factory.mktemp("gpt2-lm")
-    text = [TEMPLATE_FILE.read_text(encoding="utf-8"), "joy love agony evil young old - \n"] * 3
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.post_processor = processors.ByteLevel(trim_offsets=True)
-    tok.train_from_iterator(text, trainers.BpeTrainer(vocab_size=400, special_tokens=["<|endoftext|>"],
-                                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    fast = GPT2TokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
-                             unk_token="<|endoftext|>")
+    fast = gpt2_tokenizer([TEMPLATE_FILE.read_text(encoding="utf-8"), "joy love agony evil young old - \n"],
+                          vocab_size=400)
     fast.save_pretrained(out)
     torch.manual_seed(0)
     eos = fast.eos_token_id

@@ -68,24 +68,11 @@ def cased_bert(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def gpt2(tmp_path_factory) -> Path:
-    """A random-weight GPT-2 with a byte-level BPE trained on a few sentences (as tests/test_encoders.py)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import GPT2Config, GPT2Model, GPT2TokenizerFast
+    """A random-weight GPT-2 with a byte-level BPE trained on a few sentences."""
+    from tests.hub_cache import tiny_gpt2
 
-    out = tmp_path_factory.mktemp("gpt2")
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.post_processor = processors.ByteLevel(trim_offsets=True)
-    tok.train_from_iterator(["This is a rose.", "That is Katie here.", "Katie is a person."] * 3,
-                            trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
-                                                initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    GPT2TokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
-                      unk_token="<|endoftext|>").save_pretrained(out)
-    torch.manual_seed(0)
-    GPT2Model(GPT2Config(vocab_size=tok.get_vocab_size(), n_positions=64, n_embd=32, n_layer=2,
-                         n_head=2)).save_pretrained(out)
-    return out
+    return tiny_gpt2(tmp_path_factory.mktemp("gpt2"),
+                     sentences=("This is a rose.", "That is Katie here.", "Katie is a person."))
 
 
 # ---------------------------------------------------------------------------------- the rule, on configs alone
