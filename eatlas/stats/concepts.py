@@ -1,0 +1,232 @@
+"""The concepts' question: a p-value and an interval for the effect of the concepts, not of these words.
+
+A WEAT's targets X, Y and attributes A, B are samples of words from four concepts. The permutation
+test (:func:`eatlas.stats.weat.weat`) answers the papers' question: with *these* attribute words fixed,
+are the target words exchangeable between X and Y? A reader of a bias table asks another one: would
+other words of the same concepts show the same association? Then every cosine cos(w, a) belongs to a
+crossed array, targets x attributes, whose rows and columns are both random samples (Judd, Westfall &
+Kenny 2012, "Treating stimuli as a random factor in social psychology", JPSP 103(1):54-69,
+doi:10.1037/a0028347; McCullagh 2000, Bernoulli 6(4):591-613; Owen 2007, Annals of Statistics
+35(6):2629-2648).
+
+Model. c(w, a) = m(g, h) + row_w(h) + col_a(g) + e(w, a), g the target concept of w (X or Y), h the
+attribute concept of a (A or B); rows, columns and interactions independent with concept-specific
+variances. The estimand is the concepts' difference of mean associations
+
+    delta = E c(X, A) - E c(X, B) - E c(Y, A) + E c(Y, B)
+
+and the concepts' d = delta / sigma, sigma^2 = sigma_w^2 + q delta^2, where sigma_w^2 is the pooled
+within-concept variance of the *true* association S(w) = E_a c(w, a) - E_b c(w, b) and q = n_x n_y / n^2
+(the proportions of the test's design, as in Caliskan et al.'s d, whose denominator is the standard
+deviation over X u Y): the sample d of Caliskan et al. estimates it with attenuation, since each s(w)
+carries the attribute sample's noise.
+
+The estimate D = mean_X s - mean_Y s is unbiased for delta, and its variance over new samples of all
+four concepts is
+
+    Var D = Var_X S / n_x + Var_Y S / n_y                   (which target words)
+          + Var_a [col_a(X) - col_a(Y)] / n_a + same for B    (which attribute words)
+          + sum over the four blocks of sigma_e^2 / (rows cols)  (their interaction, counted once)
+
+estimated without bias by the mean squares of the array (:func:`concepts_variance`): the sample variance
+of s over X, over n_x, already holds X's interaction terms; the variance over a of the column contrast
+holds the interactions again, so their estimate (the double-centred block's mean square) is subtracted.
+(The stimulus bootstrap resamples rows and columns independently and so counts the interaction twice;
+the permutation test counts only the first line.) The test of delta = 0 is Welch's t with these
+components and Satterthwaite's degrees of freedom (as Judd et al.'s crossed ANOVA does).
+
+The interval of d is Fieller's for the ratio: the values theta of delta not rejected by the same t-test,
+where the spread of the targets' true associations, sigma_w, is itself estimated (sigma_w^2 = the within-
+concept mean square of s minus the attribute sample's noise in it), so theta carries the relative error of
+sigma_w too: (D - theta)^2 <= t^2 (V + theta^2 nu), nu = Var(log sigma_w_hat) (normal theory, with the
+reliability rho = sigma_w^2 / MS_within: nu = 1 / (2 (n - 2) rho^2)). At theta = 0 the condition is the
+t-test's, so the interval contains 0 exactly when p_concepts (two-sided) >= 1 - level: the p-value and the
+interval answer one question and agree by construction, never by clipping. Each end theta maps to d by
+theta / sqrt(sigma_w^2 + q theta^2), increasing in theta and within +-1 / sqrt(q) (:func:`eatlas.stats.
+interval.d_bound`), so the estimate lies inside its interval.
+
+Not estimable. Where t^2 nu >= 1 (the spread of the targets' true associations is not distinguished from
+the attribute sample's noise: reliability near or below 0) the set of theta is unbounded, and so is the
+concepts' d at these set sizes: :class:`ConceptsResult` then has ``estimable=False``, ``d`` NaN,
+``reason`` in words, and as ends the hull of the confidence set, which reaches +-bound: (-bound, +bound) where
+the t-test does not reject delta = 0, else from the finite end on the side of D to that side's bound. ``p``
+(of delta = 0) is still defined, since a zero difference needs no scale.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .blas import single_threaded
+from .cosine import unit_rows as _unit_rows
+
+ALTERNATIVES = ("greater", "less", "two-sided")
+
+
+@dataclass(frozen=True)
+class ConceptsVariance:
+    """The crossed array's estimates (see the module docstring)."""
+    diff: float             # D, the difference of mean associations
+    variance: float         # unbiased estimate of Var D over new samples of all four concepts (floored at a tiny > 0)
+    df: float               # Satterthwaite's degrees of freedom of ``variance``
+    target_part: float      # var_X(s) / n_x + var_Y(s) / n_y
+    attribute_part: float   # the attribute samples' part (interaction removed; floored at 0)
+    sigma_w2: float         # pooled within-concept variance of the true association S(w) (may be <= 0)
+    ms_within: float        # pooled within-concept mean square of s(w) (ddof: n - 2)
+    reliability: float      # sigma_w2 / ms_within: the share of the targets' spread that is not attribute noise
+
+
+@dataclass(frozen=True)
+class ConceptsResult:
+    """The concepts' question answered whole: estimate, interval and p of one estimand."""
+    d: float                # the concepts' d (NaN where not estimable)
+    low: float              # its interval (NaN where not estimable)
+    high: float
+    p: float                # p of delta = 0 (so d = 0) against ``alternative``, Welch-Satterthwaite t
+    level: float
+    alternative: str
+    estimable: bool
+    reason: str | None      # why the concepts' d cannot be estimated here, in words (None when it can)
+    diff: float             # D and its interval (the difference of mean associations; +-inf when unbounded)
+    diff_low: float
+    diff_high: float
+    se: float               # sqrt of the variance estimate of D
+    df: float
+    reliability: float
+
+
+def _block_ms(C: np.ndarray) -> float:
+    """The interaction mean square of a two-way block (rows x cols, one observation a cell): the double-centred
+    block's squared norm over (rows - 1)(cols - 1); 0 when either side has one row."""
+    r, c = C.shape
+    if r < 2 or c < 2:
+        return 0.0
+    Cc = C - C.mean(axis=0, keepdims=True) - C.mean(axis=1, keepdims=True) + C.mean()
+    return float(np.square(Cc).sum() / ((r - 1) * (c - 1)))
+
+
+def concepts_variance(sa: np.ndarray, sb: np.ndarray, n_x: int) -> ConceptsVariance:
+    """:class:`ConceptsVariance` from the cosine blocks sa = cos(W, A), sb = cos(W, B), W the X rows then the Y
+    rows."""
+    sa = np.asarray(sa, dtype=np.float64)
+    sb = np.asarray(sb, dtype=np.float64)
+    n = sa.shape[0]
+    n_y = n - n_x
+    n_a, n_b = sa.shape[1], sb.shape[1]
+    s = sa.mean(axis=1) - sb.mean(axis=1)
+    sx, sy = s[:n_x], s[n_x:]
+    diff = float(sx.mean() - sy.mean())
+    vx = float(sx.var(ddof=1)) if n_x > 1 else 0.0
+    vy = float(sy.var(ddof=1)) if n_y > 1 else 0.0
+    # interaction mean squares of the four blocks
+    ms = {("x", "a"): _block_ms(sa[:n_x]), ("y", "a"): _block_ms(sa[n_x:]),
+          ("x", "b"): _block_ms(sb[:n_x]), ("y", "b"): _block_ms(sb[n_x:])}
+    # components (coefficient * mean square, degrees of freedom) of the variance estimate, for Satterthwaite
+    comps: list[tuple[float, float]] = [(vx / n_x, n_x - 1.0), (vy / n_y, n_y - 1.0)]
+    attr_comps: list[tuple[float, float]] = []
+    for key, C, k in (("a", sa, n_a), ("b", sb, n_b)):
+        if k < 2:
+            continue
+        col = C[:n_x].mean(axis=0) - C[n_x:].mean(axis=0)
+        attr_comps.append((float(col.var(ddof=1)) / k, k - 1.0))
+        attr_comps.append((-ms[("x", key)] / (n_x * k), (n_x - 1.0) * (k - 1.0)))
+        attr_comps.append((-ms[("y", key)] / (n_y * k), (n_y - 1.0) * (k - 1.0)))
+    attribute_part = sum(c for c, _ in attr_comps)
+    if attribute_part > 0:
+        comps += attr_comps
+    else:
+        attribute_part = 0.0
+    target_part = vx / n_x + vy / n_y
+    variance = max(target_part + attribute_part, np.finfo(float).tiny)
+    denom = sum(c * c / d for c, d in comps if d > 0)
+    df = float(variance * variance / denom) if denom > 0 else float(max(n - 2, 1))
+    df = max(df, 1.0)
+    # the spread of the true associations within each concept: the mean square of s minus its attribute noise
+    ms_within = float(((n_x - 1) * vx + (n_y - 1) * vy) / max(n - 2, 1))
+    noise_x = ms[("x", "a")] / n_a + ms[("x", "b")] / n_b
+    noise_y = ms[("y", "a")] / n_a + ms[("y", "b")] / n_b
+    noise = ((n_x - 1) * noise_x + (n_y - 1) * noise_y) / max(n - 2, 1)
+    sigma_w2 = ms_within - noise
+    reliability = sigma_w2 / ms_within if ms_within > 0 else float("nan")
+    return ConceptsVariance(diff=diff, variance=float(variance), df=df, target_part=float(target_part),
+                            attribute_part=float(attribute_part), sigma_w2=float(sigma_w2),
+                            ms_within=ms_within, reliability=float(reliability))
+
+
+def _t_p(t: float, df: float, alternative: str) -> float:
+    from scipy.special import stdtr
+    if alternative == "greater":
+        return float(stdtr(df, -t))
+    if alternative == "less":
+        return float(stdtr(df, t))
+    return float(min(1.0, 2.0 * stdtr(df, -abs(t))))
+
+
+def concepts_from_blocks(sa: np.ndarray, sb: np.ndarray, n_x: int, *, ci: float = 0.95,
+                         alternative: str = "greater") -> ConceptsResult:
+    """:func:`concepts_test` on the cosine blocks (:func:`concepts_variance`)."""
+    if not 0 < ci < 1:
+        raise ValueError(f"ci must be in (0, 1), got {ci}")
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
+    from scipy.special import stdtrit
+    v = concepts_variance(sa, sb, n_x)
+    n = sa.shape[0]
+    n_y = n - n_x
+    se = float(np.sqrt(v.variance))
+    p = _t_p(v.diff / se, v.df, alternative)
+    t = float(stdtrit(v.df, 0.5 + ci / 2.0))
+    q = n_x * n_y / (n * n)
+    rel = v.reliability
+    nan = float("nan")
+
+    bound = float(n / np.sqrt(n_x * n_y))
+    rejected = abs(v.diff) > t * se                  # the two-sided t-test at 1 - ci rejects delta = 0
+
+    def not_estimable(reason: str, c: float) -> ConceptsResult:
+        """The confidence set of d reaches +-bound: its hull, on the side the test decides where it rejects."""
+        side = float(np.sign(v.diff))
+        if not rejected:
+            lo_d, hi_d = -bound, bound
+        elif v.sigma_w2 > 0 and c > 1.0:
+            # the finite root on D's side of (c - 1) theta^2 + 2 D theta - (D^2 - t^2 V) = 0
+            r = (-v.diff + side * np.sqrt(max(c * v.diff * v.diff - (c - 1.0) * t * t * v.variance, 0.0))) / (c - 1.0)
+            edge = float(r / np.sqrt(v.sigma_w2 + q * r * r))
+            lo_d, hi_d = (edge, bound) if side > 0 else (-bound, edge)
+        else:
+            lo_d, hi_d = (0.0, bound) if side > 0 else (-bound, 0.0)
+        dlo, dhi = (v.diff - t * se, v.diff + t * se)
+        return ConceptsResult(d=nan, low=float(lo_d), high=float(hi_d), p=p, level=float(ci), alternative=alternative,
+                              estimable=False, reason=reason, diff=v.diff, diff_low=float(dlo), diff_high=float(dhi),
+                              se=se, df=v.df, reliability=float(rel))
+
+    if not (np.isfinite(rel) and v.sigma_w2 > 0):
+        return not_estimable("the attribute words' own noise accounts for all of the spread of the target words' "
+                             "associations, so the concepts' d has no scale at these set sizes", np.inf)
+    nu = 1.0 / (2.0 * max(n - 2, 1) * rel * rel)      # Var(log sigma_w_hat), normal theory
+    c = t * t * nu
+    if c >= 1.0:
+        return not_estimable(f"only {rel:.0%} of the spread of the target words' associations is more than the "
+                             f"attribute words' noise, too little at these set sizes to bound the concepts' d", c)
+    root = float(np.sqrt(c * v.diff * v.diff + (1.0 - c) * t * t * v.variance))
+    lo = (v.diff - root) / (1.0 - c)
+    hi = (v.diff + root) / (1.0 - c)
+
+    def d_of(theta: float) -> float:
+        return float(theta / np.sqrt(v.sigma_w2 + q * theta * theta))
+
+    return ConceptsResult(d=d_of(v.diff), low=d_of(lo), high=d_of(hi), p=p, level=float(ci),
+                          alternative=alternative, estimable=True, reason=None, diff=v.diff, diff_low=float(lo),
+                          diff_high=float(hi), se=se, df=v.df, reliability=float(rel))
+
+
+@single_threaded
+def concepts_test(X, Y, A, B, *, ci: float = 0.95, alternative: str = "greater") -> ConceptsResult:
+    """The concepts' question for a test's four matrices (one row per stimulus): the concepts' d with its
+    interval at level ``ci`` and the p-value of d = 0 against ``alternative`` (module docstring)."""
+    X, Y, A, B = (_unit_rows(m, n) for m, n in ((X, "X"), (Y, "Y"), (A, "A"), (B, "B")))
+    if min(len(X), len(Y)) < 2:
+        raise ValueError("the concepts' question needs at least 2 stimuli in each target set")
+    W = np.vstack([X, Y])
+    return concepts_from_blocks(W @ A.T, W @ B.T, len(X), ci=ci, alternative=alternative)
