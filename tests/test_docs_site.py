@@ -97,7 +97,7 @@ def test_the_store_reference_is_the_ddl(site):
     text = _text(site / "reference" / "store" / "index.html")
     for name, _, cols in schema_ddl():
         assert name in text
-        for col, typ, _ in cols:
+        for col, *_ in cols:
             assert col in text, f"{name}.{col}"
     for view in ("reproduction", "reproduction_loose", "mleat_reproduction"):
         assert view in text
