@@ -25,11 +25,11 @@ def tables(db) -> set[str]:
 
 
 def readme_reproduction_command() -> list[str]:
-    """The command of the guide's "What reproduces" (docs/guides/papers.md, its first bash block), as argv after
-    'eatlas'."""
+    """The command of the guide's "What reproduces" (docs/guides/papers.md, its first bash block of eatlas
+    commands, after the install), as argv after 'eatlas'."""
     text = (ROOT / "docs" / "guides" / "papers.md").read_text(encoding="utf-8")
     section = text[text.index("## What reproduces"):]
-    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1).replace("\\\n", " ")
+    block = re.search(r"```bash\n(eatlas .*?)```", section, re.S).group(1).replace("\\\n", " ")
     argv = shlex.split(block.splitlines()[0])
     assert argv[0] == "eatlas"
     return argv[1:]
