@@ -1,4 +1,4 @@
-"""Issue 14: the overhead of Ray for a model sweep, and CEAT context extraction lines/s, local and Ray.
+"""The overhead of Ray for a model sweep, and CEAT context extraction lines/s, local and Ray.
 
 1. Sweep: 4 models (the three registered ones and one random static-vector file written here) x the
    default English tests at word and sent level, ``eatlas.run.sweep.sweep`` with engine local (one model

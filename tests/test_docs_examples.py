@@ -9,7 +9,7 @@ from conftest import ROOT, MiniRegistry, write_yaml
 
 from eatlas.registry.schemas import check_registry
 
-DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+DOCS = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
 
 
 def blocks() -> list[tuple[str, int, str]]:
@@ -17,7 +17,7 @@ def blocks() -> list[tuple[str, int, str]]:
     for f in DOCS:
         text = f.read_text(encoding="utf-8")
         for m in re.finditer(r"^```yaml\n(.*?)^```", text, flags=re.S | re.M):
-            out.append((f.name, text[:m.start()].count("\n") + 1, m.group(1)))
+            out.append((str(f.relative_to(ROOT)), text[:m.start()].count("\n") + 1, m.group(1)))
     return out
 
 

@@ -1,6 +1,6 @@
-"""Every SQL example of README.md and docs/*.md runs against a results file written by a small run, and every
-column README's table of the results store names is a column of that table (README once named a `family`
-column that is `model_family`)."""
+"""Every SQL example of README.md and the manual (docs/, every page) runs against a results file written by a small
+run, and every column the results store's reference table names is a column of that table (README once named a
+`family` column that is `model_family`)."""
 import re
 
 import duckdb
@@ -10,7 +10,7 @@ from static_models import write_static_model
 
 from eatlas.cli import main
 
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 REMOTE = ("hf://", "s3://", "http://", "https://")      # needs the network: not run here
 
 
@@ -22,9 +22,10 @@ def examples() -> list[tuple[str, str]]:
         for block in re.finditer(r"^```(bash|sql)\n(.*?)^```", text, flags=re.S | re.M):
             line = text[:block.start()].count("\n") + 1
             if block.group(1) == "bash":
-                out += [(f"{f.name}:{line}", m.group(1)) for m in re.finditer(r'eatlas sql "([^"]*)"', block.group(2))]
+                out += [(f"{f.relative_to(ROOT)}:{line}", m.group(1))
+                        for m in re.finditer(r'eatlas sql "([^"]*)"', block.group(2))]
             else:
-                out += [(f"{f.name}:{line}", s.strip()) for s in block.group(2).split(";") if s.strip()]
+                out += [(f"{f.relative_to(ROOT)}:{line}", s.strip()) for s in block.group(2).split(";") if s.strip()]
     return [(w, s) for w, s in out if not any(r in s for r in REMOTE)]
 
 
@@ -70,9 +71,10 @@ def test_the_published_results_examples_answer_in_a_screenful(db):
 
 
 def store_table_rows() -> list[tuple[str, list[str]]]:
-    """README's table of the results store: (table or view, the backticked names in its description)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## The results store"):]
+    """The results store's reference table (docs/reference/store.md, "What each table holds"): (table or view, the
+    backticked names in its description)."""
+    text = (ROOT / "docs" / "reference" / "store.md").read_text(encoding="utf-8")
+    section = text[text.index("## What each table holds"):]
     section = section[:section.index("\n## ")]
     rows = []
     for line in section.splitlines():
@@ -82,7 +84,7 @@ def store_table_rows() -> list[tuple[str, list[str]]]:
     return rows
 
 
-def test_every_column_readmes_store_table_names_exists(db):
+def test_every_column_the_store_reference_names_exists(db):
     rows = store_table_rows()
     assert {"runs", "results", "reproduction", "mleat_reproduction"} <= {t for t, _ in rows}
     con = duckdb.connect(str(db), read_only=True)
@@ -92,6 +94,6 @@ def test_every_column_readmes_store_table_names_exists(db):
             cols = {r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()}
             for name in mentioned:
                 if re.fullmatch(r"[a-z_0-9]+", name):       # not a path, a command or an example value
-                    assert name in cols or name in names, f"README names column {name!r} of {table}"
+                    assert name in cols or name in names, f"docs/reference/store.md names column {name!r} of {table}"
     finally:
         con.close()

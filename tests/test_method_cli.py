@@ -25,20 +25,22 @@ def tables(db) -> set[str]:
 
 
 def readme_reproduction_command() -> list[str]:
-    """The command of README's "What reproduces" (its first bash block), as argv after 'eatlas'."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("**What reproduces.**"):]
-    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1).replace("\\\n", " ")
+    """The command of the guide's "What reproduces" (docs/guides/papers.md, its first bash block of eatlas
+    commands, after the install), as argv after 'eatlas'."""
+    text = (ROOT / "docs" / "guides" / "papers.md").read_text(encoding="utf-8")
+    section = text[text.index("## What reproduces"):]
+    block = re.search(r"```bash\n(eatlas .*?)```", section, re.S).group(1).replace("\\\n", " ")
     argv = shlex.split(block.splitlines()[0])
     assert argv[0] == "eatlas"
     return argv[1:]
 
 
 @needs_w2v
-def test_readmes_reproduction_command_gives_the_99_numbers_it_promises(tmp_path, capsys):
+def test_the_guides_reproduction_command_gives_the_99_numbers_it_promises(tmp_path, capsys):
     """ML-EAT Table 4 is GoogleNews word2vec; the wefe subset holds the same vectors for the words it has.
-    README's "What reproduces" promises every one of the 99 printed Level 1-3 numbers of the nine tests whose
-    stimuli are all present, for the command it prints: run as printed, all 99 must round to ours. Table 4's
+    The guide's "What reproduces" (docs/guides/papers.md) promises every one of the 99 printed Level 1-3 numbers
+    of the nine tests whose stimuli are all present, for the command it prints: run as printed, all 99 must round
+    to ours. Table 4's
     rows of weat2, weat9 and 'EA/AA18' come from the lists the authors' notebook changes for Google News: they
     are paired with those variants (wolfe2024_gnews_*), which the command names."""
     db, maps = tmp_path / "r.duckdb", tmp_path / "maps"
@@ -60,9 +62,9 @@ def test_readmes_reproduction_command_gives_the_99_numbers_it_promises(tmp_path,
                        ).fetchone() == (99, 99)
     assert [r for r in con.execute("SELECT test_id, column_label, our_value, published_value FROM mleat_reproduction "
                                    "WHERE NOT agrees").fetchall()] == []
-    # README's second command, on this database
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    query = re.search(r'eatlas sql "(.*?)"', readme[readme.index("**What reproduces.**"):], re.S).group(1)
+    # the guide's second command, on this database
+    guide = (ROOT / "docs" / "guides" / "papers.md").read_text(encoding="utf-8")
+    query = re.search(r'eatlas sql "(.*?)"', guide[guide.index("## What reproduces"):], re.S).group(1)
     assert con.execute(query).fetchall() == [(99, 99)]
     # Level 1 of an ML-EAT run is the WEAT: results and mleat_results agree, and the run says its method.
     assert con.execute("SELECT count(*) FROM results r JOIN mleat_results m USING (run_id, test_id, level) "

@@ -144,10 +144,12 @@ def test_card_header_and_licences(published):
     # the card names every language a test is in (BCP-47 tags, as the Hub's language field takes them)
     assert header["language"] == sorted({t.language for t in load_registry().tests.values()})
     assert "en" in header["language"] and header["pretty_name"] and "bias" in header["tags"]
-    rows = {ln.split(" | ")[0]: ln for ln in text.splitlines() if ln.startswith("| `")}
+    configs = (summary["out"] / "CONFIGS.md").read_text(encoding="utf-8")
+    rows = {ln.split(" | ")[0]: ln for ln in configs.splitlines() if ln.startswith("| `")}
     assert "| CC-BY-NC-4.0 |" in rows["| `weat1`"]
     assert "unspecified (test" in rows["| `weat_plus_occ`"] and "CC-BY-NC-4.0 (template" in rows["| `weat_plus_occ`"]
-    assert "- `weat+occ` -> `weat_plus_occ`" in text
+    assert "- `weat+occ` -> `weat_plus_occ`" in configs
+    assert set(rows) == {f"| `{n}`" for n in names}               # every config, in CONFIGS.md
     for key, src in reg.sources.items():
         assert src["citation"] in text, key
     assert registry_version(reg) in text and summary["version"] == registry_version(reg)
@@ -156,17 +158,27 @@ def test_card_header_and_licences(published):
 def test_card_cites_each_config(published):
     from eatlas.registry.cite import source_keys
 
-    text = (published[1]["out"] / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## Citation"):]
+    out = published[1]["out"]
+    section = (out / "CITATIONS.md").read_text(encoding="utf-8")
     reg = load_registry()
-    assert "- `weat_plus_occ`: `tan2019`, `zhao2018`, `may2019`, `eatlas`" in section
-    assert "- `weat1`: `caliskan2017`, `may2019`, `wolfe2024`, `eatlas`" in section
-    bib = section[section.index("```bibtex"):]
+    cited = {}
+    for line in section.splitlines():           # "- `k1`, `k2`: N config(s): `c1`, `c2`": configs citing the same
+        m = re.fullmatch(r"- (.*): \d+ config\(s\): (.*)", line)
+        if m:
+            for name in re.findall(r"`([^`]+)`", m.group(2)):
+                cited[name] = re.findall(r"`([^`]+)`", m.group(1))
+    assert cited["weat_plus_occ"] == ["tan2019", "zhao2018", "may2019", "eatlas"]
+    assert cited["weat1"] == ["caliskan2017", "may2019", "wolfe2024", "eatlas"]
+    assert set(cited) == {config_name(t) for t in reg.tests}
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "@software{eatlas," in card[card.index("## Citation"):]      # the card says how to cite EATlas
+    bib = (out / "CITATIONS.bib").read_text(encoding="utf-8")
     keys = re.findall(r"^@\w+\{([^,]+),", bib, flags=re.M)
     assert len(keys) == len(set(keys)) and keys[-1] == "eatlas"
     assert set(keys) == set(reg.sources) | {"eatlas"}
     for tid in reg.tests:                                   # every config's works are in the block
         assert set(source_keys(reg, tid)) <= set(keys)
+        assert set(source_keys(reg, tid)) <= set(cited[config_name(tid)])
 
 
 def test_card_parses_with_huggingface_hub(published):
@@ -235,13 +247,51 @@ def test_push_failure_is_one_clear_message(tmp_path):
 
 def test_card_has_limitations_and_a_changelog_of_registry_versions(published):
     card = (published[1]["out"] / "README.md").read_text(encoding="utf-8")
-    lim = card[card.index("## Limitations and risks"):card.index("## Changelog")]
+    lim = card[card.index("## Limitations and risks"):card.index("## Columns")]
     for said in ("does not show", "Stimulus sensitivity", "contain stereotypes", "Ethayarajh"):
         assert said in lim
     assert "arXiv:1908.06361" in lim        # the reference as the ML-EAT paper lists it
-    log = card[card.index("## Changelog"):]
+    changes = (published[1]["out"] / "CHANGELOG.md").read_text(encoding="utf-8")
+    log = changes[changes.index("## Every entry"):]
     reg = load_registry(None)
     for kind, objs in (("test", reg.tests), ("set", reg.sets)):
         for oid, obj in list(objs.items())[:5]:
             entry = (obj.changelog if kind == "set" else obj.raw["changelog"])[0]
             assert f"| {kind} | `{oid}` | {entry['version']} |" in log
+
+
+def test_the_card_is_short_prose_first_and_points_to_the_long_lists(published):
+    """A reader opens the card on the Hub: below the header the Hub needs (the configs), a short card whose
+    prose comes first (what, for whom, how to load it, licences, limitations), then the columns; the config
+    table, the per-config citations and the changelog are files beside it."""
+    out = published[1]["out"]
+    card = (out / "README.md").read_text(encoding="utf-8")
+    body = card.split("---\n", 2)[2]
+    assert len(body.splitlines()) < 2000
+    heads = re.findall(r"^## (.+)$", body, flags=re.M)
+    assert heads.index("Loading") < heads.index("Licences") < heads.index("Limitations and risks") \
+        < heads.index("Columns") < heads.index("Citation")
+    assert "**For whom.**" in body.split("## Loading")[0]
+    assert "load_dataset(" in body
+    for name in ("CONFIGS.md", "CITATIONS.md", "CITATIONS.bib", "CHANGELOG.md", "LICENSE.md"):
+        assert f"`{name}`" in body and (out / name).is_file(), name
+    assert "| `weat1` |" not in body                  # the config table is CONFIGS.md's
+
+
+def test_no_file_of_the_dataset_cites_a_tracker_number(published):
+    from tests.test_no_tracker_refs import tracker_refs
+
+    out = published[1]["out"]
+    for name in ("README.md", "CONFIGS.md", "CITATIONS.md", "CHANGELOG.md", "LICENSE.md"):
+        assert tracker_refs((out / name).read_text(encoding="utf-8"), name) == []
+
+
+def test_the_changelog_says_what_changed_date_by_date_then_every_entry(published):
+    changes = (published[1]["out"] / "CHANGELOG.md").read_text(encoding="utf-8")
+    summary = changes[:changes.index("## Every entry")]
+    dates = re.findall(r"^## (\d{4}-\d\d-\d\d)$", summary, flags=re.M)
+    assert dates == sorted(dates, reverse=True) and dates
+    # one import of a source is one line: the 146 WEATHub variants kept with their authors' overlapping lists
+    line = next(ln for ln in summary.splitlines() if "declared in overlap" in ln)
+    assert re.match(r"- 146 tests of `weathub2023` \(`weathub_\w+`", line) and "and 138 more" in line
+    assert len(summary.splitlines()) < 200

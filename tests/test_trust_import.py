@@ -535,7 +535,9 @@ def test_the_dataset_card_escapes_html(tmp_path, capsys):
     reg.sync()
     rc, _, err = cli(capsys, "--registry", reg.root, "publish", tmp_path / "ds")
     assert rc == 0, err
-    card = (tmp_path / "ds" / "README.md").read_text()
+    # the card and the files beside it (the config table, the changelog) are Markdown the Hub renders
+    card = "\n".join((tmp_path / "ds" / f).read_text() for f in ("README.md", "CONFIGS.md", "CHANGELOG.md",
+                                                                  "LICENSE.md", "CITATIONS.md"))
     assert "<script>" not in card and "<img" not in card and "<b>" not in card
     assert "&lt;script&gt;alert(1)&lt;/script&gt; & more" in card and "&lt;b&gt;t1&lt;/b&gt;" in card
 

@@ -173,7 +173,7 @@ def test_publish_has_languages_and_groups_configs_by_licence(mini, tmp_path):
     assert set(rows["language"]) == {"hi"}
     sets = pd.read_parquet(tmp_path / "ds" / "data" / "sets" / "test.parquet")
     assert set(sets.loc[sets["set_id"] == "hi_flowers", "language"]) == {"hi"}
-    groups = card.split("### Configs by licence")[1].split("###")[0]
+    groups = (tmp_path / "ds" / "LICENSE.md").read_text().split("### Configs by licence")[1].split("###")[0]
     # hi_t1: a CC0-1.0 test with one GPL-3.0 set; t1: CC0-1.0 sets, CC-BY-NC-4.0 template
     assert "`CC0-1.0` + `GPL-3.0`: 2 config(s): `hi_t1`, `sets`" in groups     # sets: one row per item
     assert "`CC-BY-NC-4.0` + `CC0-1.0`: 1 config(s): `t1`" in groups
@@ -185,7 +185,7 @@ def test_unspecified_licence_is_never_called_open(mini, tmp_path):
     from eatlas.outputs.publish import publish
     mini.add_set(make_set("roses", ["rose", "tulip", "daisy", "lily"], license="unspecified"))
     publish(mini.sync().load(), tmp_path / "ds")
-    groups = (tmp_path / "ds" / "README.md").read_text().split("### Configs by licence")[1].split("###")[0]
+    groups = (tmp_path / "ds" / "LICENSE.md").read_text().split("### Configs by licence")[1].split("###")[0]
     line = only(groups.splitlines(), "`unspecified`", "`t1`")
     assert "not open" in line
 

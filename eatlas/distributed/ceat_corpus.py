@@ -1,4 +1,4 @@
-"""CEAT contexts at corpus scale (issue 14): one multi-pattern pass per shard and a mergeable sample.
+"""CEAT contexts at corpus scale: one multi-pattern pass per shard and a mergeable sample.
 
 ``scan_lines`` finds every stimulus's whole-word occurrences in a shard's lines in one pass: one regular
 expression of every stimulus's first word (tried at every position, so overlapping needles are all
@@ -132,7 +132,7 @@ def ceat_keys(reg, test_ids: list[str], case_sensitive: bool | None = None, seed
 
 
 # ------------------------------------------------------------------------------------------ shards
-# One reader for a shard, whether a corpus is one file or many, local or on Ray (issue 24). A shard is what it
+# One reader for a shard, whether a corpus is one file or many, local or on Ray. A shard is what it
 # holds: plain text (a line a context), JSON Lines (every line an object with a string "text", or
 # --corpus-column), parquet (a string "text" column, or --corpus-column); text and JSON Lines may be
 # compressed (gzip by its magic bytes or .gz; .bz2, .xz, .zst by suffix). Anything else is one line naming the

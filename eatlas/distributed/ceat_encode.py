@@ -1,4 +1,4 @@
-"""CEAT's contexts encoded, locally or in a Ray Data actor pool, and stored as parquet (issue 14).
+"""CEAT's contexts encoded, locally or in a Ray Data actor pool, and stored as parquet.
 
 The contexts sampled by ``ceat_corpus`` (from shards, or from one local file) become one table, a
 row per (stimulus, context): stimulus, case_sensitive, rank (its place in the stimulus's sample, the

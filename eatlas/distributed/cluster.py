@@ -42,7 +42,7 @@ def joined(address: str | None):
     """Ray for the block: as it is if this process already joined it, else a local instance (or the
     cluster at ``address``, checked first), shut down again at the end.
 
-    A local instance EATlas starts leaves nothing behind (issue 24): it has no dashboard (Ray starts its
+    A local instance EATlas starts leaves nothing behind: it has no dashboard (Ray starts its
     API server even with ``include_dashboard=False``; it is stopped at once, and usage statistics are off),
     and a watchdog (eatlas.distributed.reaper) ends every one of its processes when this process ends,
     normally or killed (``kill -9``), which Ray alone does not do for its agents."""

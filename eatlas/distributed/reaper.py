@@ -1,4 +1,4 @@
-"""A watchdog that ends the local Ray instance EATlas started when the driver ends, killed or not (issue 24).
+"""A watchdog that ends the local Ray instance EATlas started when the driver ends, killed or not.
 
 Ray's own processes share the driver's fate only in part: gcs_server and the raylet die with the driver
 (the kernel's parent-death signal), but the agents the raylet starts (``ray::DashboardAgent``,

@@ -2,7 +2,11 @@
 
 Layout written into OUT_DIR::
 
-    README.md                          dataset card: YAML header (configs, license, ...) and prose
+    README.md                          dataset card: YAML header (configs, license, ...) and prose: what,
+                                       for whom, loading, licences, limitations, columns
+    CONFIGS.md                         every config: test id, version, language, levels, rows, licence
+    CITATIONS.md, CITATIONS.bib        the works each config draws on, and their BibTeX once each
+    CHANGELOG.md                       what changed in the data, date by date, then every entry
     LICENSE.md                         the licence of every config (the dataset-level licence is "other"
                                        when they differ)
     data/<config>/test.parquet         one config per test (every level it has), plus "sets" and
@@ -27,6 +31,7 @@ import yaml
 from .. import __version__
 from ..errors import EatlasError
 from ..registry.base import Registry, TestSpec
+from ..registry.cite import eatlas_bibtex
 from ..registry.published import read_published
 from ..registry.stimuli import build_test
 from .export import export_levels, rows_frame, stimulus_rows
@@ -36,6 +41,8 @@ SETS_CONFIG = "sets"
 PUBLISHED_CONFIG = "published_results"
 PLUS = "_plus_"
 UNSPECIFIED = "unspecified"
+# the card and the files it points to, beside data/
+CARD_FILES = ("README.md", "CONFIGS.md", "CITATIONS.md", "CITATIONS.bib", "CHANGELOG.md", "LICENSE.md")
 
 
 def config_name(test_id: str) -> str:
@@ -150,9 +157,9 @@ def _prepare(out: Path, rels: list[str], *, db=None, registry_root=None):
 
 
 def _published_file(rel: str) -> bool:
-    """A file publish writes: the card, the licence file, a config's parquet."""
+    """A file publish writes: the card and the files beside it, a config's parquet."""
     parts = rel.split("/")
-    return rel in ("README.md", "LICENSE.md") or (len(parts) == 3 and parts[0] == "data"
+    return rel in CARD_FILES or (len(parts) == 3 and parts[0] == "data"
                                                   and parts[2] == f"{SPLIT}.parquet")
 
 
@@ -169,7 +176,7 @@ def publish(reg: Registry, out_dir: str | Path, *, seed: int = 0, repo_id: str |
                               obj=f"test {tid}", field="id", hint=f"test ids must not contain {PLUS!r}")
         names[name] = tid
     out_rels = [f"data/{config_name(t)}/{SPLIT}.parquet" for t in reg.tests] + \
-        [f"data/{c}/{SPLIT}.parquet" for c in (SETS_CONFIG, PUBLISHED_CONFIG)] + ["README.md", "LICENSE.md"]
+        [f"data/{c}/{SPLIT}.parquet" for c in (SETS_CONFIG, PUBLISHED_CONFIG)] + list(CARD_FILES)
     target = _prepare(out, out_rels, db=db, registry_root=reg.root)
     before = set(target.entries)
     configs = []
@@ -197,9 +204,14 @@ def publish(reg: Registry, out_dir: str | Path, *, seed: int = 0, repo_id: str |
                         "licences": {UNSPECIFIED}, "licence": f"{UNSPECIFIED} (numbers transcribed from the papers)",
                         "path": _write(pub, target, PUBLISHED_CONFIG)})
     version = registry_version(reg)
-    target.write_text("README.md", dataset_card(reg, configs, version, repo_id))
-    target.write_text("LICENSE.md", _licence_file(configs, version))
-    for rel in before - {c["path"] for c in configs} - {"README.md", "LICENSE.md"}:
+    tests = [c for c in configs if c["test_id"]]
+    cites, bib = citation_files(reg, tests)
+    from .card_sections import changelog_file
+    for rel, text in (("README.md", dataset_card(reg, configs, version, repo_id)),
+                      ("CONFIGS.md", configs_file(configs, version)), ("CITATIONS.md", cites), ("CITATIONS.bib", bib),
+                      ("CHANGELOG.md", changelog_file(reg, version)), ("LICENSE.md", _licence_file(configs, version))):
+        target.write_text(rel, text)
+    for rel in before - {c["path"] for c in configs} - set(CARD_FILES):
         target.forget(rel)              # a config an earlier publish wrote that is gone now (unchanged file only)
     target.save()
     return {"version": version, "configs": configs, "out": out}
@@ -236,63 +248,60 @@ def _fence(text: str, info: str = "") -> list[str]:
 
 
 def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str | None = None) -> str:
-    """The dataset's README: header, configs by licence, limitations, changelog, sources and citations."""
+    """The dataset's README: the Hub's header (configs, licence, languages), then the prose a reader needs
+    (what, for whom, how to load it, licences, limitations, columns); the long lists are files of their own
+    (``dataset_files``)."""
     from . import card_sections
     repo = repo_id or "<repo>"
     head = yaml.safe_dump(card_header(configs), sort_keys=False, allow_unicode=True, width=1000)
     tests = [c for c in configs if c["test_id"]]
-    mapped = [c for c in tests if c["config_name"] != c["test_id"]]
+    languages = sorted({c["language"] for c in tests})
     lines = [
         "---", head.rstrip(), "---", "",
         "# EATlas: Embedding Association Test stimuli", "",
-        f"Registry version **{version}** (eatlas {__version__}; the suffix is a digest of every set, test, "
-        "template and published table below, so the same version always means the same data).", "",
-        "The stimuli of the Embedding Association Tests (WEAT, SEAT, CEAT, ML-EAT) that social-bias research "
-        "runs on language models, curated from the papers and the authors' files with provenance, and the "
-        "results the papers published. Generated by `eatlas publish` from the EATlas registry.", "",
+        "The word lists and sentences of the Embedding Association Tests (WEAT, SEAT, CEAT, ML-EAT and their "
+        "relatives) that social-bias research runs on language models, each copied from a paper or the authors' "
+        "own files and recorded with where it came from, and the results the papers printed. "
+        f"{len(tests)} tests in {len(languages)} language(s), every stimulus set, and "
+        f"{next((c['rows'] for c in configs if c['config_name'] == PUBLISHED_CONFIG), 0)} published numbers.", "",
+        "**For whom.** Researchers who measure social bias in language models and want the papers' stimuli "
+        "exactly as the papers used them, with their licences and citations, in their own code; and readers "
+        "checking a published number against its stimuli. The `eatlas` package runs the tests on a model and "
+        "sets its results beside the papers'; it is not needed to read this dataset.", "",
+        f"Registry version **{version}** (eatlas {__version__}): the suffix is a digest of every set, test, "
+        "template and published table here, so one version always means the same data.", "",
+        "## Loading", "",
+        "One config per test (its name is the test id, with `+` written `_plus_`), plus `sets` (every stimulus "
+        "set, one row per item) and `published_results` (one row per number a paper printed). Each config has "
+        "one split, `test`.", "",
         "```python", "from datasets import load_dataset",
         f'weat1 = load_dataset("{repo}", "weat1", split="test")         # a test, every level it has',
-        f'occ = load_dataset("{repo}", "weat_plus_occ", split="test")   # test id weat+occ',
+        'words = weat1.filter(lambda r: r["level"] == "word")           # the word lists; "sent": sentences',
         f'sets = load_dataset("{repo}", "sets", split="test")', "```", "",
-        "## Configurations", "",
-        "One config per test, plus `sets` and `published_results`. Each has a single split, `test`.", "",
-        "| config | test id | version | language | levels | rows | licence | title |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
-        *(f"| `{c['config_name']}` | {_code(c['test_id'])} | {c['version'] or ''} | {c.get('language', '')} | "
-          f"{', '.join(c['levels'])} | {c['rows']} | {_md(c['licence'])} | {_md(c['title'])} |" for c in configs),
-        "",
-        "### Config names", "",
-        "Hub config names cannot carry every character our ids use, so a test's config name is its id with "
-        f"each `+` written `{PLUS}`; the mapping is reversible (no test id contains `{PLUS}`) and the original "
-        "id is in the `test_id` column." + (" Renamed here:" if mapped else ""), "",
-        *(f"- `{c['test_id']}` -> `{c['config_name']}`" for c in mapped), "",
-        "## Columns", "",
-        "Test configs, one row per stimulus as it enters an encoder, at every level the test has (`word`: the "
-        "curated item; `sent`: bleached sentences; `sent(u)`: unbleached sentences and scripts): "
-        "`test_id`, `test_version`, `level`, `role` (X, Y targets; A, B attributes), `concept`, `set_id`, "
-        "`set_version`, `item_index` and `item` (the curated stimulus), `kind`, `text` (the stimulus text), "
-        "`surface` (the item's form inside the text), `span_start`/`span_end` (character span of the item in "
-        "`text`), `template_id`, `template_version`, `family`, `template_index`, `truncation_seed` (set where "
-        "a level left X and Y unequal and the larger was cut to the smaller by a seeded sample that keeps "
-        "order; rows are what `eatlas.get_test(test_id, level)` gives).", "",
-        "`sets`: one row per item: `set_id`, `set_version`, `concept`, `item_index`, the lexical fields "
-        "`text`, `kind`, `case`, `number`, `plural`, `singular`, `article`, `note`, and provenance: `license`, "
-        "`paper`, `section`, `table`, `page`, `authors_file`, `source` (JSON), `notes`, `file`.", "",
-        "`published_results`: one row per printed cell: `paper`, `table_id`, `row_label`, `column_label`, "
-        "`statistic`, `value` (as printed), `significance`, `missing`, and our `test_id`, `level`, `model`, "
-        "`model_family`, `note`, `source_file`.", "",
+        "## What is in it, by source", "",
+        *card_sections.by_source(reg, tests), "",
+        "## Files", "",
+        "| file | what |", "| --- | --- |",
+        "| `CONFIGS.md` | every config: test id, version, language, levels, rows, licence, title |",
+        "| `LICENSE.md` | each config's licence, and the configs grouped by licence |",
+        "| `CITATIONS.md`, `CITATIONS.bib` | the works each config draws on, and their BibTeX |",
+        "| `CHANGELOG.md` | what changed in the data, date by date |",
+        "| `data/<config>/test.parquet` | the rows |", "",
         "## Licences", "",
-        "The sources grant different terms, so the dataset-level licence is `other` whenever they differ, "
-        "and each config's licence is stated in the table above and in `LICENSE.md`. Sets and templates "
-        "derived from May et al.'s sent-bias repository are CC-BY-NC-4.0 (non-commercial); Tan & Celis's "
-        "repository has no licence file, so their sets are `unspecified`: ask the authors before reuse beyond "
-        "research. A test's sentence levels also carry the licence of the template that made them.", "",
-        *licence_groups(configs), *licence_notes(reg),
+        "The sources grant different terms, so the dataset-level licence is `other` whenever they differ; each "
+        "config is under every licence of the sources it draws on (`CONFIGS.md`, `LICENSE.md`). Sets and "
+        "templates derived from May et al.'s sent-bias repository are CC-BY-NC-4.0 (non-commercial); a source "
+        "that states no licence is `unspecified`, which is not an open licence: ask its authors before reuse "
+        "beyond research. A test's sentence levels also carry the licence of the template that made them.", "",
+        *licence_notes(reg),
         *card_sections.limitations(),
-        *card_sections.changelog(reg),
+        *card_sections.columns(),
+        "## Citation", "",
+        "Cite the works of the configs you use (`CITATIONS.md` lists them per config, `CITATIONS.bib` holds "
+        "their BibTeX; `eatlas cite TEST_ID` prints the same for one test) and EATlas:", "",
+        *_fence(eatlas_bibtex(), "bibtex"), "",
         "## Sources", "",
-        "Every paper the registry cites (`registry/sources.yaml`); the `paper` column of `sets` and "
-        "`published_results` holds these keys. Cite the papers of the tests you use.", "",
+        "Every paper the registry cites; the `paper` column of `sets` and `published_results` holds these keys.", "",
     ]
     for key, src in sorted(reg.sources.items()):
         src = src or {}
@@ -300,29 +309,54 @@ def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str 
         doi = f" https://doi.org/{_md(src['doi'])}" if src.get("doi") else ""
         url = "" if doi or not src.get("url") else f" {_md(src['url'])}"
         r = src.get("authors_repository") or {}
-        repo = f" Authors' files: {_md(r.get('url'))} (licence: {_md(r.get('license'))})." if r else ""
-        lines.append(f"- `{key}`: {cite}{doi}{url}{repo}")
-    lines += _citation_section(reg, tests)
+        repo_ = f" Authors' files: {_md(r.get('url'))} (licence: {_md(r.get('license'))})." if r else ""
+        lines.append(f"- `{key}`: {cite}{doi}{url}{repo_}")
     return "\n".join(lines) + "\n"
 
 
-def _citation_section(reg: Registry, tests: list[dict]) -> list[str]:
-    """Which works each test config draws on (eatlas.registry.cite), and their BibTeX once each."""
+def configs_file(configs: list[dict], version: str) -> str:
+    """CONFIGS.md: one row per config, and the test ids a config name writes differently."""
+    mapped = [c for c in configs if c["test_id"] and c["config_name"] != c["test_id"]]
+    return "\n".join([
+        f"# Configs of the EATlas dataset, registry version {version}", "",
+        "One config per test, plus `sets` and `published_results`. Each has a single split, `test`.", "",
+        "| config | test id | version | language | levels | rows | licence | title |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        *(f"| `{c['config_name']}` | {_code(c['test_id'])} | {c['version'] or ''} | {c.get('language', '')} | "
+          f"{', '.join(c['levels'])} | {c['rows']} | {_md(c['licence'])} | {_md(c['title'])} |" for c in configs),
+        "", "## Config names", "",
+        "Hub config names cannot carry every character our ids use, so a test's config name is its id with "
+        f"each `+` written `{PLUS}`; the mapping is reversible (no test id contains `{PLUS}`) and the original "
+        "id is in the `test_id` column." + (" Renamed here:" if mapped else ""), "",
+        *(f"- `{c['test_id']}` -> `{c['config_name']}`" for c in mapped), ""])
+
+
+def citation_files(reg: Registry, tests: list[dict]) -> tuple[str, str]:
+    """CITATIONS.md (which works each test config draws on, configs with the same works together) and
+    CITATIONS.bib (their BibTeX, once each, EATlas last)."""
     from ..registry.cite import bibtex_for_tests, source_keys
 
-    per_test = {c["config_name"]: list(dict.fromkeys(k for lv in reg.tests[c["test_id"]].levels
-                                                     for k in source_keys(reg, c["test_id"], lv)))
-                for c in tests}
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for c in tests:
+        keys = tuple(dict.fromkeys(k for lv in reg.tests[c["test_id"]].levels
+                                   for k in source_keys(reg, c["test_id"], lv)))
+        groups.setdefault(keys + ("eatlas",), []).append(c["config_name"])
     entries = bibtex_for_tests(reg, [c["test_id"] for c in tests])
     cited = {k for k, _ in entries}
     rest = [(k, reg.sources[k]["bibtex"].strip()) for k in sorted(reg.sources) if k not in cited]
-    return [
-        "", "## Citation", "",
-        "If you use a config, cite the works it draws on (its test's paper, its sets' and templates' papers, "
-        "at every level it has) and EATlas. `eatlas cite TEST_ID [--level L]` prints the same for one level.", "",
-        *(f"- `{name}`: {', '.join(f'`{k}`' for k in keys + ['eatlas'])}" for name, keys in per_test.items()),
-        f"- `{SETS_CONFIG}`, `{PUBLISHED_CONFIG}`: the works of the rows you use (their `paper` column), and `eatlas`",
-        "", *_fence("\n\n".join(b for _, b in entries[:-1] + rest + entries[-1:]), "bibtex")]
+    md = ["# Citations of the EATlas dataset", "",
+          "If you use a config, cite the works it draws on (its test's paper, its sets' and templates' papers, "
+          "at every level it has) and EATlas. Their BibTeX is in `CITATIONS.bib`; `eatlas cite TEST_ID "
+          "[--level L]` prints the same for one level.", ""]
+    for keys, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        md.append(f"- {', '.join(f'`{k}`' for k in keys)}: {len(names)} config(s): "
+                  + ", ".join(f"`{n}`" for n in names))
+    md += [f"- `{SETS_CONFIG}`, `{PUBLISHED_CONFIG}`: the works of the rows you use (their `paper` column), "
+           "and `eatlas`", ""]
+    bib = "\n\n".join(b.strip() for _, b in entries[:-1] + rest + entries[-1:]) + "\n"
+    return "\n".join(md), bib
+
+
 def _group_key(c: dict) -> tuple[str, ...]:
     return tuple(sorted(c["licences"], key=lambda lic: (lic == UNSPECIFIED, lic)))
 

@@ -1,4 +1,4 @@
-"""What makes two runs the same computation: the key ``eatlas sweep --resume`` skips a model by (issue 24).
+"""What makes two runs the same computation: the key ``eatlas sweep --resume`` skips a model by.
 
 A run is computed again unless one with the same key is stored. The key is built by one function,
 :func:`resume_key`, from a run record (``runs`` row), whichever command wrote it (``eatlas run`` or a

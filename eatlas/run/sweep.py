@@ -1,10 +1,10 @@
-"""``eatlas sweep``: the registry over many models, one task per model, locally or on Ray (issues 14, 24).
+"""``eatlas sweep``: the registry over many models, one task per model, locally or on Ray.
 
 Each task loads one model, encodes and computes every test (``runner.evaluate``) and returns its run
 record and result rows; it writes nothing. The driver alone writes the results file, one transaction per
 model run as each task finishes, so the store stays single-writer and a crash keeps the models done.
 
-Nothing computed is lost (issue 24):
+Nothing computed is lost:
 
 * the database is checked before the first model (``check_writable``: a truncated, foreign or read-only
   file is refused before any work, as ``eatlas run`` refuses it);

@@ -1,4 +1,4 @@
-"""Nothing computed is lost (issue 24): a run that cannot be written into the database is kept beside it.
+"""Nothing computed is lost: a run that cannot be written into the database is kept beside it.
 
 When the write of a finished run fails (the database is in use past ``--wait``, the disk is full, its
 schema drifted), the run is written as an export folder ``eatlas-unsaved/<run id>/`` beside the database,

@@ -1,0 +1,139 @@
+"""The manual builds as CONTRIBUTING.md says (`mkdocs build --strict`: every warning an error, so a broken link or
+anchor, a nav entry without its page or an unreadable docstring fails), and its reference pages are the code's own:
+every command of the parser, every field of the JSON Schemas, every table of the store's DDL."""
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from html import unescape
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.skipif(
+    not all(importlib.util.find_spec(m) for m in ("mkdocs", "material", "mkdocstrings_handlers")),
+    reason="mkdocs, mkdocs-material and mkdocstrings[python] are not installed (pip install -e '.[docs]')")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("docs-site") / "site"
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+    return out
+
+
+def _text(page: Path) -> str:
+    return unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8")))
+
+
+def _nav_files(nav) -> list[str]:
+    out = []
+    for entry in nav:
+        for v in (entry.values() if isinstance(entry, dict) else [entry]):
+            out += _nav_files(v) if isinstance(v, list) else [v]
+    return out
+
+
+class _Loader(yaml.SafeLoader):
+    """mkdocs.yml may hold mkdocs' own tags (!ENV, !relative); the nav does not need them."""
+
+
+_Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+
+
+def test_contributing_names_the_one_command_that_builds_the_docs():
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    section = text[text.index("## Documentation"):]
+    assert "```bash\nmkdocs build --strict\n```" in section
+
+
+def test_every_page_of_the_nav_is_built(site):
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
+    pages = _nav_files(config["nav"])
+    assert {"index.md", "quickstart.md", "concepts.md", "faq.md", "methods.md", "performance.md",
+            "registry-format.md", "reference/cli.md"} <= set(pages)
+    for page in pages:
+        built = site / ("index.html" if page == "index.md" else page.removesuffix(".md") + "/index.html")
+        assert built.is_file(), page
+    guides = [p for p in pages if p.startswith("guides/")]
+    assert len(guides) >= 7 and all((ROOT / "docs" / p).is_file() for p in guides)
+
+
+def test_the_cli_reference_is_the_parsers(site):
+    from eatlas.cli.main import build_parser
+
+    text = _text(site / "reference" / "cli" / "index.html")
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+    for name, p in sub.choices.items():
+        assert f"eatlas {name}" in text, name
+        for action in p._actions:
+            for opt in action.option_strings:
+                assert opt in text, f"eatlas {name} {opt}"
+
+
+def test_the_registry_reference_is_the_schemas(site):
+    import json
+
+    text = _text(site / "reference" / "registry-schemas" / "index.html")
+    for path in sorted((ROOT / "schemas").glob("*.schema.json")):
+        schema = json.loads(path.read_text(encoding="utf-8"))
+        assert schema["title"] in text
+        for field in schema["properties"]:
+            assert field in text, f"{path.name}: {field}"
+
+
+def test_the_store_reference_is_the_ddl(site):
+    from eatlas.store.db import schema_ddl
+
+    text = _text(site / "reference" / "store" / "index.html")
+    for name, _, cols in schema_ddl():
+        assert name in text
+        for col, *_ in cols:
+            assert col in text, f"{name}.{col}"
+    for view in ("reproduction", "reproduction_loose", "mleat_reproduction"):
+        assert view in text
+
+
+def test_the_api_reference_holds_the_public_functions(site):
+    text = _text(site / "reference" / "api" / "index.html")
+    for name in ("weat", "WeatResult", "holm", "get_test", "list_tests", "EatlasError"):
+        assert name in text
+    assert "n_samples" in text          # a signature, read from the code
+
+
+def test_internal_links_and_anchors_resolve(site):
+    """mkdocs --strict checks the links of the Markdown; this checks the built HTML as a reader meets it, the
+    pages the reference hook writes included: every relative link lands on a file, and every #anchor on an id
+    of that page."""
+    ids: dict[Path, set[str]] = {}
+
+    def ids_of(page: Path) -> set[str]:
+        if page not in ids:
+            ids[page] = set(re.findall(r'\sid="([^"]+)"', page.read_text(encoding="utf-8")))
+        return ids[page]
+
+    broken = []
+    for page in site.rglob("*.html"):
+        if page.parent.name == "404" or page.name == "404.html":
+            continue
+        for href in re.findall(r'<a\s[^>]*href="([^"]+)"', page.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", href) or href.startswith("//"):
+                continue
+            path, _, anchor = href.partition("#")
+            target = (page.parent / unescape(path)).resolve() if path else page
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.is_file():
+                broken.append(f"{page.relative_to(site)}: {href}")
+            elif anchor and target.suffix == ".html" and unescape(anchor) not in ids_of(target):
+                broken.append(f"{page.relative_to(site)}: {href} (no anchor)")
+    assert not broken, "\n".join(broken[:30])
