@@ -72,6 +72,8 @@ class InversionCI:
     shift_high: float
     exact: bool = False     # the partitions were all of them
     null: np.ndarray | None = None      # the permutation statistics the interval inverted (observed first)
+    papers_low: float = float("nan")    # the papers' interval (:func:`papers_interval`): step 1 alone, on the
+    papers_high: float = float("nan")   # sample d's scale (no widening, no disattenuation)
 
 
 def d_bound(n_x: int, n_y: int) -> float:
@@ -225,7 +227,36 @@ def inversion_ci(X, Y, A, B, *, null_pair, tolerance, ci: float = 0.95, s: np.nd
 
     low, high = d_of(wlo), d_of(whi)
     return InversionCI(low=low, high=high, level=float(ci), method=INVERSION, n_partitions=int(len(dist)),
-                       attenuation=att, shift_low=float(wlo), shift_high=float(whi), exact=bool(exact), null=dist)
+                       attenuation=att, shift_low=float(wlo), shift_high=float(whi), exact=bool(exact), null=dist,
+                       papers_low=sample_d_of_shift(lo, s, n_x), papers_high=sample_d_of_shift(hi, s, n_x))
+
+
+def sample_d_of_shift(theta: float, s: np.ndarray, n_x: int) -> float:
+    """The sample d (Caliskan et al.'s, ddof=1) of the targets' s(w) had X been shifted to a difference of mean
+    associations ``theta``: theta / sqrt((SS_within + n_x n_y / n theta^2) / (n - 1)). Increasing in theta, equal
+    to the sample's own d at theta = D, and tending to +-sqrt(n (n - 1) / (n_x n_y)) as theta -> +-inf (the
+    value an infinite end maps to)."""
+    s = np.asarray(s, dtype=np.float64)
+    n = len(s)
+    n_y = n - n_x
+    between = n_x * n_y / n
+    if not np.isfinite(theta):
+        return float(np.sign(theta) * np.sqrt((n - 1) / between))
+    ss_within = float(np.square(s[:n_x] - s[:n_x].mean()).sum() + np.square(s[n_x:] - s[n_x:].mean()).sum())
+    sd = np.sqrt((ss_within + between * theta * theta) / (n - 1))
+    return float(theta / sd) if sd > 0 else float("nan")
+
+
+def papers_interval(X, Y, A, B, *, null_pair, tolerance, ci: float = 0.95,
+                    s: np.ndarray | None = None) -> tuple[float, float]:
+    """The papers' interval: the permutation test inverted (step 1 of :func:`inversion_ci` alone, on the same
+    partitions as its p-value), mapped to the sample d's scale by :func:`sample_d_of_shift`: no widening for
+    the attribute sample, no disattenuation. It answers the papers' question (these attribute words, the
+    targets exchangeable), contains the sample d, and excludes 0 on the side of the alternative exactly when
+    that one-sided permutation p <= (1 - ci) / 2. Returns (low, high); :func:`inversion_ci` computes the same
+    ends (``papers_low``, ``papers_high``) in its one pass."""
+    r = inversion_ci(X, Y, A, B, null_pair=null_pair, tolerance=tolerance, ci=ci, s=s)
+    return r.papers_low, r.papers_high
 
 
 def interval_of(X, Y, A, B, *, ci: float, method: str, n_boot: int, seed: int):
