@@ -73,7 +73,7 @@ class ConceptsVariance:
     target_part: float      # var_X(s) / n_x + var_Y(s) / n_y
     attribute_part: float   # the attribute samples' part (interaction removed; floored at 0)
     sigma_w2: float         # pooled within-concept variance of the true association S(w) (may be <= 0)
-    ms_within: float        # pooled within-concept mean square of s(w) (ddof: n - 2)
+    ms_within: float        # within-concept variance of s(w) (ddof=1 in each), X and Y in the design's shares
     reliability: float      # sigma_w2 / ms_within: the share of the targets' spread that is not attribute noise
 
 
@@ -142,12 +142,13 @@ def concepts_variance(sa: np.ndarray, sb: np.ndarray, n_x: int) -> ConceptsVaria
     denom = sum(c * c / d for c, d in comps if d > 0)
     df = float(variance * variance / denom) if denom > 0 else float(max(n - 2, 1))
     df = max(df, 1.0)
-    # the spread of the true associations within each concept: the mean square of s minus its attribute noise
-    ms_within = float(((n_x - 1) * vx + (n_y - 1) * vy) / max(n - 2, 1))
+    # the spread of the true associations within each concept: the variance of s minus its attribute noise, in
+    # the design's proportions (the estimand's sigma_w^2 = p var_X S + (1 - p) var_Y S, p = n_x / n)
+    share = n_x / n
+    ms_within = float(share * vx + (1 - share) * vy)
     noise_x = ms[("x", "a")] / n_a + ms[("x", "b")] / n_b
     noise_y = ms[("y", "a")] / n_a + ms[("y", "b")] / n_b
-    noise = ((n_x - 1) * noise_x + (n_y - 1) * noise_y) / max(n - 2, 1)
-    sigma_w2 = ms_within - noise
+    sigma_w2 = float(share * (vx - noise_x) + (1 - share) * (vy - noise_y))
     reliability = sigma_w2 / ms_within if ms_within > 0 else float("nan")
     return ConceptsVariance(diff=diff, variance=float(variance), df=df, target_part=float(target_part),
                             attribute_part=float(attribute_part), sigma_w2=float(sigma_w2),
@@ -194,8 +195,9 @@ def concepts_from_blocks(sa: np.ndarray, sb: np.ndarray, n_x: int, *, ci: float 
             r = (-v.diff + side * np.sqrt(max(c * v.diff * v.diff - (c - 1.0) * t * t * v.variance, 0.0))) / (c - 1.0)
             edge = float(r / np.sqrt(v.sigma_w2 + q * r * r))
             lo_d, hi_d = (edge, bound) if side > 0 else (-bound, edge)
-        else:
-            lo_d, hi_d = (0.0, bound) if side > 0 else (-bound, 0.0)
+        else:       # no scale at all: every d of D's sign, but not 0 itself (the open end just beside it)
+            tiny = float(np.nextafter(0.0, 1.0))
+            lo_d, hi_d = (tiny, bound) if side > 0 else (-bound, -tiny)
         dlo, dhi = (v.diff - t * se, v.diff + t * se)
         return ConceptsResult(d=nan, low=float(lo_d), high=float(hi_d), p=p, level=float(ci), alternative=alternative,
                               estimable=False, reason=reason, diff=v.diff, diff_low=float(dlo), diff_high=float(dhi),
