@@ -162,3 +162,19 @@ def test_calibrated_where_x_and_y_are_distinct_concepts():
         cover += r.low <= 0 <= r.high
         narrow += r.high - r.low < 0.1
     assert reject / 400 < 0.10 and cover / 400 >= 0.90 and narrow / 400 < 0.05, (reject, cover, narrow)
+
+
+def test_the_attribute_jackknife_of_the_scale_matches_leaving_each_word_out():
+    """The closed form of the jackknife over attribute words (reported beside the interval) against recomputing the
+    spread of the true associations with each attribute word of A, then of B, left out."""
+    rng = np.random.default_rng(1)
+    n_x, n_a, n_b = 5, 6, 4
+    sa, sb = rng.normal(size=(12, n_a)), rng.normal(size=(12, n_b))
+    v = concepts_variance(sa, sb, n_x)
+    var = cov = 0.0
+    for k, drop in ((n_a, lambda j: (np.delete(sa, j, 1), sb)), (n_b, lambda j: (sa, np.delete(sb, j, 1)))):
+        loo = [concepts_variance(*drop(j), n_x) for j in range(k)]
+        th, dd = np.array([r.sigma_w2 for r in loo]), np.array([r.diff for r in loo])
+        var += (k - 1) / k * np.square(th - th.mean()).sum()
+        cov += (k - 1) / k * ((th - th.mean()) * (dd - dd.mean())).sum()
+    assert v.sigma_w2_var_attributes == pytest.approx(var) and v.sigma_w2_cov_attributes == pytest.approx(cov)

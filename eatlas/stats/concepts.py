@@ -41,18 +41,23 @@ estimation", JRSS B 16(2):175-185): the values of r for which the same t-test do
 within-concept variance of s minus the attribute sample's noise in it, without bias). Written in theta = r
 sigma_w_hat, the set is
 
-    (D - theta)^2 <= t^2 (V - kappa theta + nu theta^2),
+    (D - theta)^2 <= t^2 (V + nu theta^2),      nu = Var(sigma_w_hat^2) / (4 sigma_w^4) = Var(log sigma_w_hat)
 
-nu = Var(sigma_w_hat^2) / (4 sigma_w^4) = Var(log sigma_w_hat) and kappa = Cov(D, sigma_w_hat^2) / sigma_w^2 (delta
-method). The scale's own error comes from both samples: new target words (normal theory for the two sample
-variances, Var s^2 = 2 sigma^4 / (m - 1)) and new attribute words (the delete-one jackknife over A's and over B's
-words of (D, sigma_w_hat^2), in closed form); the covariance matters because another attribute sample mostly
-stretches or shrinks D and sigma_w together, which leaves d where it was. At theta = 0 the condition is the
-t-test's, so the interval contains 0 exactly when p_concepts (two-sided) >= 1 - level: the p-value and the
-interval answer one question and agree by construction, never by clipping. Each end theta maps to d by theta /
-sqrt(sigma_w_hat^2 + q theta^2), increasing in theta and within +-1 / sqrt(q) (:func:`eatlas.stats.interval.
-d_bound`), so the estimate lies inside its interval. No convention (:mod:`eatlas.stats.conventions`) enters
-here: a convention says how the *sample* statistic is computed, and the concepts' d does not depend on it.
+(delta method), where nu is the scale's own error over new target words: normal theory for the two sample
+variances of s, Var s^2 = 2 sigma^4 / (m - 1), so with equal sets and variances nu = 1 / (2 (n - 2) rho^2), rho
+the reliability (:attr:`ConceptsVariance.reliability`): the less of s's spread is the targets' own, the wider.
+The attribute words' part of that error is estimated too (the delete-one jackknife over A's and B's words of
+(D, sigma_w_hat^2), in closed form: :attr:`ConceptsVariance.sigma_w2_var_attributes` and its covariance with D)
+but left out of nu: another attribute sample mostly stretches or shrinks D and sigma_w together, which leaves d
+where it was, and the calibration study found that adding it (with its covariance) left coverage as it was while
+doubling the share of results that cannot be estimated at 8 words a set (docs/methods.md).
+
+At theta = 0 the condition is the t-test's, so the interval contains 0 exactly when p_concepts (two-sided) >=
+1 - level: the p-value and the interval answer one question and agree by construction, never by clipping.
+Each end theta maps to d by theta / sqrt(sigma_w_hat^2 + q theta^2), increasing in theta and within +-1 /
+sqrt(q) (:func:`eatlas.stats.interval.d_bound`), so the estimate lies inside its interval. No convention
+(:mod:`eatlas.stats.conventions`) enters here: a convention says how the *sample* statistic is computed, and
+the concepts' d does not depend on it.
 
 Not estimable. Where t^2 nu >= 1 (the spread of the targets' true associations is not distinguished from
 its own sampling error: the attribute words' noise accounts for most of the spread of s, reliability near or
@@ -78,7 +83,6 @@ from .blas import single_threaded
 from .cosine import unit_rows as _unit_rows
 
 ALTERNATIVES = ("greater", "less", "two-sided")
-ATTRIBUTE_SCALE_ERROR = True
 
 
 @dataclass(frozen=True)
@@ -250,14 +254,14 @@ def concepts_from_blocks(sa: np.ndarray, sb: np.ndarray, n_x: int, *, ci: float 
     bound = float(n / np.sqrt(n_x * n_y))
     rejected = abs(v.diff) > t * se                  # the two-sided t-test at 1 - ci rejects delta = 0
 
-    def not_estimable(reason: str, c: float, kappa: float = 0.0) -> ConceptsResult:
+    def not_estimable(reason: str, c: float) -> ConceptsResult:
         """The confidence set of d reaches +-bound: its hull, on the side the test decides where it rejects."""
         side = float(np.sign(v.diff))
         if not rejected:
             lo_d, hi_d = -bound, bound
         elif v.sigma_w2 > 0 and c > 1.0:
             # the finite root on D's side of (c - 1) theta^2 + b theta - (D^2 - t^2 V) = 0 (roots of both signs)
-            b = 2.0 * v.diff - t * t * kappa
+            b = 2.0 * v.diff
             disc = max(b * b + 4.0 * (c - 1.0) * (v.diff * v.diff - t * t * v.variance), 0.0)
             r = (-b + side * np.sqrt(disc)) / (2.0 * (c - 1.0))
             edge = float(r / np.sqrt(v.sigma_w2 + q * r * r))
@@ -273,20 +277,15 @@ def concepts_from_blocks(sa: np.ndarray, sb: np.ndarray, n_x: int, *, ci: float 
     if not (np.isfinite(rel) and v.sigma_w2 > 0):
         return not_estimable("the attribute words' own noise accounts for all of the spread of the target words' "
                              "associations, so the concepts' d has no scale at these set sizes", np.inf)
-    # Var(log sigma_w_hat) = Var(sigma_w2_hat) / (4 sigma_w^4): new target words and new attribute words
-    nu = (v.sigma_w2_var_targets + (v.sigma_w2_var_attributes if ATTRIBUTE_SCALE_ERROR else 0.0)) \
-        / (4.0 * v.sigma_w2 * v.sigma_w2)
-    # Cov(D, log sigma_w_hat) * 2 = kappa: Cov(D, sigma_w2_hat) / sigma_w^2 (attribute words; none from targets
-    # under normal theory), kept within Cauchy-Schwarz so that Var(D - theta log-scale) stays >= 0
-    kappa = (v.sigma_w2_cov_attributes / v.sigma_w2) if ATTRIBUTE_SCALE_ERROR else 0.0
-    kappa = float(np.clip(kappa, -2.0 * np.sqrt(v.variance * nu), 2.0 * np.sqrt(v.variance * nu)))
+    # Var(log sigma_w_hat) = Var(sigma_w2_hat) / (4 sigma_w^4) over new target words (normal theory); the attribute
+    # words' part is left out (module docstring: it mostly stretches D and sigma_w together)
+    nu = v.sigma_w2_var_targets / (4.0 * v.sigma_w2 * v.sigma_w2)
     c = t * t * nu
     if c >= 1.0:
         return not_estimable(f"only {rel:.0%} of the spread of the target words' associations is more than the "
-                             f"attribute words' noise, too little at these set sizes to bound the concepts' d",
-                             c, kappa)
-    # (D - theta)^2 <= t^2 (V - kappa theta + nu theta^2): (1 - c) theta^2 - b theta + D^2 - t^2 V <= 0
-    b = 2.0 * v.diff - t * t * kappa
+                             f"attribute words' noise, too little at these set sizes to bound the concepts' d", c)
+    # (D - theta)^2 <= t^2 (V + nu theta^2): (1 - c) theta^2 - b theta + D^2 - t^2 V <= 0
+    b = 2.0 * v.diff
     root = float(np.sqrt(max(b * b - 4.0 * (1.0 - c) * (v.diff * v.diff - t * t * v.variance), 0.0)))
     lo = (b - root) / (2.0 * (1.0 - c))
     hi = (b + root) / (2.0 * (1.0 - c))
