@@ -366,13 +366,14 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write every cell's numbers to this file")
     ap.add_argument("--markdown", metavar="JSON", nargs="+", help="print the table of docs/methods.md from the "
                     "--json files of earlier runs, and nothing else")
+    ap.add_argument("--cells", action="store_true", help="with --markdown: one row per cell")
     args = ap.parse_args(argv)
     if args.markdown:
         studies = []
         for path in args.markdown:
             with open(path, encoding="utf-8") as f:
                 studies.append(json.load(f))
-        print(markdown(studies))
+        print(markdown(studies, cells=args.cells))
         return 0
     if args.quick:
         args.models, args.designs, args.n, args.d, args.replicates = \
@@ -407,23 +408,47 @@ def main(argv=None) -> int:
     return 0
 
 
-def markdown(studies: list[dict]) -> str:
-    """The studies as the markdown table of docs/methods.md: one row per cell."""
+def markdown(studies: list[dict], cells: bool = False) -> str:
+    """The studies as the markdown table of docs/methods.md: one row per model, design and n, the population d's
+    side by side (``cells``: one row per cell instead, every number the study keeps)."""
     lines = []
     for study in studies:
         s = study["settings"]
         lines.append(f"{s['replicates']} replicates per cell; the papers' permutation p on {s['n_samples']:,} "
                      f"partitions; 95% intervals; seed {s['seed']}; models {', '.join(s['models'])}.")
-    lines += ["", "| model | X/Y (A = B = X) | population d | attribute / target variance | p_concepts < 0.05 | "
-              "papers' p < 0.05 | coverage | width | narrower than 0.1 | not estimable | an end at ±bound |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for study in studies:
-        for c in study["cells"]:
+    rows = [c for study in studies for c in study["cells"]]
+    if cells:
+        lines += ["", "| model | X/Y (A = B = X) | population d | attribute / target variance | p_concepts < 0.05 | "
+                  "papers' p < 0.05 | coverage | width | narrower than 0.1 | not estimable | an end at ±bound |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for c in rows:
             v = c["methods"]["concepts"]
             lines.append("| " + " | ".join([
                 c["model"], f"{c['n_x']}/{c['n_y']}", f"{c['d_pop']:.2f}", f"{c['attribute_to_target']:.2f}",
                 f"{c['rejection_concepts']:.3f}", f"{c['rejection_papers']:.3f}", f"{v['coverage']:.3f}",
                 f"{v['width']:.2f}", f"{v['narrow']:.3f}", f"{c['not_estimable']:.3f}", f"{v['at_bound']:.3f}"]) + " |")
+        return "\n".join(lines)
+    groups: dict = {}
+    for c in rows:
+        groups.setdefault((c["model"], c["n_x"], c["n_y"]), []).append(c)
+    ds = sorted({round(c["d_pop"], 1) for c in rows})
+    lines += ["", "| model | X/Y (A = B = X) | attribute / target variance | at d = 0: p_concepts < 0.05 | "
+              "the papers' p < 0.05 | coverage at d = " + " / ".join(f"{d:g}" for d in ds) + " | width at d = "
+              + " / ".join(f"{d:g}" for d in ds) + " | not estimable (most) | an end at ±bound (most) | "
+              "narrower than 0.1 (most) |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for (model, n_x, n_y), group in groups.items():
+        by_d = {round(c["d_pop"], 1): c for c in group}
+        null = by_d.get(0.0)
+
+        def per_d(key, fmt, by_d=by_d):
+            return " / ".join(fmt.format(by_d[d]["methods"]["concepts"][key]) if d in by_d else "-" for d in ds)
+        lines.append("| " + " | ".join([
+            model, f"{n_x}/{n_y}", f"{np.median([c['attribute_to_target'] for c in group]):.2f}",
+            f"{null['rejection_concepts']:.3f}" if null else "-", f"{null['rejection_papers']:.3f}" if null else "-",
+            per_d("coverage", "{:.2f}"), per_d("width", "{:.1f}"),
+            f"{max(c['not_estimable'] for c in group):.2f}",
+            f"{max(c['methods']['concepts']['at_bound'] for c in group):.2f}",
+            f"{max(c['methods']['concepts']['narrow'] for c in group):.2f}"]) + " |")
     return "\n".join(lines)
 
 
