@@ -51,7 +51,9 @@ from eatlas.stats.weat import permutation_p, weat
 EXCHANGEABLE = ("gauss-light", "gauss-heavy", "glove")
 DISTINCT = ("gauss-sep", "aniso-t3", "glove-weat1", "glove-weat3", "glove-kmeans")
 MODELS = EXCHANGEABLE + DISTINCT
-DESIGNS = {"equal": 1.0, "unequal": 1.5}        # |Y| = round(factor * n); |X| = |A| = |B| = n
+# design: (|Y| / |X|, |A| / |X|): |X| = n, |Y| = round(first n), |A| = |B| = max(2, round(second n))
+DESIGNS = {"equal": (1.0, 1.0), "unequal": (1.5, 1.0), "few-attributes": (1.0, 0.5)}
+DEFAULT_DESIGNS = ("equal", "unequal")
 METHODS = ("concepts", "inversion", "percentile", "BCa")
 
 
@@ -283,15 +285,17 @@ def _interval_stats(v: np.ndarray, d_pop: float, bound: float) -> dict:
             "miss_below": float(np.mean(v[:, 1] < d_pop)), "miss_above": float(np.mean(v[:, 0] > d_pop))}
 
 
-def run_cell(X, Y, A, B, n, factor, reps, methods, n_samples, n_boot, seed) -> dict:
-    """One cell: ``reps`` tests of |X| = |A| = |B| = n, |Y| = round(factor n) drawn from the pools, each answered
+def run_cell(X, Y, A, B, n, factor, reps, methods, n_samples, n_boot, seed, attr_factor: float = 1.0) -> dict:
+    """One cell: ``reps`` tests of |X| = n, |Y| = round(factor n), |A| = |B| = round(attr_factor n) drawn from the
+    pools, each answered
     by the concepts' statistic (eatlas.stats.concepts) and the papers' permutation p (``n_samples`` partitions),
     and by the other interval ``methods`` asked for."""
     rng = np.random.default_rng(seed)
     n_y = int(round(factor * n))
+    n_a = max(2, int(round(attr_factor * n)))
     d_pop = population_d(X, Y, A, B, n / (n + n_y))
     bound = (n + n_y) / math.sqrt(n * n_y)
-    ix, iy, ia, ib = (draws(rng, len(P), k, reps) for P, k in ((X, n), (Y, n_y), (A, n), (B, n)))
+    ix, iy, ia, ib = (draws(rng, len(P), k, reps) for P, k in ((X, n), (Y, n_y), (A, n_a), (B, n_a)))
     p_papers, p_c, d_c, d_s, ratio = (np.full(reps, np.nan) for _ in range(5))
     estimable = np.zeros(reps, dtype=bool)
     ci = {m: np.empty((reps, 2)) for m in methods}
@@ -318,7 +322,7 @@ def run_cell(X, Y, A, B, n, factor, reps, methods, n_samples, n_boot, seed) -> d
                 bci = bootstrap_ci(x, y, a, b, ci=0.95, n_boot=n_boot, seed=seed + r, method=m)
                 ci[m][r] = bci.low, bci.high
     p_two = np.minimum(1.0, 2.0 * np.minimum(p_c, 1.0 - p_c))
-    out = {"n_x": n, "n_y": n_y, "n_a": n, "n_b": n, "d_pop": d_pop, "replicates": reps,
+    out = {"n_x": n, "n_y": n_y, "n_a": n_a, "n_b": n_a, "d_pop": d_pop, "replicates": reps,
            "rejection_concepts": float(np.mean(p_c < 0.05)),
            "rejection_concepts_two_sided": float(np.mean(p_two < 0.05)),
            "rejection_papers": float(np.mean(p_papers < 0.05)),
@@ -351,7 +355,9 @@ def header(methods) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
-    ap.add_argument("--designs", nargs="+", default=list(DESIGNS), choices=list(DESIGNS))
+    ap.add_argument("--designs", nargs="+", default=list(DEFAULT_DESIGNS), choices=list(DESIGNS),
+                    help="target and attribute sizes: equal (|X| = |Y| = |A| = |B|), unequal (|Y| = 1.5 |X|), "
+                         "few-attributes (|A| = |B| = |X| / 2)")
     ap.add_argument("--n", nargs="+", type=int, default=[8, 16, 25], help="set sizes (|X| = |A| = |B| = n)")
     ap.add_argument("--d", nargs="+", type=float, default=[0.0, 0.5, 1.0, 1.5], help="population effect sizes")
     ap.add_argument("--methods", nargs="+", default=["concepts"], choices=METHODS,
@@ -387,13 +393,14 @@ def main(argv=None) -> int:
         model = make_model(name, args.seed + mi)
         for design in args.designs:
             print(f"\n{name}, {design} target sizes\n" + header(args.methods), flush=True)
-            share = 1.0 / (1.0 + DESIGNS[design])
+            y_factor, a_factor = DESIGNS[design]
+            share = 1.0 / (1.0 + y_factor)
             for di, d in enumerate(args.d):
                 X, Y, _ = model.pools(d, share)
                 for ni, n in enumerate(args.n):
                     seed = args.seed * 1000 + mi * 100 + di * 10 + ni
-                    c = run_cell(X, Y, model.A, model.B, n, DESIGNS[design], args.replicates, args.methods,
-                                 args.n_samples, args.n_boot, seed)
+                    c = run_cell(X, Y, model.A, model.B, n, y_factor, args.replicates, args.methods,
+                                 args.n_samples, args.n_boot, seed, a_factor)
                     c.update(model=name, design=design, distinct=name in DISTINCT)
                     cells.append(c)
                     print(fmt_cell(c, args.methods), flush=True)
@@ -418,32 +425,32 @@ def markdown(studies: list[dict], cells: bool = False) -> str:
                      f"partitions; 95% intervals; seed {s['seed']}; models {', '.join(s['models'])}.")
     rows = [c for study in studies for c in study["cells"]]
     if cells:
-        lines += ["", "| model | X/Y (A = B = X) | population d | attribute / target variance | p_concepts < 0.05 | "
+        lines += ["", "| model | X/Y/A (B = A) | population d | attribute / target variance | p_concepts < 0.05 | "
                   "papers' p < 0.05 | coverage | width | narrower than 0.1 | not estimable | an end at ±bound |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for c in rows:
             v = c["methods"]["concepts"]
             lines.append("| " + " | ".join([
-                c["model"], f"{c['n_x']}/{c['n_y']}", f"{c['d_pop']:.2f}", f"{c['attribute_to_target']:.2f}",
+                c["model"], f"{c['n_x']}/{c['n_y']}/{c['n_a']}", f"{c['d_pop']:.2f}", f"{c['attribute_to_target']:.2f}",
                 f"{c['rejection_concepts']:.3f}", f"{c['rejection_papers']:.3f}", f"{v['coverage']:.3f}",
                 f"{v['width']:.2f}", f"{v['narrow']:.3f}", f"{c['not_estimable']:.3f}", f"{v['at_bound']:.3f}"]) + " |")
         return "\n".join(lines)
     groups: dict = {}
     for c in rows:
-        groups.setdefault((c["model"], c["n_x"], c["n_y"]), []).append(c)
+        groups.setdefault((c["model"], c["n_x"], c["n_y"], c["n_a"]), []).append(c)
     ds = sorted({round(c["d_pop"], 1) for c in rows})
-    lines += ["", "| model | X/Y (A = B = X) | attribute / target variance | at d = 0: p_concepts < 0.05 | "
+    lines += ["", "| model | X/Y/A (B = A) | attribute / target variance | at d = 0: p_concepts < 0.05 | "
               "the papers' p < 0.05 | coverage at d = " + " / ".join(f"{d:g}" for d in ds) + " | width at d = "
               + " / ".join(f"{d:g}" for d in ds) + " | not estimable (most) | an end at ±bound (most) | "
               "narrower than 0.1 (most) |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for (model, n_x, n_y), group in groups.items():
+    for (model, n_x, n_y, n_a), group in groups.items():
         by_d = {round(c["d_pop"], 1): c for c in group}
         null = by_d.get(0.0)
 
         def per_d(key, fmt, by_d=by_d):
             return " / ".join(fmt.format(by_d[d]["methods"]["concepts"][key]) if d in by_d else "-" for d in ds)
         lines.append("| " + " | ".join([
-            model, f"{n_x}/{n_y}", f"{np.median([c['attribute_to_target'] for c in group]):.2f}",
+            model, f"{n_x}/{n_y}/{n_a}", f"{np.median([c['attribute_to_target'] for c in group]):.2f}",
             f"{null['rejection_concepts']:.3f}" if null else "-", f"{null['rejection_papers']:.3f}" if null else "-",
             per_d("coverage", "{:.2f}"), per_d("width", "{:.1f}"),
             f"{max(c['not_estimable'] for c in group):.2f}",
