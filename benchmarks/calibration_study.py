@@ -1,20 +1,24 @@
-"""Calibration study of the WEAT's p-value and confidence intervals: do they mean what they say?
+"""Calibration study of the WEAT's two questions: do p_concepts and the concepts' interval mean what they say,
+and where does the papers' permutation p stop answering the concepts' question?
 
 Four large pools of unit vectors stand for the four concepts (X, Y targets; A, B attributes). The
-population d is the WEAT effect size computed on the whole pools (eatlas.stats.weat, Caliskan et al.'s
-formula); each replicate draws sets of n stimuli from the pools without replacement and runs EATlas's
-own code on them: ``eatlas.weat`` (d, the permutation p, ``d_corrected`` and the default interval) and
-``eatlas.stats.robust.bootstrap_ci`` (the percentile and BCa intervals). Printed per generative model,
-design (equal or unequal target sizes), set size n and population d:
+population d is the concepts' d of the whole pools (:func:`population_d`, eatlas.stats.concepts: delta /
+sqrt(sigma_w^2 + q delta^2), in the proportions of the cell's design); each replicate draws sets without
+replacement and runs EATlas's own code on them: ``eatlas.stats.concepts`` (p_concepts, the concepts' d and
+its interval) and the papers' permutation p (``eatlas.stats.weat.permutation_p``, ``--n-samples`` partitions,
+2,000 by default: the slow part), and, when asked (``--methods``), the earlier default interval
+(``inversion``, through ``eatlas.weat``) and the bootstrap's (``percentile``, ``BCa``). Printed per model,
+design, set size n and population d:
 
-* ``rej``: share of p < 0.05 (at d = 0 the null rejection rate, which should be near 0.05; else power);
-* ``d-bias``: mean sample d minus the population d (the attenuation), ``dc-bias``: the same for
-  ``d_corrected``;
-* per CI method: ``cov``, coverage of the population d (nominal 0.95); ``contra``, the share of results
-  with p < 0.01 whose interval contains 0 (a p/CI contradiction; ``-`` when no p < 0.01), and ``joint``,
-  the share of all results that are such a contradiction; ``width``, the median interval width.
+* ``attr/t``: median ratio of the attribute words' part of Var D to the target words' part (0 where X and Y
+  are exchangeable; the larger, the more the papers' p misses);
+* ``rej_c``, ``rej_pp``: share of one-sided p_concepts < 0.05 and of the papers' p < 0.05 (at d = 0 the null
+  rejection rates, nominal 0.05; else power); ``n.e.``: share of results not estimable;
+* per interval: ``cov``, coverage of the population d (nominal 0.95; a not-estimable result's hull counts as
+  the interval it is); ``>hi``, the share wholly above it; ``width``, the median width; ``<0.1w``, the share
+  narrower than 0.1; ``±bound``, the share with an end at the largest possible |d|.
 
-Generative models (``--models``):
+Generative models (``--models``). X and Y exchangeable (d = 0 by design):
 
 * ``gauss-light``: 50-d Gaussians around two attribute directions, concentrated (little noise from each
   attribute stimulus in s(w)); targets shifted towards A (X) or B (Y) to set the population d.
@@ -26,11 +30,24 @@ Generative models (``--models``):
   3,000 words each from the rest, drawn with weights tilted towards A (X) or B (Y) to set the population
   d (untilted, X and Y are a random split of one pool).
 
-Run (a full study is CPU-heavy; it runs on one core, ``nice`` it on a shared machine):
-    python benchmarks/calibration_study.py --quick           # a few minutes: 2 models, n 8 and 25, 60 replicates
-    nice -n 10 python benchmarks/calibration_study.py        # the study of docs/methods.md (about an hour)
-    python benchmarks/calibration_study.py --models glove --n 8 16 --d 0 1.0 --replicates 400 --json out.json
-    python benchmarks/calibration_study.py --markdown out.json   # the table of docs/methods.md from that run
+X and Y distinct concepts (population d set by moving X and Y apart or together along mean A - mean B, d = 0
+included):
+
+* ``gauss-sep``: the Gaussian targets apart along a direction orthogonal to the attributes'.
+* ``aniso-t3``: independent t3 noise with variances proportional to 1 / i under one random rotation, X and Y
+  apart along the noise's largest direction (the attribute words vary most where the targets differ).
+* ``glove-weat1``, ``glove-weat3``: each pool the 400 nearest GloVe words of the centroid of one of the
+  registry test's own sets (flowers, insects; European- and African-American names; pleasant, unpleasant).
+* ``glove-kmeans``: four random k-means clusters (scipy) of the 30,000 most frequent GloVe words.
+
+Designs (``--designs``): ``equal`` (|X| = |Y| = |A| = |B| = n), ``unequal`` (|Y| = 1.5 n), ``few-attributes``
+(|A| = |B| = n / 2).
+
+Run (one core; ``nice`` it on a shared machine):
+    python benchmarks/calibration_study.py --quick           # seconds: 2 distinct models, n 8 and 16, d 0 and 1
+    nice -n 10 python benchmarks/calibration_study.py --replicates 200 --json study.json   # docs/methods.md's run
+    python benchmarks/calibration_study.py --markdown study.json          # its table (--cells: one row per cell)
+    python benchmarks/calibration_study.py --models glove-weat3 --d 0 --replicates 1000 --methods concepts inversion
 """
 from __future__ import annotations
 
