@@ -385,7 +385,7 @@ def main(argv=None) -> int:
     ap.add_argument("--n-boot", type=int, default=2_000, help="bootstrap resamples (percentile, BCa)")
     ap.add_argument("--seed", type=int, default=2025)
     ap.add_argument("--quick", action="store_true", help="gauss-sep and aniso-t3, n 8 and 16, d 0 and 1, equal "
-                    "sizes, 100 replicates")
+                    "sizes, 200 replicates")
     ap.add_argument("--json", help="write every cell's numbers to this file")
     ap.add_argument("--markdown", metavar="JSON", nargs="+", help="print the table of docs/methods.md from the "
                     "--json files of earlier runs, and nothing else")
@@ -400,7 +400,7 @@ def main(argv=None) -> int:
         return 0
     if args.quick:
         args.models, args.designs, args.n, args.d, args.replicates = \
-            ["gauss-sep", "aniso-t3"], ["equal"], [8, 16], [0.0, 1.0], 100
+            ["gauss-sep", "aniso-t3"], ["equal"], [8, 16], [0.0, 1.0], 200
     print(f"calibration study: {args.replicates} replicates per cell, the papers' p on {args.n_samples} partitions, "
           f"n_boot {args.n_boot}, 95% intervals; load average {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)",
           flush=True)
