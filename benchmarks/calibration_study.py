@@ -67,6 +67,9 @@ from eatlas.stats.weat import permutation_p, weat
 
 EXCHANGEABLE = ("gauss-light", "gauss-heavy", "glove")
 DISTINCT = ("gauss-sep", "aniso-t3", "glove-weat1", "glove-weat3", "glove-kmeans")
+# more distinct-concept models, not in the default run: other registry tests' neighbourhoods, a dominant direction
+# shared by every vector (as in contextual embeddings), radially heavy-tailed (multivariate t3) noise
+EXTRA = ("glove-weat6", "glove-weat7", "glove-weat8", "glove-weat9", "common-dir", "radial-t3")
 MODELS = EXCHANGEABLE + DISTINCT
 # design: (|Y| / |X|, |A| / |X|): |X| = n, |Y| = round(first n), |A| = |B| = max(2, round(second n))
 DESIGNS = {"equal": (1.0, 1.0), "unequal": (1.5, 1.0), "few-attributes": (1.0, 0.5)}
@@ -266,6 +269,26 @@ def glove_kmeans(seed: int, clusters: int = 40, vocab: int = 30_000, min_size: i
     return Model("glove-kmeans", A, B, _shifted(X0, Y0, axis))
 
 
+def common_direction(name: str, seed: int, dim: int = 64, strength: float = 3.0, radial: bool = False,
+                     separation: float = 1.0, attr_signal: float = 0.5, pool: int = 3000) -> Model:
+    """Distinct X and Y (as ``gauss-sep``) in vectors that share one dominant direction e_c (``strength``: cosines
+    of 0.8-0.9 between any two stimuli, as in contextual sentence embeddings), and/or with radially heavy-tailed
+    noise (``radial``: each stimulus's noise divided by sqrt(chi2_3 / 3), a multivariate t3)."""
+    rng = np.random.default_rng(seed)
+    e_a, e_b, e_t, e_s, e_c = np.linalg.qr(rng.standard_normal((dim, 5)))[0].T
+
+    def noise():
+        z = rng.standard_normal((pool, dim)) / math.sqrt(dim)
+        return z / np.sqrt(rng.chisquare(3, size=(pool, 1)) / 3.0) if radial else z
+
+    z = [noise() for _ in range(4)]
+    A, B = _unit(strength * e_c + attr_signal * e_a + z[0]), _unit(strength * e_c + attr_signal * e_b + z[1])
+    toward = (e_a - e_b) / math.sqrt(2)
+    half = separation / 2 * e_s
+    return Model(name, A, B, lambda t: (_unit(strength * e_c + 0.5 * e_t + half + t * toward + z[2]),
+                                        _unit(strength * e_c + 0.5 * e_t - half - t * toward + z[3])))
+
+
 def make_model(name: str, seed: int) -> Model:
     if name == "gauss-light":
         return gaussian(name, 50, 1.0, seed)
@@ -277,10 +300,12 @@ def make_model(name: str, seed: int) -> Model:
         return gaussian_separated(seed)
     if name == "aniso-t3":
         return anisotropic_t3(seed)
-    if name == "glove-weat1":
-        return glove_neighbourhoods("weat1")
-    if name == "glove-weat3":
-        return glove_neighbourhoods("weat3")
+    if name.startswith("glove-weat"):
+        return glove_neighbourhoods(name[len("glove-"):])
+    if name == "common-dir":
+        return common_direction(name, seed)
+    if name == "radial-t3":
+        return common_direction(name, seed, strength=0.0, radial=True, separation=1.5)
     if name == "glove-kmeans":
         return glove_kmeans(seed)
     raise ValueError(f"unknown model {name!r} (one of {', '.join(MODELS)})")
@@ -371,7 +396,8 @@ def header(methods) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
+    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS + EXTRA,
+                    help=f"default: all but {', '.join(EXTRA)}")
     ap.add_argument("--designs", nargs="+", default=list(DEFAULT_DESIGNS), choices=list(DESIGNS),
                     help="target and attribute sizes: equal (|X| = |Y| = |A| = |B|), unequal (|Y| = 1.5 |X|), "
                          "few-attributes (|A| = |B| = |X| / 2)")
@@ -418,7 +444,7 @@ def main(argv=None) -> int:
                     seed = args.seed * 1000 + mi * 100 + di * 10 + ni
                     c = run_cell(X, Y, model.A, model.B, n, y_factor, args.replicates, args.methods,
                                  args.n_samples, args.n_boot, seed, a_factor)
-                    c.update(model=name, design=design, distinct=name in DISTINCT)
+                    c.update(model=name, design=design, distinct=name not in EXCHANGEABLE)
                     cells.append(c)
                     print(fmt_cell(c, args.methods), flush=True)
                     if args.json:           # after every cell, so that an interrupted study keeps what it did
