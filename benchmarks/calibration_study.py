@@ -40,6 +40,10 @@ included):
   registry test's own sets (flowers, insects; European- and African-American names; pleasant, unpleasant).
 * ``glove-kmeans``: four random k-means clusters (scipy) of the 30,000 most frequent GloVe words.
 
+Outside the default run (name them with ``--models``): ``glove-weat6`` ... ``glove-weat9`` (``glove-weatN`` for any
+registry test with the four roles), ``common-dir`` (a dominant direction shared by every vector, cosines of
+0.8-0.9 as in contextual sentence embeddings) and ``radial-t3`` (multivariate t3 noise).
+
 Designs (``--designs``): ``equal`` (|X| = |Y| = |A| = |B| = n), ``unequal`` (|Y| = 1.5 n), ``few-attributes``
 (|A| = |B| = n / 2).
 
