@@ -9,8 +9,16 @@ import sys
 import numpy as np
 import pytest
 
-from eatlas.stats.interval import RELIABILITY_FLOOR, attenuation, d_bound, disagreement, inverted_shifts, shift_interval
-from eatlas.stats.weat import association, null_distribution, tie_tolerance, weat
+from eatlas.stats.interval import (
+    RELIABILITY_FLOOR,
+    attenuation,
+    d_bound,
+    disagreement,
+    inverted_shifts,
+    papers_interval,
+    shift_interval,
+)
+from eatlas.stats.weat import association, null_distribution, null_pair, tie_tolerance, weat
 
 
 def _unit(m):
@@ -71,6 +79,23 @@ def test_the_interval_never_contradicts_the_p_value(n, n_samples):
         assert (g.ci_low > 0) == (g.p_value <= 0.025), (seed, g)
         assert (g.ci_high < 0) == (less <= 0.025), (seed, g)
         assert disagreement(g.p_value, "greater", g.ci_low, g.ci_high, alpha=0.01, level=0.95) is None
+
+
+@pytest.mark.parametrize("n, n_samples", [((6, 6), 100_000), ((7, 9), 100_000), ((30, 30), 3_000)])
+def test_the_papers_interval_is_the_inverted_permutation_test_on_the_sample_d_scale(n, n_samples):
+    """Step 1 alone, mapped by the sample's own d: it holds the sample d, lies above 0 exactly when the one-sided
+    permutation p (the same partitions) is at most 0.025, below 0 exactly when the other tail's is, and never
+    leaves the range a sample d can take."""
+    for seed in range(10):
+        X, Y, A, B = _mats(seed, n=(n[0], n[1], 8, 8), shift=0.3 * (seed % 4 - 1))
+        g = weat(X, Y, A, B, n_samples=n_samples, seed=seed)
+        less = weat(X, Y, A, B, n_samples=n_samples, seed=seed, alternative="less", ci=None).p_value
+        lo, hi = papers_interval(X, Y, A, B, ci=0.95, tolerance=tie_tolerance,
+                                 null_pair=lambda v, o, k=seed: null_pair(v, o, n[0], n_samples=n_samples, seed=k))
+        assert lo <= g.effect_size <= hi, (seed, lo, g.effect_size, hi)
+        assert (lo > 0) == (g.p_value <= 0.025) and (hi < 0) == (less <= 0.025), (seed, lo, hi, g.p_value, less)
+        top = math.sqrt(sum(n) * (sum(n) - 1) / (n[0] * n[1]))
+        assert -top <= lo < hi <= top
 
 
 def test_the_interval_is_seeded_and_the_same_on_one_thread():

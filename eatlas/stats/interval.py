@@ -1,4 +1,6 @@
-"""The default confidence interval of the WEAT effect size, and the attenuation of d at small set sizes.
+"""The papers' interval of the WEAT effect size (the permutation test inverted), the inversion interval built on
+it, and the attenuation of d at small set sizes. The concepts' question has its own p and interval,
+:mod:`eatlas.stats.concepts`.
 
 Why another interval. A WEAT's s(w) = mean cos(w, a) - mean cos(w, b) is computed from a *sample* of
 attribute stimuli, so every s(w) carries sampling noise from A and B. That noise spreads the s(w) of the
@@ -10,14 +12,16 @@ attributes) as if its two factors were independent, which counts their interacti
 2000; Owen 2007): its percentile interval is too wide near d = 0, too low at large d, and can contain 0
 beside a permutation p < 0.01. ``benchmarks/calibration_study.py`` measures all of this.
 
-The interval here (``ci_method="inversion"``, the default; docs/methods.md derives it):
+The intervals here (docs/methods.md derives them): :func:`papers_interval` is step 1 alone, mapped to the sample
+d's scale (the papers' question: these attribute words, the targets exchangeable); the inversion interval
+(``ci_method="inversion"``, :func:`inversion_ci`) is steps 1-3:
 
 1. **The permutation test inverted** (Garthwaite 1996): for every partition of the test's own
    permutation distribution (the same partitions, seed and tie tolerance as its p-value), the shift
    theta of X's s(w) at which that partition's statistic equals the observed one. The shifts theta at
    which the one-sided tests do not reject at (1 - level) / 2 form an interval for the difference of
    mean associations. Its lower end is above 0 exactly when p_greater <= (1 - level) / 2 and its upper
-   end below 0 exactly when p_less <= (1 - level) / 2, so the interval never contradicts the p-value.
+   end below 0 exactly when p_less <= (1 - level) / 2: it answers the permutation p's own question.
 2. **Widened for the attribute sample**: the permutation test holds A and B fixed; with other attribute
    stimuli the difference would move by (mean x - mean y) . delta, delta the attribute sample's error.
    Its variance, unbiasedly estimated from the cosine blocks, is added to each half-width. A widened
@@ -31,6 +35,11 @@ The interval here (``ci_method="inversion"``, the default; docs/methods.md deriv
    read from the double-centred cosine block). The reliability is floored at
    :data:`RELIABILITY_FLOOR`, and the ends are kept within the largest |d| the target sizes allow
    (:func:`d_bound`). The mapping keeps signs, so step 1's agreement with the p-value survives.
+
+That agreement was the design's target, and the calibration study shows it was the wrong one: where X and Y are
+distinct concepts (every real test) the permutation p is anti-conservative for the population question, and an
+interval kept from crossing 0 wherever that p rejects inherits it (coverage 0.38-0.92 at population d = 0 in
+the study's distinct-concept models). :mod:`eatlas.stats.concepts` answers the population question whole.
 
 ``d_corrected`` = d / sqrt(reliability) is the matching point estimate, an additional number: the paper-
 comparable d stays the headline and is computed as before.
@@ -72,6 +81,8 @@ class InversionCI:
     shift_high: float
     exact: bool = False     # the partitions were all of them
     null: np.ndarray | None = None      # the permutation statistics the interval inverted (observed first)
+    papers_low: float = float("nan")    # the papers' interval (:func:`papers_interval`): step 1 alone, on the
+    papers_high: float = float("nan")   # sample d's scale (no widening, no disattenuation)
 
 
 def d_bound(n_x: int, n_y: int) -> float:
@@ -225,7 +236,36 @@ def inversion_ci(X, Y, A, B, *, null_pair, tolerance, ci: float = 0.95, s: np.nd
 
     low, high = d_of(wlo), d_of(whi)
     return InversionCI(low=low, high=high, level=float(ci), method=INVERSION, n_partitions=int(len(dist)),
-                       attenuation=att, shift_low=float(wlo), shift_high=float(whi), exact=bool(exact), null=dist)
+                       attenuation=att, shift_low=float(wlo), shift_high=float(whi), exact=bool(exact), null=dist,
+                       papers_low=sample_d_of_shift(lo, s, n_x), papers_high=sample_d_of_shift(hi, s, n_x))
+
+
+def sample_d_of_shift(theta: float, s: np.ndarray, n_x: int) -> float:
+    """The sample d (Caliskan et al.'s, ddof=1) of the targets' s(w) had X been shifted to a difference of mean
+    associations ``theta``: theta / sqrt((SS_within + n_x n_y / n theta^2) / (n - 1)). Increasing in theta, equal
+    to the sample's own d at theta = D, and tending to +-sqrt(n (n - 1) / (n_x n_y)) as theta -> +-inf (the
+    value an infinite end maps to)."""
+    s = np.asarray(s, dtype=np.float64)
+    n = len(s)
+    n_y = n - n_x
+    between = n_x * n_y / n
+    if not np.isfinite(theta):
+        return float(np.sign(theta) * np.sqrt((n - 1) / between))
+    ss_within = float(np.square(s[:n_x] - s[:n_x].mean()).sum() + np.square(s[n_x:] - s[n_x:].mean()).sum())
+    sd = np.sqrt((ss_within + between * theta * theta) / (n - 1))
+    return float(theta / sd) if sd > 0 else float("nan")
+
+
+def papers_interval(X, Y, A, B, *, null_pair, tolerance, ci: float = 0.95,
+                    s: np.ndarray | None = None) -> tuple[float, float]:
+    """The papers' interval: the permutation test inverted (step 1 of :func:`inversion_ci` alone, on the same
+    partitions as its p-value), mapped to the sample d's scale by :func:`sample_d_of_shift`: no widening for
+    the attribute sample, no disattenuation. It answers the papers' question (these attribute words, the
+    targets exchangeable), contains the sample d, and excludes 0 on the side of the alternative exactly when
+    that one-sided permutation p <= (1 - ci) / 2. Returns (low, high); :func:`inversion_ci` computes the same
+    ends (``papers_low``, ``papers_high``) in its one pass."""
+    r = inversion_ci(X, Y, A, B, null_pair=null_pair, tolerance=tolerance, ci=ci, s=s)
+    return r.papers_low, r.papers_high
 
 
 def interval_of(X, Y, A, B, *, ci: float, method: str, n_boot: int, seed: int):
