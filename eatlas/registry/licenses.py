@@ -49,6 +49,17 @@ def data_licenses(reg: Registry) -> str:
             "| --- | --- | ---: | --- |",
         ]
         lines += [f"| {folder} | {lic} | {n} | {repo} |" for folder, lic, n, repo in data]
+    crit = getattr(reg, "criteria", {})
+    if crit:
+        lines += [
+            "",
+            "The validity criteria under `registry/<source>/criteria/` (a value about the world per word or name,",
+            "derived from a file of the source's `data/` folder) record their licence as the sets do:",
+            "",
+            "| criterion | source (`source.paper`) | licence | items |",
+            "| --- | --- | --- | ---: |",
+        ]
+        lines += [f"| {c.id} | {c.source.get('paper')} | {c.license} | {len(c.items)} |" for c in crit.values()]
     lines += [
         "",
         "The published-results tables (`registry/<paper>/published/*.csv`) transcribe the numbers the papers",
@@ -64,8 +75,12 @@ def _data_folders(reg: Registry) -> list[tuple[str, str, int, str]]:
     out = []
     for prov in sorted((reg.root / "registry").glob("*/data/provenance.yaml")):
         doc = yaml.safe_load(prov.read_text(encoding="utf-8")) or {}
-        out.append((prov.parent.relative_to(reg.root).as_posix(), str(doc.get("license", "unspecified")),
-                    len(doc.get("files") or []), doc.get("authors_repository", "")))
+        files = doc.get("files") or []
+        lic = str(doc.get("license", "unspecified"))
+        per_file = [str(f["license"]) for f in files if isinstance(f, dict) and f.get("license")]
+        if per_file:        # a folder of files from several repositories: each file's own licence
+            lic = ", ".join(f"{name} ({per_file.count(name)})" for name in dict.fromkeys(per_file))
+        out.append((prov.parent.relative_to(reg.root).as_posix(), lic, len(files), doc.get("authors_repository", "")))
     return out
 
 
