@@ -221,10 +221,11 @@ def main(argv=None) -> int:
             "data_file": "registry/caliskan2017/data/professionsBLS2015.csv", "value_column": "Women",
             "key_columns": list(LABELS), "aggregate": "weighted_mean", "weight_column": "TotalEmployed",
             "derivation": derivation,
-            "reliability": "A survey estimate: the Current Population Survey samples about 60,000 households a "
-                           "month, and the BLS publishes no estimate for a category below 50,000 workers; the "
-                           "standard errors are not in the file. The one-word labels and the choice of the 50 "
-                           "words are the authors'; a label pools categories that differ (e.g. 'worker').",
+            "reliability": "A sample survey's estimate (the Current Population Survey); the file holds no "
+                           "standard errors, and its smallest category has 50 thousand workers, so a word whose "
+                           "rows are all small categories has a less certain percentage. The one-word labels and "
+                           "the choice of the 50 words are the authors'; a label pools categories that differ "
+                           "(e.g. 'worker').",
         },
         "a": "female_terms_weat7@1.0.0", "b": "male_terms_weat7@1.0.0", "expected_sign": "positive",
         "notes": "The association is WEFAT's s(w, A, B) with A the female and B the male attribute words of the "
