@@ -254,9 +254,9 @@ def main(argv=None) -> int:
             "data_file": "registry/caliskan2017/data/censusNames1990.tsv", "value_column": "Female-1Male1Unisex0",
             "key_columns": ["Name"], "aggregate": "single",
             "derivation": "The row of the name (matched without regard to case: the file writes names in capitals).",
-            "reliability": "A full count of the 1990 census returns of the names, not a sample; the score ignores "
-                           "the ages of the people named, so a name that changed gender over time scores as its "
-                           "1990 population. cbn's vignette says it is not clear how the paper's figure values "
+            "reliability": "The file does not say how its percentages were counted or how uncertain they are; "
+                           "the score ignores the ages of the people named, so a name that changed gender over "
+                           "time scores as its 1990 population. cbn's vignette says it is not clear how the paper's figure values "
                            "come out of this file; the score is a linear function of the share of women among the "
                            "name's bearers only if the male and female populations are of equal size.",
         },
