@@ -161,3 +161,57 @@ def test_glove_occupations_correlate_with_the_share_of_women(tmp_path, capsys):
     assert n_used >= 40 and r > 0 and 0 < lo < r < hi and p < 0.001
     rows = con.execute("SELECT item, criterion_value, data_rows FROM validity_items").fetchall()
     assert len(rows) == 50 and all(dr for _, _, dr in rows)
+
+
+# ------------------------------------------------------------------------------------------ a lab's own criterion
+def _lab_criterion(mini, value_of_rose=80.0):
+    import hashlib
+
+    data = mini.root / "registry" / "testpaper" / "data"
+    data.mkdir(parents=True)
+    text = "word,share,year\nrose,80,2020\ntulip,60,2020\nrose,10,1990\ndaisy,30,2020\nlily,20,2020\n"
+    (data / "shares.csv").write_text(text, encoding="utf-8")
+    (data / "provenance.yaml").write_text(yaml.safe_dump({
+        "source": "testpaper", "license": "CC0-1.0", "files": [
+            {"file": "shares.csv", "sha256": hashlib.sha256(text.encode()).hexdigest()}]}), encoding="utf-8")
+    doc = {"id": "flower_shares", "version": "1.0.0", "title": "Shares", "concept": "Flowers", "license": "CC0-1.0",
+           "source": {"paper": "testpaper"},
+           "criterion": {"measure": "share", "unit": "percent", "meaning": "0 to 100", "agency": "a lab",
+                         "year": 2020, "table": "t", "data_file": "registry/testpaper/data/shares.csv",
+                         "value_column": "share", "key_columns": ["word"], "where": {"year": "2020"},
+                         "aggregate": "single", "derivation": "the row", "reliability": "made up for a test"},
+           "a": "good@1.0.0", "b": "bad@1.0.0", "expected_sign": "positive",
+           "changelog": [{"version": "1.0.0", "date": "2026-11-27", "change": "first"}],
+           "items": [{"text": "rose", "kind": "noun", "value": value_of_rose, "rows": [1]},
+                     {"text": "tulip", "kind": "noun", "value": 60, "rows": [2]},
+                     {"text": "daisy", "kind": "noun", "value": 30, "rows": [4]},
+                     {"text": "lily", "kind": "noun", "value": 20, "rows": [5]}]}
+    path = mini.root / "registry" / "testpaper" / "criteria" / "flower_shares.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return mini.sync()
+
+
+def test_a_lab_criterion_is_indexed_validated_and_published(mini, tmp_path):
+    from eatlas.outputs.publish import publish
+    from eatlas.registry.catalog import unindexed
+    from eatlas.registry.schemas import check_registry
+
+    _lab_criterion(mini)
+    reg = mini.load()
+    assert [e["id"] for e in reg.catalog["criteria"]] == ["flower_shares"]
+    assert check_registry(reg) == [] and unindexed(reg.root, reg.catalog) == []
+    out = publish(reg, tmp_path / "pub")
+    conf = {c["config_name"]: c for c in out["configs"]}["criterion__flower_shares"]
+    assert conf["rows"] == 4 and conf["licence"] == "CC0-1.0"
+    import pandas as pd
+    df = pd.read_parquet(tmp_path / "pub" / conf["path"])
+    assert list(df["item"]) == ["rose", "tulip", "daisy", "lily"] and list(df["rows"]) == ["1", "2", "4", "5"]
+
+
+def test_a_lab_criterion_whose_value_is_not_its_row_fails_validate(mini):
+    from eatlas.registry.schemas import check_registry
+
+    _lab_criterion(mini, value_of_rose=10.0)        # the 1990 row's value, under a 2020 row number
+    found = check_registry(mini.load())
+    assert [(p.field, p.obj) for p in found] == [("items[0].value", "criterion flower_shares")]

@@ -152,6 +152,11 @@ class ValidityMethod(Method):
                  "nav": "Validity", "html": html, "frames": [res] if len(res) else []}]
 
 
+def _text(v) -> str:
+    """A nullable text cell of a frame: '' for NULL (None or NaN)."""
+    return "" if v is None or v != v else str(v)
+
+
 def _ci(r: dict, stat: str) -> str:
     lo, hi = r.get(f"{stat}_ci_low"), r.get(f"{stat}_ci_high")
     if lo is None or hi is None or lo != lo or hi != hi:
@@ -254,7 +259,7 @@ def _report_rows(res) -> list[dict]:
     for r in res.sort_values(["run_model", "criterion_id"]).to_dict("records"):
         ok = r["status"] == "ok"
         out.append({"model": r["run_model"], "criterion": r["criterion_id"], "n": f"{r['n_used']} of {r['n_items']}",
-                    "dropped": r.get("dropped") or "", "r": f"{r['pearson_r']:+.3f} {_ci(r, 'pearson')}" if ok else
+                    "dropped": _text(r.get("dropped")), "r": f"{r['pearson_r']:+.3f} {_ci(r, 'pearson')}" if ok else
                     f"not run: {r.get('reason')}", "p": f"{r['pearson_p']:.2g}" if ok else "",
                     "rho": f"{r['spearman_rho']:+.3f} {_ci(r, 'spearman')}" if ok else "",
                     "expected": r["expected_sign"], "measure": f"{r['measure']} ({r['unit']}, {r['year']})"})
