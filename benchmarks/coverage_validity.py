@@ -56,7 +56,7 @@ def main(argv=None) -> int:
             s_true = spearman_truth(dist, rho)
             for n in args.sizes:
                 hits = np.zeros(5)
-                for k in range(args.reps):
+                for _ in range(args.reps):
                     x, y = draw(rng, dist, rho, n)
                     seed = int(rng.integers(2**31))
                     cells = [bootstrap_ci(x, y, _pearson, n_boot=args.n_boot, seed=seed, method="BCa"),

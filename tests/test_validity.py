@@ -215,3 +215,14 @@ def test_a_lab_criterion_whose_value_is_not_its_row_fails_validate(mini):
     _lab_criterion(mini, value_of_rose=10.0)        # the 1990 row's value, under a 2020 row number
     found = check_registry(mini.load())
     assert [(p.field, p.obj) for p in found] == [("items[0].value", "criterion flower_shares")]
+
+
+def test_a_run_refuses_a_criterion_whose_value_is_not_its_row(mini):
+    from eatlas.errors import ValidationFailed
+
+    _lab_criterion(mini, value_of_rose=10.0)
+    words = ["rose", "tulip", "daisy", "lily", "happy", "gentle", "lucky", "honest", "ugly", "rotten", "sick", "evil"]
+    enc = StaticEncoder(words, np.random.default_rng(0).normal(size=(len(words), 8)), model_id="toy", family="test",
+                        fingerprint="toy", lowercase=False)
+    with pytest.raises(ValidationFailed, match="is not the value of its row"):
+        evaluate(RunConfig(method="validity"), registry=mini.root, encoder=enc)

@@ -118,7 +118,15 @@ class ValidityMethod(Method):
                               field="--validity-ci-method", hint=", ".join(CI_METHODS))
 
     def run(self, ctx) -> MethodRun:
+        from ..errors import ValidationFailed
+        from ..registry.criteria import check_criterion
+
         cfg = ctx.cfg
+        chosen = self.option(cfg, "criteria") or list(getattr(ctx.registry, "criteria", {}))
+        problems = [p for cid in chosen if cid in ctx.registry.criteria
+                    for p in check_criterion(ctx.registry, ctx.registry.criteria[cid], item_table=False)]
+        if problems:            # before the model loads: a value not derived from its source is never correlated
+            raise ValidationFailed(problems)
         results, items, settings = run_validity(
             ctx.encoder, ctx.registry, criteria=self.option(cfg, "criteria"), ci=cfg.ci, n_boot=int(cfg.n_boot),
             seed=int(cfg.seed), ci_method=self.option(cfg, "validity_ci_method"))
@@ -218,7 +226,8 @@ def run_validity(encoder, reg, *, criteria: list[str] | None = None, ci: float |
                                         data_rows=",".join(map(str, it.rows)), weight=it.weight))
         why_not = None
         if len(A) < 1 or len(B) < 1 or len(A) + len(B) < 3:
-            why_not = f"too few attribute words the model encodes (A {len(A)}, B {len(B)}; WEFAT needs 1, 1, 3 together)"
+            why_not = (f"too few attribute words the model encodes (A {len(A)}, B {len(B)}; WEFAT needs 1, 1, "
+                       "3 together)")
         for r in rows:
             v = vec(r.item)
             if v is None:

@@ -151,13 +151,13 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= TOLERANCE * max(1.0, abs(a), abs(b))
 
 
-def check_criterion(reg: Registry, c: Criterion) -> list[EatlasError]:
-    """Every problem of one criterion: its items' table, its paper, attribute sets, changelog, and each value
-    derived again from its data rows."""
+def check_criterion(reg: Registry, c: Criterion, *, item_table: bool = True) -> list[EatlasError]:
+    """Every problem of one criterion: its items' table (``item_table``: the pandera schema, which a run leaves to
+    ``eatlas validate``), its paper, attribute sets, changelog, and each value derived again from its data rows."""
     from .base import semver_key
 
     obj = f"criterion {c.id}"
-    out = _item_problems(c)
+    out = _item_problems(c) if item_table else []
     if reg.sources and c.source.get("paper") not in reg.sources:
         out.append(EatlasError(f"unknown paper {c.source.get('paper')!r}", file=c.file, obj=obj, field="source.paper",
                                hint="add it to registry/sources.yaml"))
@@ -207,8 +207,9 @@ def check_criterion(reg: Registry, c: Criterion) -> list[EatlasError]:
         if value is None:
             continue
         if not _close(value, item.value):
-            out.append(EatlasError(f"value {item.value!r} of {item.text!r} is not the {spec['aggregate']} of its rows "
-                                   f"({value!r})", file=c.file, obj=obj, field=f"items[{i}].value",
+            what = "the value of its row" if spec["aggregate"] == "single" else "the weighted_mean of its rows"
+            out.append(EatlasError(f"value {item.value!r} of {item.text!r} is not {what} ({value!r})",
+                                   file=c.file, obj=obj, field=f"items[{i}].value",
                                    hint="values are derived from the data file, never typed: re-run the curation "
                                         "script"))
         if item.weight is not None and weight is not None and not _close(weight, item.weight):
@@ -235,3 +236,29 @@ def criterion_rows(reg: Registry, c: Criterion) -> list[dict]:
              "weight": i.weight, "data_file": spec.get("data_file"), "rows": ",".join(map(str, i.rows)),
              "agency": spec.get("agency"), "year": spec.get("year"), "paper": c.source.get("paper"),
              "license": c.license} for i in c.items]
+
+
+def items_from_rows(rows: list[dict], *, key_column: str, value_column: str, kind: str = "word",
+                    words: list[str] | None = None, where: dict | None = None) -> list[dict]:
+    """Criterion items (text, kind, value, rows) read from a data file's rows, one per row naming a word
+    (``key_column``) among those matching ``where``; with ``words``, only those words, in that order. A word named
+    by several rows is refused (aggregate the file first, or give a weight column and write the items yourself).
+    Used by ``scripts/criterion_from_csv.py`` to turn a file a user supplies (e.g. a valence norm whose licence does
+    not let EATlas ship it) into a criterion of their own registry."""
+    where = where or {}
+    found: dict[str, list[int]] = {}
+    for n, r in enumerate(rows, 1):
+        if all(r.get(k) == v for k, v in where.items()) and r.get(key_column):
+            found.setdefault(r[key_column].strip().casefold(), []).append(n)
+    order = words if words is not None else list(dict.fromkeys(r[key_column].strip() for r in rows
+                                                                if r.get(key_column) and all(
+                                                                    r.get(k) == v for k, v in where.items())))
+    out = []
+    for w in order:
+        at = found.get(w.casefold(), [])
+        if len(at) != 1:
+            raise EatlasError(f"{w!r} is named by {len(at)} rows of the file" + (f" with {where}" if where else ""),
+                              field=key_column, hint="one row per word (aggregate the file first), or leave it out")
+        out.append({"text": w, "kind": kind, "value": _number(rows[at[0] - 1].get(value_column),
+                                                              f"row {at[0]}'s {value_column}"), "rows": at})
+    return out
