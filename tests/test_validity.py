@@ -226,3 +226,32 @@ def test_a_run_refuses_a_criterion_whose_value_is_not_its_row(mini):
                         fingerprint="toy", lowercase=False)
     with pytest.raises(ValidationFailed, match="is not the value of its row"):
         evaluate(RunConfig(method="validity"), registry=mini.root, encoder=enc)
+
+
+def test_a_printed_correlation_stands_beside_a_run_of_its_model_family(mini, tmp_path):
+    """A published row naming a criterion (statistic pearson_r) pairs with a validity run in view
+    validity_reproduction_loose (the family matches); validity_reproduction keeps the same model only."""
+    from eatlas.store import write_run
+
+    _lab_criterion(mini)
+    pub = mini.root / "registry" / "testpaper" / "published" / "validity.csv"
+    pub.parent.mkdir(parents=True)
+    pub.write_text("paper,table_id,row_label,column_label,statistic,value,significance,missing,test_id,level,model,"
+                   "model_family,note\ntestpaper,Figure 1,flower_shares,r,pearson_r,0.9,,false,flower_shares,word,"
+                   "GloVe,glove,printed in a test\n", encoding="utf-8")
+    mini.sync()
+    reg = mini.load()
+    from eatlas.registry.schemas import check_registry
+    assert check_registry(reg) == []
+    words = ["rose", "tulip", "daisy", "lily", "happy", "gentle", "lucky", "honest", "ugly", "rotten", "sick", "evil"]
+    enc = StaticEncoder(words, np.random.default_rng(0).normal(size=(len(words), 8)), model_id="toy", family="glove",
+                        fingerprint="toy", lowercase=False)
+    out = evaluate(RunConfig(method="validity", n_boot=200), registry=mini.root, encoder=enc)
+    db = tmp_path / "r.duckdb"
+    write_run(db, out.run, [], reg, extra_tables=out.tables)
+    con = duckdb.connect(str(db), read_only=True)
+    loose = con.execute("SELECT criterion_id, statistic, published_value, our_value, match, paper, table_id "
+                        "FROM validity_reproduction_loose").fetchall()
+    r = out.tables["validity_results"].to_dict("records")[0]["pearson_r"]
+    assert loose == [("flower_shares", "pearson_r", 0.9, pytest.approx(r), "same_family", "testpaper", "Figure 1")]
+    assert con.execute("SELECT count(*) FROM validity_reproduction").fetchone()[0] == 0

@@ -153,8 +153,9 @@ class ValidityMethod(Method):
     def report(self, ctx) -> list[dict]:
         res = ctx.rows("validity_results", ("criterion_id",))
         items = ctx.rows_of_runs("validity_items", res["run_id"]) if len(res) else None
-        fig = validity_scatter(ctx, res, items) if items is not None and len(items) else None
-        html = ctx.render(VALIDITY_HTML, fig=fig, rows=_report_rows(res) if len(res) else [],
+        printed = printed_correlations(ctx.con, res) if len(res) else {}
+        fig = validity_scatter(ctx, res, items, printed) if items is not None and len(items) else None
+        html = ctx.render(VALIDITY_HTML, fig=fig, rows=_report_rows(res, printed) if len(res) else [],
                           has_table="validity_results" in ctx.tables)
         return [{"id": "validity", "title": "Validity: associations against census, labour and human-rating data",
                  "nav": "Validity", "html": html, "frames": [res] if len(res) else []}]
@@ -263,7 +264,22 @@ def run_validity(encoder, reg, *, criteria: list[str] | None = None, ci: float |
     return results, item_rows, settings
 
 
-def _report_rows(res) -> list[dict]:
+def printed_correlations(con, res) -> dict:
+    """(run_id, criterion_id) -> the paper's printed Pearson r beside that run (view validity_reproduction: the same
+    model only), as text with its provenance; empty where the registry holds none (as for Caliskan et al., whose
+    printed correlations are not in a source EATlas could cite)."""
+    try:
+        ids = sorted(set(res["run_id"]))
+        got = con.execute("SELECT run_id, criterion_id, published_value, paper, table_id, published_model "
+                          f"FROM validity_reproduction WHERE statistic = 'pearson_r' AND run_id IN "
+                          f"({', '.join('?' * len(ids))})", ids).fetchall()
+    except Exception:           # a database written before the view: nothing printed beside
+        return {}
+    return {(run, cid): f"{v:+.2f} ({paper}, {table}, {model})" for run, cid, v, paper, table, model in got}
+
+
+def _report_rows(res, printed: dict | None = None) -> list[dict]:
+    printed = printed or {}
     out = []
     for r in res.sort_values(["run_model", "criterion_id"]).to_dict("records"):
         ok = r["status"] == "ok"
@@ -271,11 +287,12 @@ def _report_rows(res) -> list[dict]:
                     "dropped": _text(r.get("dropped")), "r": f"{r['pearson_r']:+.3f} {_ci(r, 'pearson')}" if ok else
                     f"not run: {r.get('reason')}", "p": f"{r['pearson_p']:.2g}" if ok else "",
                     "rho": f"{r['spearman_rho']:+.3f} {_ci(r, 'spearman')}" if ok else "",
-                    "expected": r["expected_sign"], "measure": f"{r['measure']} ({r['unit']}, {r['year']})"})
+                    "expected": r["expected_sign"], "measure": f"{r['measure']} ({r['unit']}, {r['year']})",
+                    "printed": printed.get((r["run_id"], r["criterion_id"]), "none in the registry")})
     return out
 
 
-def validity_scatter(ctx, res, items) -> dict | None:
+def validity_scatter(ctx, res, items, printed: dict | None = None) -> dict | None:
     """One scatter per criterion and model: each item's association against its criterion value, the least-squares
     line, r with its interval in the title."""
     import pandas as pd
@@ -302,7 +319,9 @@ def validity_scatter(ctx, res, items) -> dict | None:
             if len(x) <= 60:
                 ax.annotate(str(t), (xi, yi), fontsize=5, alpha=0.7, xytext=(2, 1), textcoords="offset points")
         ci = _ci(r._asdict(), "pearson")
-        ax.set_title(f"{r.criterion_id} | {r.run_model}\nr = {r.pearson_r:+.2f} {ci}, n = {r.n_used}", fontsize=8)
+        paper = (printed or {}).get((r.run_id, r.criterion_id))
+        ax.set_title(f"{r.criterion_id} | {r.run_model}\nr = {r.pearson_r:+.2f} {ci}, n = {r.n_used}"
+                     + (f"; paper r = {paper.split(' ')[0]}" if paper else ""), fontsize=8)
         ax.set_xlabel(f"{r.measure} ({r.unit}, {r.year})", fontsize=7)
         ax.set_ylabel("association s(w, A, B)", fontsize=7)
         ax.axhline(0, color="#999", lw=0.5)
@@ -315,11 +334,13 @@ VALIDITY_HTML = """\
   {% if rows %}
   <table class="results">
     <thead><tr><th>model</th><th>criterion</th><th>items used</th><th>Pearson r [CI]</th><th>p</th>
-      <th>Spearman rho [CI]</th><th>expected sign</th><th>criterion</th><th>not encodable</th></tr></thead>
+      <th>Spearman rho [CI]</th><th>paper's r (same model)</th><th>expected sign</th><th>criterion</th>
+      <th>not encodable</th></tr></thead>
     <tbody>
     {% for r in rows %}
       <tr><td>{{ r.model }}</td><td>{{ r.criterion }}</td><td>{{ r.n }}</td><td>{{ r.r }}</td><td>{{ r.p }}</td>
-        <td>{{ r.rho }}</td><td>{{ r.expected }}</td><td>{{ r.measure }}</td><td>{{ r.dropped }}</td></tr>
+        <td>{{ r.rho }}</td><td>{{ r.printed }}</td><td>{{ r.expected }}</td><td>{{ r.measure }}</td>
+        <td>{{ r.dropped }}</td></tr>
     {% endfor %}
     </tbody>
   </table>
