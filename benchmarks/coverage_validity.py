@@ -2,8 +2,8 @@
 and of Spearman's rho holds the population value, at the sizes of real criteria (n = 20, 35, 50 items).
 
 Data: bivariate normal, and bivariate Student t with 3 degrees of freedom (heavy tails; its Pearson correlation is
-the scale matrix's rho), at rho = 0, 0.5, 0.8. Intervals: the bootstrap over items (BCa, the method's default, and
-percentile) and, for Pearson's r, the Fisher z interval for comparison. The population Spearman rho is
+the scale matrix's rho), at rho = 0, 0.5, 0.8. Intervals: the bootstrap over items (percentile, the method's
+default, and BCa) and, for Pearson's r, the Fisher z interval for comparison. The population Spearman rho is
 6/pi asin(rho/2) for the normal; for the t it is estimated from one sample of 2,000,000 pairs.
 
     python benchmarks/coverage_validity.py [--reps 400] [--n-boot 2000] [--seed 0]

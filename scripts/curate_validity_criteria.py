@@ -155,7 +155,7 @@ def main(argv=None) -> int:
         "# and sha256) by scripts/curate_validity_criteria.py; read by the criteria in registry/caliskan2017/criteria/.\n"
         + yaml.safe_dump({
             "source": "caliskan2017",
-            "license": "mixed",
+            "license": "unspecified (professionsBLS2015.csv); GPL-3.0-only (censusNames1990.tsv)",
             "license_note": "Each file keeps the licence of the repository it was copied from (files[].license). The "
                             "numbers are the US Bureau of Labor Statistics' and the US Census Bureau's, works of the US "
                             "federal government (public domain in the US); the files that hold them are not.",

@@ -616,7 +616,8 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
                 target.save()           # an interrupted site keeps the record of what it wrote
         for cid in getattr(reg, "criteria", {}):
             target.write_text(page_rel(cid), criterion_page(env, common, reg, cid, validity, validity_items,
-                                                            figures=figures != "none"), save=False, checked=True)
+                                                            figures=figures != "none", csp=csp(scripts=False)),
+                              save=False, checked=True)
         for rel in before - set(rels):
             target.forget(rel)          # a test page, table or DuckDB-WASM copy an earlier site wrote, gone now
     finally:

@@ -34,10 +34,10 @@ def criteria_index(reg: Registry, shown: pd.DataFrame) -> list[dict]:
 
 
 def criterion_page(env, common: dict, reg: Registry, cid: str, shown: pd.DataFrame, items: pd.DataFrame,
-                   *, figures: bool) -> str:
-    """The HTML page of one criterion with the shown runs' results (rows of validity_results / _items)."""
+                   *, figures: bool, csp: str) -> str:
+    """The HTML page of one criterion with the shown runs' results (rows of validity_results / _items); ``csp``:
+    the page's Content-Security-Policy (eatlas.outputs.site.csp)."""
     from ..methods.validity import _ci, _text, validity_scatter
-    from .site import csp
 
     c = reg.criteria[cid]
     mine = shown[shown["criterion_id"] == cid] if len(shown) else shown
@@ -54,7 +54,7 @@ def criterion_page(env, common: dict, reg: Registry, cid: str, shown: pd.DataFra
         fig = validity_scatter(_Figures(), mine, items[items["criterion_id"] == cid])
     spec = c.criterion
     return env.get_template("criterion.html.j2").render(
-        **common, root="../", csp=csp(scripts=False), c=c, spec=spec, rows=rows, fig=fig,
+        **common, root="../", csp=csp, c=c, spec=spec, rows=rows, fig=fig,
         license_note=c.raw.get("license_note"),
         items=[{"text": i.text, "value": f"{i.value:g}", "rows": ",".join(map(str, i.rows)),
                 "weight": "" if i.weight is None else f"{i.weight:g}"} for i in c.items])

@@ -75,12 +75,8 @@ def _data_folders(reg: Registry) -> list[tuple[str, str, int, str]]:
     out = []
     for prov in sorted((reg.root / "registry").glob("*/data/provenance.yaml")):
         doc = yaml.safe_load(prov.read_text(encoding="utf-8")) or {}
-        files = doc.get("files") or []
-        lic = str(doc.get("license", "unspecified"))
-        per_file = [str(f["license"]) for f in files if isinstance(f, dict) and f.get("license")]
-        if per_file:        # a folder of files from several repositories: each file's own licence
-            lic = ", ".join(f"{name} ({per_file.count(name)})" for name in dict.fromkeys(per_file))
-        out.append((prov.parent.relative_to(reg.root).as_posix(), lic, len(files), doc.get("authors_repository", "")))
+        out.append((prov.parent.relative_to(reg.root).as_posix(), str(doc.get("license", "unspecified")),
+                    len(doc.get("files") or []), doc.get("authors_repository", "")))
     return out
 
 

@@ -3,7 +3,7 @@
 :func:`correlate` gives Pearson's r and Spearman's rho of two paired samples (the items' associations and their
 criterion values), each with its usual p-value (scipy.stats.pearsonr: the t test of r = 0; scipy.stats.spearmanr:
 the same t approximation on the ranks) and a confidence interval from the bootstrap over items (pairs resampled
-with replacement; BCa by default, percentile on request) by scipy.stats.bootstrap. The coverage of these
+with replacement; percentile by default, BCa on request) by scipy.stats.bootstrap. The coverage of these
 intervals at n = 20 to 50 items, for bivariate normal and heavy-tailed data, is measured by
 ``benchmarks/coverage_validity.py`` and stated in docs/validity.md.
 
@@ -51,7 +51,7 @@ def _spearman(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def bootstrap_ci(x: np.ndarray, y: np.ndarray, statistic, *, ci: float = 0.95, n_boot: int = 10_000, seed: int = 0,
-                 method: str = "BCa") -> tuple[float | None, float | None]:
+                 method: str = "percentile") -> tuple[float | None, float | None]:
     """The bootstrap interval of ``statistic(x, y, axis)`` over the pairs (x_i, y_i); (None, None) when it is
     undefined (e.g. every resample has the same value)."""
     import warnings
@@ -69,7 +69,7 @@ def bootstrap_ci(x: np.ndarray, y: np.ndarray, statistic, *, ci: float = 0.95, n
 
 
 def correlate(x, y, *, ci: float | None = 0.95, n_boot: int = 10_000, seed: int = 0,
-              method: str = "BCa") -> Correlation:
+              method: str = "percentile") -> Correlation:
     """Pearson and Spearman correlation of ``x`` (associations) with ``y`` (criterion values), their p-values and
     (``ci`` not None) their bootstrap intervals over the pairs. Needs at least three pairs, neither sample
     constant."""
