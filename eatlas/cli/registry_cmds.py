@@ -42,8 +42,9 @@ def cmd_validate(args) -> int:
             err.print(f"[red]error[/red]: {esc(p.render())}", highlight=False, markup=True, soft_wrap=True)
         err.print(f"{len(problems)} problem(s) in {esc(root)}")
         return 1
-    out.print(f"ok: {len(reg.sets)} sets, {len(reg.tests)} tests, {len(reg.templates)} templates valid "
-              f"({esc(root)})")
+    n_crit = len(getattr(reg, "criteria", {}))
+    out.print(f"ok: {len(reg.sets)} sets, {len(reg.tests)} tests, {len(reg.templates)} templates"
+              + (f", {n_crit} criteria" if n_crit else "") + f" valid ({esc(root)})")
     return 0
 
 
@@ -234,7 +235,8 @@ def cmd_catalog(args) -> int:
     cat = sync(root, write=False)
     diff = catalog_diff(root, cat)
     counts = (f"{len(cat['sets'])} sets, {len(cat['tests'])} tests, {len(cat['templates'])} templates, "
-              f"{len(cat['published'])} published tables")
+              f"{len(cat['published'])} published tables" +
+              (f", {len(cat['criteria'])} criteria" if cat.get("criteria") else ""))
     if args.sync:
         if diff:
             from ..paths import refuse_bundled
