@@ -255,3 +255,20 @@ def test_a_printed_correlation_stands_beside_a_run_of_its_model_family(mini, tmp
     r = out.tables["validity_results"].to_dict("records")[0]["pearson_r"]
     assert loose == [("flower_shares", "pearson_r", 0.9, pytest.approx(r), "same_family", "testpaper", "Figure 1")]
     assert con.execute("SELECT count(*) FROM validity_reproduction").fetchone()[0] == 0
+
+
+def test_the_criterion_files_follow_their_json_schema(reg):
+    """An editor's check (schemas/criterion.schema.json) accepts every shipped criterion and refuses a typed
+    string value, as the declared model does."""
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads((reg.root / "schemas" / "criterion.schema.json").read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    v = Draft202012Validator(schema)
+    for c in reg.criteria.values():
+        doc = yaml.safe_load((reg.root / c.file).read_text(encoding="utf-8"))
+        assert not list(v.iter_errors(doc)), c.id
+    doc["items"][0]["value"] = "high"
+    assert not v.is_valid(doc)
