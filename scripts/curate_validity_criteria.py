@@ -2,7 +2,8 @@
 
 Not part of the package. Run from the repository root with bare git snapshots of three public repositories:
 
-    python scripts/curate_validity_criteria.py --biased-rulers GIT_DIR --cbn GIT_DIR --wefat-java GIT_DIR [--check]
+    python scripts/curate_validity_criteria.py --biased-rulers GIT_DIR --cbn GIT_DIR --wefat-java GIT_DIR \
+        [--corefbias GIT_DIR] [--check]
 
 * ``iPieter/biased-rulers`` ``biased_rulers/data/professionsBLS2015.csv``: the US Bureau of Labor Statistics 2015
   occupation table with Caliskan et al.'s one-word labels (the file their WEFAT program reads, by its name);
@@ -12,6 +13,11 @@ Not part of the package. Run from the repository root with bare git snapshots of
 * ``kariemoorman/iat-weat-wefat`` ``weat/WEFATcode.java``: Caliskan's WEFAT program
   (``WordEmbeddingFactualAssociationTestProfessions``, "@author Aylin Caliskan"), whose array ``professions`` is
   the 50 occupation words and whose comment states how their percentages of women were derived.
+
+* with ``--corefbias GIT_DIR`` (``uclanlp/corefBias``; needs pypdf, not a dependency of EATlas):
+  ``NAACL2018_CorefBias.pdf``, Zhao et al.'s paper, whose Table 1 prints the percentage of women in each of
+  WinoBias's 40 occupations (Current Population Survey, 2017); the table's text, read from the PDF, is written as
+  ``registry/zhao2018/data/winobias_occupations_bls2017.csv`` (one row per printed cell pair).
 
 The two source files are copied byte for byte into ``registry/caliskan2017/data/`` (with ``provenance.yaml``);
 every criterion value is computed from them here, never typed, and each criterion item lists the data rows it came
@@ -108,6 +114,37 @@ def garg(rows_all: list[dict], year: str) -> list[dict]:
     return sorted(out, key=lambda i: i["text"])
 
 
+TABLE_ROW = re.compile(r"^([a-z][a-z ]*?) (\d+) ([a-z][a-z ]*?) (\d+)$")
+
+
+def winobias_table(pdf: bytes) -> list[dict]:
+    """Table 1 of Zhao et al. (2018) as its PDF's text gives it: between the header 'Occupation % Occupation %' and
+    the caption 'Table 1:', each line two (occupation, percent) cells."""
+    from pypdf import PdfReader
+
+    text = "\n".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf)).pages)
+    start = text.index("Occupation % Occupation %")
+    lines = text[start:text.index("Table 1:", start)].splitlines()[1:]
+    out = []
+    for n, line in enumerate(lines, 1):
+        m = TABLE_ROW.match(line.strip())
+        if m is None:
+            raise SystemExit(f"Table 1 line {n} is not two (occupation, percent) cells: {line!r}")
+        out.append({"occupation": m[1], "percent_women": m[2], "table_line": str(n), "table_column": "left"})
+        out.append({"occupation": m[3], "percent_women": m[4], "table_line": str(n), "table_column": "right"})
+    if len(out) != 40:
+        raise SystemExit(f"expected WinoBias's 40 occupations in Table 1, read {len(out)}")
+    return sorted(out, key=lambda r: (int(r["percent_women"]), r["occupation"]))
+
+
+def csv_text(rows: list[dict]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
+
+
 def dump(doc: dict) -> str:
     items = doc.pop("items")
     text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=110)
@@ -121,6 +158,7 @@ def main(argv=None) -> int:
     ap.add_argument("--biased-rulers", required=True)
     ap.add_argument("--cbn", required=True)
     ap.add_argument("--wefat-java", required=True)
+    ap.add_argument("--corefbias", help="uclanlp/corefBias: WinoBias's occupations with their BLS 2017 shares")
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args(argv)
 
@@ -299,6 +337,64 @@ def main(argv=None) -> int:
         "changelog": [{"version": "1.0.0", "date": DATE,
                        "change": "Initial curation by scripts/curate_validity_criteria.py"}],
         "items": garg(table(garg_file.read_bytes(), ","), "2015")})
+
+    if args.corefbias:
+        pdf_path = "NAACL2018_CorefBias.pdf"
+        pdf = git_show(args.corefbias, pdf_path)
+        head = git_head(args.corefbias)
+        rows = winobias_table(pdf)
+        text = csv_text(rows)
+        zdata = ROOT / "registry/zhao2018/data"
+        files[zdata / "winobias_occupations_bls2017.csv"] = text
+        files[zdata / "provenance.yaml"] = (
+            "# Validation data of Zhao et al. (2018): Table 1 of the paper, read from the PDF in the authors' repository\n"
+            "# by scripts/curate_validity_criteria.py; read by registry/zhao2018/criteria/.\n" + yaml.safe_dump({
+                "source": "zhao2018", "license": "MIT",
+                "license_note": "uclanlp/corefBias's LICENSE is the MIT License (Copyright (c) 2020 Natural Language "
+                                "Processing @UCLA); the percentages are the US Bureau of Labor Statistics' (public "
+                                "domain in the US).",
+                "authors_repository": "https://github.com/uclanlp/corefBias", "authors_commit": head,
+                "files": [{"file": "winobias_occupations_bls2017.csv",
+                           "authors_file": f"uclanlp/corefBias {pdf_path} (Table 1)",
+                           "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                           "sha256_of_authors_file": hashlib.sha256(pdf).hexdigest(),
+                           "description": "Table 1 of the paper ('Occupations statistics used in WinoBias dataset, "
+                                          "organized by the percent of people in the occupation who are reported "
+                                          "as female'; footnote 3: Labor Force Statistics from the Current "
+                                          "Population Survey, 2017, https://www.bls.gov/cps/cpsaat11.htm) as the "
+                                          "PDF's text gives it: occupation and percent_women as printed, the "
+                                          "table_line and table_column of the cell; sorted by percent, then "
+                                          "occupation."}]}, sort_keys=False, allow_unicode=True, width=110))
+        files[ROOT / "registry/zhao2018/criteria/zhao2018_winobias_occupations_bls2017.yaml"] = dump({
+            "id": "zhao2018_winobias_occupations_bls2017", "version": "1.0.0",
+            "title": "Percentage of women in WinoBias's 40 occupations (US Bureau of Labor Statistics, 2017), as "
+                     "Zhao et al. print them",
+            "concept": "Occupations (WinoBias)", "language": "en", "license": "MIT",
+            "license_note": "Read from the paper's PDF in uclanlp/corefBias (MIT); the percentages are the US Bureau "
+                            "of Labor Statistics'.",
+            "source": {"paper": "zhao2018", "section": "Section 2 (WinoBias), Table 1",
+                       "authors_file": f"uclanlp/corefBias {pdf_path}", "authors_commit": head},
+            "criterion": {
+                "measure": "women among the employed in the occupation", "unit": "percent",
+                "meaning": "percentage of the people in the occupation reported as female, as printed (whole "
+                           "numbers); 0 to 100",
+                "agency": "US Bureau of Labor Statistics", "year": 2017,
+                "table": "Labor Force Statistics from the Current Population Survey, 2017 (cpsaat11), as the paper's "
+                         "footnote cites it",
+                "data_file": "registry/zhao2018/data/winobias_occupations_bls2017.csv",
+                "value_column": "percent_women", "key_columns": ["occupation"], "aggregate": "single",
+                "derivation": "The percentage the paper prints beside the occupation in Table 1.",
+                "reliability": "A sample survey's estimate, printed rounded to whole percent; the paper does not say "
+                               "which BLS categories each occupation word stands for (several are plural or "
+                               "broader than one category, e.g. 'designers', 'chief').",
+            },
+            "a": "female_terms_weat7@1.0.0", "b": "male_terms_weat7@1.0.0", "expected_sign": "positive",
+            "notes": "Zhao et al. use the percentages to call each occupation male or female stereotyped; here they "
+                     "are the criterion of WEFAT's s(w, A, B) with Caliskan et al.'s female (A) and male (B) terms.",
+            "changelog": [{"version": "1.0.0", "date": DATE,
+                           "change": "Initial curation by scripts/curate_validity_criteria.py"}],
+            "items": [{"text": r["occupation"], "kind": "group_term", "value": float(r["percent_women"]),
+                       "rows": [n]} for n, r in enumerate(rows, 1)]})
 
     stale = []
     for path, content in files.items():

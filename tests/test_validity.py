@@ -26,7 +26,8 @@ def reg():
 
 # ------------------------------------------------------------------------------------------ criteria as data
 def test_criteria_are_indexed_and_valid(reg):
-    assert {OCC, "caliskan2017_wefat_names", "garg2018_occupations_women_2015"} <= set(reg.criteria)
+    assert {OCC, "caliskan2017_wefat_names", "garg2018_occupations_women_2015",
+            "zhao2018_winobias_occupations_bls2017"} <= set(reg.criteria)
     for c in reg.criteria.values():
         assert check_criterion(reg, c) == [], c.id
     occ = reg.criteria[OCC]
