@@ -574,7 +574,7 @@ def test_catalog_not_a_mapping_or_with_unknown_keys(mini, capsys):
     write_raw(mini, "catalog.yaml", "- sets\n- tests\n")
     says(*validate(mini, capsys), "catalog.yaml", "catalog", "must be a mapping", "eatlas catalog --sync")
     write_raw(mini, "catalog.yaml", "sets: []\nstes: []\n")
-    says(*validate(mini, capsys), "catalog.yaml", "catalog", "field 'stes'", "allowed: published, sets")
+    says(*validate(mini, capsys), "catalog.yaml", "catalog", "field 'stes'", "allowed: criteria, published, sets")
 
 
 def test_catalog_duplicate_id(mini, capsys):

@@ -14,7 +14,15 @@ import pytest
 import yaml
 
 from eatlas.errors import EatlasError
-from eatlas.outputs.publish import PLUS, config_name, hub_license, original_test_id, publish, registry_version
+from eatlas.outputs.publish import (
+    PLUS,
+    config_name,
+    criterion_config,
+    hub_license,
+    original_test_id,
+    publish,
+    registry_version,
+)
 from eatlas.registry import load_registry
 from eatlas.registry.stimuli import get_test
 from eatlas.store import read_published
@@ -133,7 +141,8 @@ def test_card_header_and_licences(published):
     assert text.startswith("---\n")
     header = yaml.safe_load(text.split("---\n")[1])
     names = [c["config_name"] for c in header["configs"]]
-    assert names == [config_name(t) for t in reg.tests] + ["sets", "published_results"]
+    assert names == [config_name(t) for t in reg.tests] + ["sets", "published_results"] + \
+        [criterion_config(c) for c in reg.criteria]
     assert not any("+" in n for n in names) and "weat_plus_occ" in names
     for c in header["configs"]:
         (df,) = c["data_files"]
@@ -186,7 +195,7 @@ def test_card_parses_with_huggingface_hub(published):
 
     card = DatasetCard.load(published[1]["out"] / "README.md")
     assert card.data.license == "other"
-    assert len(card.data.configs) == len(load_registry().tests) + 2
+    assert len(card.data.configs) == len(load_registry().tests) + 2 + len(load_registry().criteria)
 
 
 def test_config_names_map_back():

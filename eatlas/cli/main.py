@@ -198,9 +198,11 @@ def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
     ls.add_argument("--language", help="BCP-47 tag, e.g. en, hi")
     ls.add_argument("--source-kind", help="tests with a set of this source kind, e.g. social_science "
                                           "(the tags are in schemas/stimuli.yaml)")
+    ls.add_argument("--criteria", action="store_true",
+                    help="list the validity criteria (eatlas run --method validity) instead of the tests")
     ls.set_defaults(fn=registry_cmds.cmd_list)
 
-    sh = sub.add_parser("show", help="show a set or test with provenance and expanded items")
+    sh = sub.add_parser("show", help="show a set, test or validity criterion with provenance and items")
     sh.add_argument("id")
     sh.add_argument("--level")
     sh.add_argument("--seed", type=SEED, default=0)

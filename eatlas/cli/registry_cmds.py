@@ -42,8 +42,9 @@ def cmd_validate(args) -> int:
             err.print(f"[red]error[/red]: {esc(p.render())}", highlight=False, markup=True, soft_wrap=True)
         err.print(f"{len(problems)} problem(s) in {esc(root)}")
         return 1
-    out.print(f"ok: {len(reg.sets)} sets, {len(reg.tests)} tests, {len(reg.templates)} templates valid "
-              f"({esc(root)})")
+    n_crit = len(getattr(reg, "criteria", {}))
+    out.print(f"ok: {len(reg.sets)} sets, {len(reg.tests)} tests, {len(reg.templates)} templates"
+              + (f", {n_crit} criteria" if n_crit else "") + f" valid ({esc(root)})")
     return 0
 
 
@@ -55,6 +56,8 @@ def cmd_list(args) -> int:
 
     out, _ = _console()
     reg = load_registry(args.registry)
+    if getattr(args, "criteria", False):
+        return _list_criteria(out, reg, args)
     table = Table("id", "version", "source", "language", "bias type", "levels", "title")
     n = 0
     if args.source_kind:
@@ -82,12 +85,56 @@ def cmd_list(args) -> int:
     return 0
 
 
+def _list_criteria(out, reg, args) -> int:
+    from rich.table import Table
+
+    table = Table("id", "version", "source", "items", "measure (unit, year)", "attributes a / b", "licence")
+    n = 0
+    for c in getattr(reg, "criteria", {}).values():
+        if args.source and c.source.get("paper") != args.source:
+            continue
+        spec = c.criterion
+        table.add_row(*map(esc, (c.id, c.version, c.source.get("paper", ""), str(len(c.items)),
+                                  f"{spec.get('measure')} ({spec.get('unit')}, {spec.get('year')})", f"{c.a} / {c.b}",
+                                  c.license)))
+        n += 1
+    out.print(table)
+    out.print(f"{n} criteria (eatlas run --method validity --criteria ID)")
+    return 0
+
+
+def _show_criterion(out, c, args) -> int:
+    spec = c.criterion
+    out.print(f"[bold]criterion {esc(c.ref)}[/bold]  {esc(c.title)}  ({esc(c.file)})")
+    out.print(f"source: {esc(c.source)}  license: {esc(c.license)}")
+    if c.raw.get("license_note"):
+        out.print(f"license note: {esc(c.raw['license_note'])}")
+    out.print(f"measure: {esc(spec.get('measure'))} ({esc(spec.get('unit'))}): {esc(spec.get('meaning'))}")
+    out.print(f"data: {esc(spec.get('agency'))}, {esc(spec.get('year'))}, {esc(spec.get('table'))}")
+    out.print(f"values from: {esc(spec.get('data_file'))} column {esc(spec.get('value_column'))} "
+              f"({esc(spec.get('aggregate'))}); {esc(spec.get('derivation'))}")
+    out.print(f"reliability: {esc(spec.get('reliability'))}")
+    out.print(f"association: WEFAT s(w, A, B), A = {esc(c.a)}, B = {esc(c.b)}; expected correlation "
+              f"{esc(c.expected_sign)}")
+    if c.notes:
+        out.print(f"notes: {esc(c.notes)}")
+    shown = c.items if args.all else c.items[:args.limit]
+    for i in shown:
+        out.print(f"  {esc(i.text)}  {i.value:g}  [dim]rows {esc(','.join(map(str, i.rows)))}"
+                  + (f" weight {i.weight:g}" if i.weight is not None else "") + "[/dim]", highlight=False)
+    if len(shown) < len(c.items):
+        out.print(f"  ... {len(c.items) - len(shown)} more (--all)")
+    return 0
+
+
 def cmd_show(args) -> int:
     from ..registry import load_registry
     from ..registry.stimuli import build_test
 
     out, _ = _console()
     reg = load_registry(args.registry)
+    if args.id in getattr(reg, "criteria", {}) and args.id not in reg.sets and args.id not in reg.tests:
+        return _show_criterion(out, reg.criteria[args.id], args)
     if args.id in reg.sets:
         s = reg.sets[args.id]
         out.print(f"[bold]set {esc(s.ref)}[/bold]  {esc(s.concept)}  ({esc(s.file)})")
@@ -188,7 +235,8 @@ def cmd_catalog(args) -> int:
     cat = sync(root, write=False)
     diff = catalog_diff(root, cat)
     counts = (f"{len(cat['sets'])} sets, {len(cat['tests'])} tests, {len(cat['templates'])} templates, "
-              f"{len(cat['published'])} published tables")
+              f"{len(cat['published'])} published tables" +
+              (f", {len(cat['criteria'])} criteria" if cat.get("criteria") else ""))
     if args.sync:
         if diff:
             from ..paths import refuse_bundled

@@ -10,7 +10,8 @@ Layout written into OUT_DIR::
     LICENSE.md                         the licence of every config (the dataset-level licence is "other"
                                        when they differ)
     data/<config>/test.parquet         one config per test (every level it has), plus "sets" and
-                                       "published_results"
+                                       "published_results", and one per validity criterion
+                                       ("criterion__<id>": its items, values and where each comes from)
 
 Config names are the test ids with ``+`` written ``_plus_`` (``weat+occ`` -> ``weat_plus_occ``); the
 original id is in the ``test_id`` column. The registry version (package version + a digest of all
@@ -43,6 +44,12 @@ PLUS = "_plus_"
 UNSPECIFIED = "unspecified"
 # the card and the files it points to, beside data/
 CARD_FILES = ("README.md", "CONFIGS.md", "CITATIONS.md", "CITATIONS.bib", "CHANGELOG.md", "LICENSE.md")
+CRITERION_PREFIX = "criterion__"
+
+
+def criterion_config(criterion_id: str) -> str:
+    """The config name of a validity criterion (eatlas.registry.criteria)."""
+    return CRITERION_PREFIX + criterion_id.replace("+", PLUS)
 
 
 def config_name(test_id: str) -> str:
@@ -63,6 +70,9 @@ def registry_version(reg: Registry) -> str:
     for e in sorted(reg.catalog.get("published") or [], key=lambda e: str(e.get("id"))):
         path = reg.resolve(e.get("file"), "catalog.yaml", f"published {e.get('id')}")
         h.update(f"published {e.get('id')} {hashlib.sha256(path.read_bytes()).hexdigest()}\n".encode())
+    criteria = getattr(reg, "criteria", {})
+    for cid in sorted(criteria):
+        h.update(f"criteria {cid}@{criteria[cid].version} {criteria[cid].hash()}\n".encode())
     return f"{__version__}+{h.hexdigest()[:8]}"
 
 
@@ -113,6 +123,26 @@ def _sets_frame(reg: Registry) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     df["item_index"] = df["item_index"].astype("Int64")
     return df
+
+
+def _criteria_configs(reg: Registry, target) -> list[dict]:
+    """One config per validity criterion: a row per item with its value, unit, the data file and rows the value
+    comes from, and the criterion's source and licence (eatlas.registry.criteria)."""
+    from ..registry.criteria import criterion_rows
+
+    out = []
+    for c in getattr(reg, "criteria", {}).values():
+        df = pd.DataFrame(criterion_rows(reg, c))
+        df["license_note"] = c.raw.get("license_note")
+        df["source"] = json.dumps(c.source, ensure_ascii=False, sort_keys=True, default=str)
+        df["criterion"] = json.dumps(c.criterion, ensure_ascii=False, sort_keys=True, default=str)
+        df["attributes"] = f"{c.a} / {c.b}"
+        df["file"] = c.file
+        name = criterion_config(c.id)
+        out.append({"config_name": name, "test_id": None, "version": c.version, "levels": [],
+                    "title": f"validity criterion: {c.title}", "rows": len(df), "language": c.language,
+                    "licences": {c.license}, "licence": c.license, "path": _write(df, target, name)})
+    return out
 
 
 def _str(v) -> str | None:
@@ -171,12 +201,14 @@ def publish(reg: Registry, out_dir: str | Path, *, seed: int = 0, repo_id: str |
     names = {}
     for tid in reg.tests:
         name = config_name(tid)
-        if name in (SETS_CONFIG, PUBLISHED_CONFIG) or original_test_id(name) != tid or name in names:
+        if name in (SETS_CONFIG, PUBLISHED_CONFIG) or original_test_id(name) != tid or name in names or \
+                name.startswith(CRITERION_PREFIX):
             raise EatlasError(f"test id {tid!r} cannot be mapped to a distinct config name ({name!r})",
                               obj=f"test {tid}", field="id", hint=f"test ids must not contain {PLUS!r}")
         names[name] = tid
     out_rels = [f"data/{config_name(t)}/{SPLIT}.parquet" for t in reg.tests] + \
-        [f"data/{c}/{SPLIT}.parquet" for c in (SETS_CONFIG, PUBLISHED_CONFIG)] + list(CARD_FILES)
+        [f"data/{c}/{SPLIT}.parquet" for c in (SETS_CONFIG, PUBLISHED_CONFIG)] + list(CARD_FILES) + \
+        [f"data/{criterion_config(c)}/{SPLIT}.parquet" for c in getattr(reg, "criteria", {})]
     target = _prepare(out, out_rels, db=db, registry_root=reg.root)
     before = set(target.entries)
     configs = []
@@ -203,6 +235,7 @@ def publish(reg: Registry, out_dir: str | Path, *, seed: int = 0, repo_id: str |
                         "language": "",
                         "licences": {UNSPECIFIED}, "licence": f"{UNSPECIFIED} (numbers transcribed from the papers)",
                         "path": _write(pub, target, PUBLISHED_CONFIG)})
+    configs += _criteria_configs(reg, target)
     version = registry_version(reg)
     tests = [c for c in configs if c["test_id"]]
     cites, bib = citation_files(reg, tests)
@@ -287,6 +320,11 @@ def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str 
         "| `CITATIONS.md`, `CITATIONS.bib` | the works each config draws on, and their BibTeX |",
         "| `CHANGELOG.md` | what changed in the data, date by date |",
         "| `data/<config>/test.parquet` | the rows |", "",
+        f"Validity criteria (`eatlas run --method validity`) are configs `{CRITERION_PREFIX}<id>`: one row per "
+        "item: `criterion_id`, `criterion_version`, `item`, `kind`, `value` in `unit` (what it means: `criterion`, "
+        "JSON), `measure`, `weight`, and where the value comes from: `data_file` and its 1-based data `rows`, "
+        "`agency`, `year`, `paper`, `source` (JSON), `attributes` (the attribute sets A / B of the association), "
+        "`license`, `license_note`, `file`.", "",
         "## Licences", "",
         "The sources grant different terms, so the dataset-level licence is `other` whenever they differ; each "
         "config is under every licence of the sources it draws on (`CONFIGS.md`, `LICENSE.md`). Sets and "

@@ -545,6 +545,12 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
     asset_rels = ["assets/site.css", "assets/filter.js", "assets/sql.js", "assets/arrow-shim.mjs"]
     wasm_rels = [f"{WASM_DIR}/{f.name}" for f in WASM_FILES] + [f"{WASM_DIR}/README.txt"] if local else []
     pages = ["index.html", "sql.html"] + [f"tests/{page_name(t.id)}" for t in tests]
+    from .site_validity import criteria_index, criterion_page, page_rel  # the validity criteria's pages
+    pages += [page_rel(c) for c in getattr(reg, "criteria", {})]
+    validity = src.frame(f"SELECT v.*, r.model AS run_model FROM {table_sql['validity_results']} v JOIN runs r "
+                         "USING (run_id)") if "validity_results" in table_sql else pd.DataFrame()
+    validity_items = src.frame(f"SELECT * FROM {table_sql['validity_items']}") \
+        if "validity_items" in table_sql and len(validity) else pd.DataFrame()
     rels = [*pages, *asset_rels, *parquet.values(), *arrow.values(), *wasm_rels]
     target = _prepare(out, rels, db=db, registry_root=reg.root)
     before = set(target.entries)
@@ -592,7 +598,7 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
             languages=_options(r["language"] for r in index_rows),
             bias_types=_options(r["bias_type"] or "none" for r in index_rows),
             source_kinds=_options(k for r in index_rows for k in r["source_kinds"]),
-            runs=_runs_rows(runs_df, results))
+            runs=_runs_rows(runs_df, results), criteria=criteria_index(reg, validity))
         target.write_text("index.html", page, save=False, checked=True)
         target.write_text("sql.html", _sql_page(env, common, results, reg, counts, parquet, arrow, local, columns),
                           save=False, checked=True)
@@ -608,6 +614,10 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
                               save=False, checked=True)
             if n % 500 == 499:
                 target.save()           # an interrupted site keeps the record of what it wrote
+        for cid in getattr(reg, "criteria", {}):
+            target.write_text(page_rel(cid), criterion_page(env, common, reg, cid, validity, validity_items,
+                                                            figures=figures != "none", csp=csp(scripts=False)),
+                              save=False, checked=True)
         for rel in before - set(rels):
             target.forget(rel)          # a test page, table or DuckDB-WASM copy an earlier site wrote, gone now
     finally:

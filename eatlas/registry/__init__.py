@@ -29,6 +29,8 @@ from .base import (
     SET_KEYS,
     TEMPLATE_KEYS,
     TEST_KEYS,
+    Criterion,
+    CriterionItem,
     Expansion,
     Item,
     LazyEntries,
@@ -43,6 +45,7 @@ from .base import (
     default_root,
     load_registry,
     normalize_text,
+    parse_criterion,
     parse_ref,
     parse_set,
     parse_template,
@@ -56,11 +59,12 @@ from .stimuli import Concept, Test, build_test, get_test, list_tests
 __all__ = [
     "CATALOG_KEYS", "DEFAULT_LANGUAGE", "EXPANSIONS", "ID_RE", "ITEM_KEYS", "KINDS", "LANGUAGE_RE", "LEVELS",
     "MAX_FILE_BYTES", "MAX_YAML_DEPTH", "MAX_YAML_NODES", "OVERLAP_PAIRS", "REF_RE", "ROLES", "SEMVER_RE",
-    "SET_KEYS", "TEMPLATE_KEYS", "TEST_KEYS", "Concept", "Expansion", "Item", "LazyEntries", "Registry",
+    "SET_KEYS", "TEMPLATE_KEYS", "TEST_KEYS", "Concept", "Criterion", "CriterionItem", "Expansion", "Item",
+    "LazyEntries", "Registry",
     "StimulusSet", "Template", "Test",
     "TestSpec", "build_test", "check_id", "check_language", "check_registry", "check_tests", "check_version",
-    "content_hash", "default_root", "get_test", "list_tests", "load_registry", "normalize_text", "parse_ref",
-    "parse_set", "parse_template", "parse_test", "parse_yaml", "read_yaml", "semver_key", "validate",
+    "content_hash", "default_root", "get_test", "list_tests", "load_registry", "normalize_text", "parse_criterion",
+    "parse_ref", "parse_set", "parse_template", "parse_test", "parse_yaml", "read_yaml", "semver_key", "validate",
 ]
 
 

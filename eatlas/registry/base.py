@@ -342,6 +342,50 @@ class Template:
 
 
 @dataclass
+class CriterionItem:
+    text: str
+    kind: str
+    value: float
+    rows: list[int]
+    weight: float | None = None
+    note: str | None = None
+
+
+@dataclass
+class Criterion:
+    """A validity criterion (eatlas.registry.criteria): items with a value about the world each, the data file
+    and rows the values come from, and the attribute sets (a, b) the items' associations are measured against."""
+    id: str
+    version: str
+    title: str
+    concept: str
+    items: list[CriterionItem]
+    license: str
+    source: dict
+    criterion: dict
+    a: str
+    b: str
+    expected_sign: str
+    file: str
+    notes: str | None = None
+    language: str = DEFAULT_LANGUAGE
+    changelog: list = field(default_factory=list)
+    raw: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.id}@{self.version}"
+
+    def hash(self) -> str:
+        return content_hash({"items": [{k: getattr(i, k) for k in ("text", "kind", "value", "rows", "weight")}
+                                       for i in self.items],
+                             "criterion": {k: v for k, v in self.criterion.items()
+                                           if k not in ("derivation", "reliability", "meaning", "table")},
+                             "a": self.a, "b": self.b, "expected_sign": self.expected_sign,
+                             "language": None if self.language == DEFAULT_LANGUAGE else self.language})
+
+
+@dataclass
 class Expansion:
     template: str               # "id@version"
     families: dict[str, str]    # role -> family; empty: by kind
@@ -605,6 +649,33 @@ def parse_template(doc: Any, file: str) -> Template:
                     language=doc.get("language") or DEFAULT_LANGUAGE, raw=doc)
 
 
+def parse_criterion(doc: Any, file: str, problems: list | None = None) -> Criterion | None:
+    """The validity criterion a file holds; ``problems`` as for :func:`parse_set` (a faulty item is left out;
+    None when its items or its criterion block could not be read)."""
+    if not isinstance(doc, dict):
+        raise _not_mapping("a criterion", doc, file)
+    obj = f"criterion {_the_id(doc) or '?'}"
+    found = _fields("criterion", doc, file, obj)
+    faults = _Faults(found)
+    _report(found, problems)
+    raw_items, spec = faults.ok(doc, "items", list), faults.ok(doc, "criterion", dict)
+    if raw_items is None or spec is None or "criterion" in faults.at:
+        return None
+    bad = faults.at.get("items", set())
+    items = [CriterionItem(text=normalize_text(it["text"]), kind=it["kind"], value=float(it["value"]),
+                           rows=[int(r) for r in it["rows"]],
+                           weight=float(it["weight"]) if it.get("weight") is not None else None, note=it.get("note"))
+             for n, it in enumerate(raw_items) if n not in bad]
+    return Criterion(id=faults.ok(doc, "id") or "?", version=faults.ok(doc, "version"),
+                     title=faults.ok(doc, "title") or "", concept=faults.ok(doc, "concept") or "", items=items,
+                     license=faults.ok(doc, "license") or "",
+                     source=(faults.ok(doc, "source", dict) if "source" not in faults.at else None) or {},
+                     criterion=dict(spec), a=faults.ok(doc, "a") or "", b=faults.ok(doc, "b") or "",
+                     expected_sign=faults.ok(doc, "expected_sign") or "positive", file=file,
+                     notes=faults.ok(doc, "notes"), language=faults.ok(doc, "language") or DEFAULT_LANGUAGE,
+                     changelog=faults.ok(doc, "changelog") or [], raw=doc)
+
+
 class Registry:
     """A registry folder: catalog.yaml, registry/, templates/."""
 
@@ -625,12 +696,14 @@ class Registry:
         self.sets: dict[str, StimulusSet] = {}
         self.tests: dict[str, TestSpec] = {}
         self.templates: dict[str, Template] = {}
+        self.criteria: dict[str, Criterion] = {}
         self.recorded_hash: dict[tuple[str, str], str] = {}
         for kind, parser, store in (("sets", parse_set, self.sets), ("tests", parse_test, self.tests),
-                                    ("templates", parse_template, self.templates)):
+                                    ("templates", parse_template, self.templates),
+                                    ("criteria", parse_criterion, self.criteria)):
             for entry in cat.get(kind) or []:          # each a mapping with an id and a version (the catalog's model)
                 eid, ever = entry["id"], entry["version"]
-                obj = f"catalog {kind[:-1]} {eid}"
+                obj = f"catalog {_singular(kind)} {eid}"
                 path = self.resolve(entry.get("file"), "catalog.yaml", obj)
                 rel = str(path.relative_to(self._top))      # resolve() returned it resolved, inside the root
                 try:
@@ -638,14 +711,15 @@ class Registry:
                 except EatlasError as e:     # name the catalog entry when the file itself could not say
                     if e.obj is not None:
                         raise
-                    raise EatlasError(e.message, file=e.file, obj=f"{kind[:-1]} {eid}", field=e.field,
+                    raise EatlasError(e.message, file=e.file, obj=f"{_singular(kind)} {eid}", field=e.field,
                                       hint=e.hint) from None
                 if parsed.id != eid or parsed.version != ever:
                     raise EatlasError(f"catalog says {eid}@{ever} but the file holds {parsed.id}@{parsed.version}",
                                       file=rel, obj=obj, field="id/version",
                                       hint="bump the version in both, or run 'eatlas catalog --sync'")
                 if eid in store:
-                    raise EatlasError(f"duplicate {kind[:-1]} id {eid!r}", file="catalog.yaml", obj=obj, field="id",
+                    raise EatlasError(f"duplicate {_singular(kind)} id {eid!r}", file="catalog.yaml", obj=obj,
+                                      field="id",
                                       hint="each id is listed once; run 'eatlas catalog --sync'")
                 store[eid] = parsed
                 if entry.get("sha256"):
@@ -745,7 +819,7 @@ class Registry:
                         return obj
                 except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
                     pass
-                path = reg.resolve(p.file, "catalog.yaml", f"catalog {kind[:-1]} {eid}")
+                path = reg.resolve(p.file, "catalog.yaml", f"catalog {_singular(kind)} {eid}")
                 return parse(read_yaml(path, shown=p.file), p.file)
             setattr(reg, kind, LazyEntries(pending, decode))
         if at != n:
@@ -823,6 +897,8 @@ def _plain_entry(obj) -> dict:
         out["items"] = [[getattr(i, k) for k in _ITEM_FIELDS] for i in obj.items]
     elif isinstance(obj, TestSpec):
         out["expansions"] = {lvl: vars(e) for lvl, e in obj.expansions.items()}
+    elif isinstance(obj, Criterion):
+        out["items"] = [[getattr(i, k) for k in _CRITERION_ITEM_FIELDS] for i in obj.items]
     return out
 
 
@@ -838,22 +914,35 @@ def _template_from_plain(d: dict) -> Template:
     return Template(**d)
 
 
+def _criterion_from_plain(d: dict) -> Criterion:
+    return Criterion(**{**d, "items": [CriterionItem(*i) for i in d["items"]]})
+
+
+_CRITERION_ITEM_FIELDS = tuple(f.name for f in fields(CriterionItem))
+
+
+def _singular(kind: str) -> str:
+    """sets -> set, criteria -> criterion."""
+    return "criterion" if kind == "criteria" else kind[:-1]
+
+
 # kind -> (from plain data, from a parsed YAML document): the registry's entries in the cache, in this order
 _PLAIN = {"sets": (_set_from_plain, lambda doc, file: parse_set(doc, file)),
           "tests": (_test_from_plain, lambda doc, file: parse_test(doc, file)),
-          "templates": (_template_from_plain, lambda doc, file: parse_template(doc, file))}
+          "templates": (_template_from_plain, lambda doc, file: parse_template(doc, file)),
+          "criteria": (_criterion_from_plain, lambda doc, file: parse_criterion(doc, file))}
 
 
 def _catalog_entry(cat: dict, field: str) -> str:
     """The object a problem of catalog.yaml's ``field`` is in: 'catalog set roses' (an entry with a good id),
     'catalog sets[3]', or 'catalog'."""
-    m = re.match(r"^(sets|tests|templates|published)\[(\d+)\]", field)
+    m = re.match(r"^(sets|tests|templates|published|criteria)\[(\d+)\]", field)
     if m is None:
         return "catalog"
     entry = (cat.get(m[1]) or [])[int(m[2])]
     eid = entry.get("id") if isinstance(entry, dict) else None
     if isinstance(eid, str) and ID_RE.match(eid) and not field.endswith("].id"):
-        return f"catalog {m[1][:-1] if m[1] != 'published' else m[1]} {eid}"
+        return f"catalog {_singular(m[1]) if m[1] != 'published' else m[1]} {eid}"
     return f"catalog {m[1]}[{m[2]}]"
 
 

@@ -43,8 +43,8 @@ from ..files import write_atomic
 
 FOLDERS = ("registry", "templates", "schemas", "loaders")
 # Bumped when what a parsed registry holds changes within one EATlas version (2: TestSpec.methods; 3: JSON
-# lines instead of pickles), so that an entry written by the code before is not taken for one of today's.
-FORMAT = 3
+# lines instead of pickles; 4: criteria), so that an entry written by the code before is not taken for one of today's.
+FORMAT = 4
 MAGIC = "eatlas-registry-cache"
 
 

@@ -49,6 +49,17 @@ def data_licenses(reg: Registry) -> str:
             "| --- | --- | ---: | --- |",
         ]
         lines += [f"| {folder} | {lic} | {n} | {repo} |" for folder, lic, n, repo in data]
+    crit = getattr(reg, "criteria", {})
+    if crit:
+        lines += [
+            "",
+            "The validity criteria under `registry/<source>/criteria/` (a value about the world per word or name,",
+            "derived from a file of the source's `data/` folder) record their licence as the sets do:",
+            "",
+            "| criterion | source (`source.paper`) | licence | items |",
+            "| --- | --- | --- | ---: |",
+        ]
+        lines += [f"| {c.id} | {c.source.get('paper')} | {c.license} | {len(c.items)} |" for c in crit.values()]
     lines += [
         "",
         "The published-results tables (`registry/<paper>/published/*.csv`) transcribe the numbers the papers",

@@ -225,6 +225,64 @@ class TemplateFile(_File):
         None, description="variables the caller fills in, beyond term and article")
 
 
+class CriterionItemModel(_File):
+    """One item of a criterion: the word or name, its value, and the data rows the value comes from."""
+    model_config = ConfigDict(title="Criterion item")
+    text: Text = Field(description="the word or name as the source writes it")
+    kind: Text = Field(description="what the item is (as a stimulus item's kind)",
+                       json_schema_extra=_vocabulary("kind"))
+    value: float = Field(description="the criterion's value for the item, in the criterion's unit")
+    rows: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1)] = Field(
+        description="the 1-based data rows of criterion.data_file the value comes from (the header not counted)")
+    weight: float | None = Field(None, description="the item's weight, e.g. its number of workers (weight_column)")
+    note: Text | None = None
+
+
+class CriterionSpecModel(_File):
+    """What a criterion measures and where its values come from: the agency, table and year, the data file in
+    the registry, the columns, how a value is derived from its rows, and the criterion's own reliability."""
+    model_config = ConfigDict(title="Criterion")
+    measure: Text = Field(description="what is measured, e.g. women among the employed in the occupation")
+    unit: Text = Field(description="the unit of the values, e.g. percent")
+    meaning: Text = Field(description="what a value means, its range and direction")
+    agency: Text = Field(description="who collected the data, e.g. US Bureau of Labor Statistics")
+    year: int = Field(description="the year the data describe")
+    table: Text = Field(description="the agency's table or survey")
+    data_file: Text = Field(description="the registry file (under registry/<source>/data/) holding the values")
+    value_column: Text = Field(description="the data file's column of the values")
+    key_columns: Annotated[list[Text], Field(min_length=1)] = Field(
+        description="the columns that name the item (a row belongs to the item when one of them is its text, "
+                    "without regard to case)")
+    aggregate: Literal["single", "weighted_mean"] = Field(
+        description="single: the value of one row; weighted_mean: the rows' values weighted by weight_column")
+    weight_column: Text | None = Field(None, description="the column of the weights (weighted_mean)")
+    where: dict[Text, Text] | None = Field(None, description="only rows with these column values, e.g. a year")
+    derivation: Text = Field(description="how the values were derived, in words")
+    reliability: Text = Field(description="the criterion's own reliability and limits, as its source allows")
+
+
+class CriterionFile(_File):
+    """A validity criterion: per item a value about the world (census, labour, human ratings), with its
+    source, and the two attribute sets the items' associations are measured against."""
+    model_config = ConfigDict(title="EATlas validity criterion")
+    id: Id = Field(description="lower-case id, unique among the criteria")
+    version: Version
+    title: Text
+    concept: Text = Field(description="what the items are, e.g. Occupations")
+    license: Text = Field(description="the licence as the source states it (an SPDX id, or unspecified)")
+    license_note: Text | None = None
+    source: SourceModel
+    criterion: CriterionSpecModel
+    a: Ref = Field(description="the attribute set the association points to, id@version")
+    b: Ref = Field(description="the other attribute set, id@version")
+    expected_sign: Literal["positive", "negative"] = Field(
+        description="the sign of the correlation the source leads one to expect")
+    notes: Text | None = None
+    language: Language | None = None
+    changelog: Changelog | None = None
+    items: Annotated[list[CriterionItemModel], Field(min_length=1)]
+
+
 class CatalogEntry(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True, frozen=True)
     id: Id
@@ -243,9 +301,11 @@ class CatalogFile(_File):
     tests: list[CatalogEntry] | None = None
     templates: list[CatalogEntry] | None = None
     published: list[PublishedEntry] | None = None
+    criteria: list[CatalogEntry] | None = None
 
 
-MODELS = {"set": SetFile, "test": TestFile, "template": TemplateFile, "catalog": CatalogFile}
+MODELS = {"set": SetFile, "test": TestFile, "template": TemplateFile, "catalog": CatalogFile,
+          "criterion": CriterionFile}
 
 
 # ============================================================================ pydantic's findings in EATlas's words
@@ -253,7 +313,7 @@ MODELS = {"set": SetFile, "test": TestFile, "template": TemplateFile, "catalog":
 WHOLE: dict[tuple[type, str], tuple[str, str]] = {
     **{(m, "changelog"): ("changelog must be a list of {version, date, change}",
                           "write - {version: 1.0.0, date: 2026-01-01, change: ...}")
-       for m in (SetFile, TestFile, TemplateFile)},
+       for m in (SetFile, TestFile, TemplateFile, CriterionFile)},
     (SetFile, "template_vars"): ("template_vars must map names to text",
                                  "e.g. template_vars: {subject: he, possessive: his}"),
     (SetFile, "source_kind"): ("source_kind must be a list of tags",
@@ -274,7 +334,8 @@ WHOLE: dict[tuple[type, str], tuple[str, str]] = {
 }
 _TYPE_ERRORS = {"string_type", "list_type", "dict_type", "bool_type", "int_type", "model_type", "float_type",
                 "model_attributes_type", "is_instance_of", "string_sub_type"}
-_WANT = {str: "text", list: "a list", dict: "a mapping", bool: "true or false", int: "a whole number"}
+_WANT = {str: "text", list: "a list", dict: "a mapping", bool: "true or false", int: "a whole number",
+         float: "a number"}
 
 
 def _unwrap(tp):
@@ -444,6 +505,9 @@ def _word(at: _At, err: dict, doc: Any) -> tuple[str, str, str]:
     if typ in _TYPE_ERRORS:
         return (path, f"expected {want}, got {typename(value)} {value!r:.60}",
                 "quote values such as yes/no/numbers/dates" if want == "text" else f"write {name or path} as {want}")
+    if typ == "literal_error":
+        allowed = err.get("ctx", {}).get("expected", "")
+        return path, f"{name or path} {value!r:.40} is not one of {allowed}", f"write one of {allowed}"
     if typ == "too_short":
         return path, f"{name} is empty", f"give {name} at least one value, or leave it out"
     return path, f"{name or path} is not valid ({typ})", "see docs/registry-format.md for the field's form"
@@ -533,7 +597,8 @@ def _of_form(form: str, value: str) -> bool:
 
 
 # ============================================================================ JSON Schema
-SCHEMA_FILES = {"set": "set.schema.json", "test": "test.schema.json", "template": "template.schema.json"}
+SCHEMA_FILES = {"set": "set.schema.json", "test": "test.schema.json", "template": "template.schema.json",
+                "criterion": "criterion.schema.json"}
 
 
 def json_schema(kind: str) -> dict:

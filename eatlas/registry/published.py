@@ -86,7 +86,7 @@ def check_table(reg: Registry, entry: dict) -> list[EatlasError]:
                 "columns in another order")
         return [EatlasError(f"the header differs from the schema: {what}", field="header",
                             hint=f"the header is exactly: {','.join(cols)}", **where)]
-    tests = set(reg.tests)
+    tests = set(reg.tests) | set(getattr(reg, "criteria", {}))      # a printed correlation names its criterion
     fams = families(reg)
     plus = re.compile(sch["printed_plus_label"])
     starts = tuple(sch["formula_start"])
@@ -118,7 +118,7 @@ def check_table(reg: Registry, entry: dict) -> list[EatlasError]:
                                        **where))
         if r["test_id"] and r["test_id"] not in tests:
             out.append(EatlasError(f"{line}: unknown test id {r['test_id']!r}", field="test_id",
-                                   hint="a test id of the catalog, or empty", **where))
+                                   hint="a test or criterion id of the catalog, or empty", **where))
         if r["level"] and r["level"] not in LEVELS:
             out.append(EatlasError(f"{line}: unknown level {r['level']!r}", field="level",
                                    hint=f"one of: {', '.join(LEVELS)}, or empty", **where))

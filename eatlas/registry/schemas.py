@@ -374,6 +374,8 @@ def _check(reg: Registry, sets: list, test_ids: list[str], templates: list,
                                    "templates": {t.id for t in templates}})
     if only is None:        # a new set or test changes no published table's checks (they only name tests)
         problems += check_published(reg)
+        from .criteria import check_criteria
+        problems += check_criteria(reg)
     return problems
 
 

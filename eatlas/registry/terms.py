@@ -40,7 +40,7 @@ TEST_KEYS = {"id", "version", "title", "bias_type", "level", "license", "source"
              "methods", "tags", "language", "variant", "variant_of", "license_note", "overlap"}
 TEMPLATE_KEYS = {"id", "version", "license", "source", "description", "parts", "families", "changelog",
                  "language", "variables"}
-CATALOG_KEYS = {"sets", "tests", "templates", "published"}
+CATALOG_KEYS = {"sets", "tests", "templates", "published", "criteria"}
 # A variant (e.g. the list an author's code ran, beside the paper's) is a separate id linked to its
 # canonical entry of the same kind: `variant: <short label>`, `variant_of: <id>` (docs/registry-format.md).
 

@@ -245,6 +245,32 @@ LEFT JOIN pub pp ON pp.test_id = j.published_test_id AND pp.level = j.level AND 
 
 CREATE OR REPLACE VIEW mleat_reproduction AS
 SELECT * EXCLUDE (differs) FROM mleat_reproduction_loose WHERE match = 'same_model';
+
+-- Validity (eatlas.methods.validity) beside a paper's printed correlation: a published row whose test_id is a
+-- criterion's id and whose statistic is pearson_r or spearman_rho, matched with the run's model as the
+-- reproduction views match (table model_matches, level word). `validity_reproduction` keeps the same model only.
+CREATE OR REPLACE VIEW validity_reproduction_loose AS
+SELECT v.run_id, v.criterion_id, v.criterion_version, ru.model, ru.model_family, v.n_used, v.n_items,
+       pr.statistic,
+       CASE pr.statistic WHEN 'pearson_r' THEN v.pearson_r ELSE v.spearman_rho END AS our_value,
+       CASE pr.statistic WHEN 'pearson_r' THEN v.pearson_ci_low ELSE v.spearman_ci_low END AS our_ci_low,
+       CASE pr.statistic WHEN 'pearson_r' THEN v.pearson_ci_high ELSE v.spearman_ci_high END AS our_ci_high,
+       pr.paper, pr.table_id, pr.model AS published_model, pr.row_label, pr.column_label,
+       TRY_CAST(pr.value AS DOUBLE) AS published_value, pr.significance AS published_significance,
+       pr.note AS published_note,
+       CASE pr.statistic WHEN 'pearson_r' THEN v.pearson_r ELSE v.spearman_rho END
+           - TRY_CAST(pr.value AS DOUBLE) AS difference,
+       mm.match, coalesce(mm.differs, '') AS differs
+FROM validity_results v
+JOIN runs ru USING (run_id)
+JOIN published_results pr ON pr.test_id = v.criterion_id AND pr.statistic IN ('pearson_r', 'spearman_rho')
+      AND NOT pr.missing
+JOIN model_matches mm ON mm.run_id = v.run_id AND mm.level = 'word' AND mm.paper = pr.paper
+      AND mm.published_model = pr.model AND mm.published_family = coalesce(pr.model_family, '')
+WHERE v.status = 'ok';
+
+CREATE OR REPLACE VIEW validity_reproduction AS
+SELECT * EXCLUDE (differs) FROM validity_reproduction_loose WHERE match = 'same_model';
 """
 
 
