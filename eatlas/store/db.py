@@ -75,30 +75,50 @@ class ResultRow:
     n_y: int | None
     n_a: int | None
     n_b: int | None
-    holm_significant: bool | None
+    holm_significant: bool | None   # Holm-Bonferroni over the run's family (holm_family), by the p of holm_p_rule
     template: str | None
     truncation_seed: int | None
     n_dropped: int | None
     dropped: dict | None            # stimuli not encodable (e.g. out of vocabulary), per role
     alternative: str | None
-    ci_low: float | None
-    ci_high: float | None
-    ci_level: float | None
+    ci_low: float | None            # the interval of ci_method, the one shown beside its estimate: d_concepts's
+    ci_high: float | None           # (concepts), or effect_size's (permutation, percentile, BCa); runs before the
+    ci_level: float | None          # concepts' question: d_corrected's (inversion)
     n_boot: int | None
-    ci_method: str | None           # inversion | percentile | BCa
+    ci_method: str | None           # concepts | permutation | percentile | BCa (inversion: earlier versions)
     d_loo_min: float | None
     d_loo_max: float | None
     sign_stable: bool | None
     also_as: list[str] | None       # the run's other tests with identical stimuli at this level, computed once as this
-    d_corrected: float | None       # d with the attribute sample's noise removed (eatlas.stats.interval); never
-                                    # paired with a paper's d
-    reliability: float | None       # 1 - that noise / var(s(w))
-    notes: list[str] | None         # p/CI disagreement, a set smaller than the calibration study checked, low
-                                    # reliability (eatlas.run.runner.result_notes)
+    d_corrected: float | None       # d / sqrt(reliability), the older disattenuated d (eatlas.stats.interval); never
+                                    # paired with a paper's d; d_concepts is the estimate with an interval
+    reliability: float | None       # 1 - the attribute sample's noise / var(s(w)) over X u Y
+    notes: list[str] | None         # p/CI disagreement, a set smaller than the calibration study checked, a
+                                    # concepts' d not estimable, an effect opposite to a one-sided alternative
+                                    # (eatlas.run.runner.result_notes)
     convention: str | None          # eatlas.stats.conventions: d's denominator and the p's rule (NULL: before them,
                                     # caliskan); NULL for a method without a WEAT-comparable effect size
     overlap: dict | None            # "x/y" / "a/b" -> items the authors' lists put in both sets (the test's overlap:)
     language_warning: str | None    # the test's language is not among those the model declares (eatlas.run.runner)
+    # The concepts' question (eatlas.stats.concepts: targets and attributes both samples of their concepts), stored
+    # whatever ci_method: its p against `alternative`, its d and interval at ci_level; where the d is not estimable
+    # at these set sizes, d_concepts is NULL, concepts_reason says why in words, and the interval is the hull of
+    # the confidence set (reaching the largest |d| the set sizes allow).
+    p_concepts: float | None
+    d_concepts: float | None
+    concepts_low: float | None
+    concepts_high: float | None
+    concepts_estimable: bool | None
+    concepts_reason: str | None
+    # The papers' question (these attribute words; targets exchangeable): p_value's own interval, the permutation
+    # test inverted, of the sample d (effect_size).
+    papers_low: float | None
+    papers_high: float | None
+    # The family holm_significant was computed over: which p (concepts | papers, --p-rule), an id of its members
+    # (test, version, level), the rule and alpha (eatlas.run.runner.mark_family), and how many results it held.
+    holm_p_rule: str | None
+    holm_family: str | None
+    holm_family_size: int | None
 
 
 def _table_ddl(name: str, cols: list[tuple[str, str, bool]], key: tuple[str, ...] | None, refs: bool) -> str:
