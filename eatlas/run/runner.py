@@ -529,7 +529,8 @@ def direction_note(row: dict, cfg: RunConfig) -> str | None:
     if alt not in ("greater", "less") or row.get("effect_size") is None:
         return None
     low, high = row.get("ci_low"), row.get("ci_high")
-    if low is not None and high is not None:
+    hull = row.get("ci_method") == "concepts" and row.get("concepts_estimable") is False   # no interval: its hull
+    if low is not None and high is not None and not hull:
         other = high < 0 if alt == "greater" else low > 0
     else:
         p = holm_p(row, getattr(cfg, "p_rule", "concepts"))
@@ -761,7 +762,8 @@ def result_notes(row: dict, cfg: RunConfig) -> list[str]:
     notes = []
     rule = getattr(cfg, "p_rule", "concepts")
     p = holm_p(row, rule)
-    if row.get("ci_low") is not None and p is not None and row.get("concepts_estimable") is not False:
+    hull = row.get("ci_method") == "concepts" and row.get("concepts_estimable") is False   # no interval: its hull
+    if row.get("ci_low") is not None and p is not None and not hull:
         why = disagreement(p, row["alternative"] or "greater", row["ci_low"], row["ci_high"],
                            alpha=cfg.alpha, level=cfg.ci)
         other = CI_QUESTION.get(row.get("ci_method"))
