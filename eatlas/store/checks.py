@@ -121,6 +121,13 @@ def _ci_around_d(df):
         point = point.where(~concepts, df["d_concepts"])
     tol = point.abs().clip(lower=1.0) * CI_TOLERANCE
     bad = (df["ci_low"] > point + tol) | (df["ci_high"] < point - tol)
+    if _has(df, "ci_method", "n_x", "n_y"):
+        # the concepts' interval (the hull of its confidence set where d_concepts is not estimable) stays within the
+        # largest |d| of concepts in the proportions n_x : n_y (eatlas.stats.interval.d_bound)
+        n_x, n_y = df["n_x"].astype("Float64"), df["n_y"].astype("Float64")
+        bound = (n_x + n_y) / (n_x * n_y) ** 0.5 + CI_TOLERANCE
+        concepts = (df["ci_method"] == CONCEPTS).fillna(False).astype(bool)
+        bad = bad | (concepts & ((df["ci_low"] < -bound) | (df["ci_high"] > bound)))
     for lo, hi, est in (("concepts_low", "concepts_high", "d_concepts"), ("papers_low", "papers_high", "effect_size")):
         if _has(df, lo, hi, est):
             t = df[est].abs().clip(lower=1.0) * CI_TOLERANCE
