@@ -25,11 +25,11 @@ from ..errors import EatlasError
 from ..registry.published import CONVENTION_COLUMNS as _CONVENTION_COLUMNS
 from ..registry.published import (
     PUBLISHED_COLUMNS,
-    SIGNIFICANCE_COLUMNS,
     read_conventions,
     read_published,
     read_significance,
 )
+from ..registry.published import SIGNIFICANCE_COLUMNS as _SIGNIFICANCE_COLUMNS
 from ..stats.conventions import CONVENTIONS as _CONVENTIONS
 
 if typing.TYPE_CHECKING:
@@ -715,7 +715,7 @@ _PUBLISHED_CONVENTIONS = f"""CREATE TABLE IF NOT EXISTS published_conventions (
 
 # Which rule each published table marks significance by (``significance:`` of the conventions files).
 _PUBLISHED_SIGNIFICANCE = "CREATE TABLE IF NOT EXISTS published_significance (" + ", ".join(
-    f"{c} {'DOUBLE' if c == 'level' else 'VARCHAR'}" for c in SIGNIFICANCE_COLUMNS) + ")"
+    f"{c} {'DOUBLE' if c == 'level' else 'VARCHAR'}" for c in _SIGNIFICANCE_COLUMNS) + ")"
 
 
 def refresh_conventions(con: duckdb.DuckDBPyConnection, reg) -> int:
@@ -730,8 +730,8 @@ def refresh_conventions(con: duckdb.DuckDBPyConnection, reg) -> int:
     con.execute("DELETE FROM published_significance")
     sig = read_significance(reg)
     if sig:
-        con.executemany(f"INSERT INTO published_significance VALUES ({', '.join('?' * len(SIGNIFICANCE_COLUMNS))})",
-                        [[r[c] for c in SIGNIFICANCE_COLUMNS] for r in sig])
+        con.executemany(f"INSERT INTO published_significance VALUES ({', '.join('?' * len(_SIGNIFICANCE_COLUMNS))})",
+                        [[r[c] for c in _SIGNIFICANCE_COLUMNS] for r in sig])
     return len(rows)
 
 
