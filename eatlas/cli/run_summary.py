@@ -103,8 +103,13 @@ def _columns(cfg, heads, rows, layout: str) -> list[tuple[str, list[str], bool]]
     if full:
         cols.append(("n (X,Y,A,B)", [c["n"] for c in rows], True))
     head, other = _heads(cfg)
-    cols.append((head, [c["d"] + (("  " if full else "\n") + c["ci"] if c["ci"] else "") for c in rows], True))
-    cols.append((other, [c["other"] for c in rows], True))
+    # the estimate and its interval never wrap (a number is never split from its interval): on one line in the full
+    # layout, the interval under its estimate in the others
+    sep = "  " if full else "\n"
+    cells = [(c["d"] if full or c["d"] != NOT_ESTIMABLE_CELL else NOT_ESTIMABLE_CELL.replace(" these", "\nthese"))
+             + (sep + c["ci"] if c["ci"] else "") for c in rows]
+    cols.append((head if full else head.replace(" [", "\n["), cells, False))
+    cols.append((other, [c["other"] for c in rows], False))
     papers = getattr(cfg, "p_rule", "concepts") == "papers"
     for name, key in (("p concepts", "p"), ("p papers", "p_papers")):
         marked = (key == "p_papers") == papers      # in the compact layouts the Holm mark follows the p it used
@@ -152,12 +157,13 @@ def _table(outcome, cfg, cols, layout: str, any_alias: bool) -> Table:
               padding=(0, 1) if bordered else (0, 1, 0, 0), pad_edge=bordered, show_edge=bordered)
     for head, cells, wraps in cols:
         widest = max(cell_len(line) for text in [head, *cells] for line in text.split("\n"))
+        shown = "\n".join(esc(line) for line in head.split("\n"))     # a header of several lines keeps them
         if head == "note":
             t.add_column(head, overflow="fold", ratio=1, min_width=min(NOTE_MIN, widest))
         elif wraps:
-            t.add_column(esc(head), overflow="fold")
+            t.add_column(shown, overflow="fold")
         else:
-            t.add_column(esc(head), no_wrap=True, min_width=widest)
+            t.add_column(shown, no_wrap=True, min_width=widest)
     for r in range(len(cols[0][1])):
         # plain text, never markup; control characters shown as escapes (eatlas.console.visible)
         t.add_row(*(Text("\n".join(visible(line) for line in c[1][r].split("\n"))) for c in cols))
