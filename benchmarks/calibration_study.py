@@ -1,20 +1,24 @@
-"""Calibration study of the WEAT's p-value and confidence intervals: do they mean what they say?
+"""Calibration study of the WEAT's two questions: do p_concepts and the concepts' interval mean what they say,
+and where does the papers' permutation p stop answering the concepts' question?
 
 Four large pools of unit vectors stand for the four concepts (X, Y targets; A, B attributes). The
-population d is the WEAT effect size computed on the whole pools (eatlas.stats.weat, Caliskan et al.'s
-formula); each replicate draws sets of n stimuli from the pools without replacement and runs EATlas's
-own code on them: ``eatlas.weat`` (d, the permutation p, ``d_corrected`` and the default interval) and
-``eatlas.stats.robust.bootstrap_ci`` (the percentile and BCa intervals). Printed per generative model,
-design (equal or unequal target sizes), set size n and population d:
+population d is the concepts' d of the whole pools (:func:`population_d`, eatlas.stats.concepts: delta /
+sqrt(sigma_w^2 + q delta^2), in the proportions of the cell's design); each replicate draws sets without
+replacement and runs EATlas's own code on them: ``eatlas.stats.concepts`` (p_concepts, the concepts' d and
+its interval) and the papers' permutation p (``eatlas.stats.weat.permutation_p``, ``--n-samples`` partitions,
+2,000 by default: the slow part), and, when asked (``--methods``), the earlier default interval
+(``inversion``, through ``eatlas.weat``) and the bootstrap's (``percentile``, ``BCa``). Printed per model,
+design, set size n and population d:
 
-* ``rej``: share of p < 0.05 (at d = 0 the null rejection rate, which should be near 0.05; else power);
-* ``d-bias``: mean sample d minus the population d (the attenuation), ``dc-bias``: the same for
-  ``d_corrected``;
-* per CI method: ``cov``, coverage of the population d (nominal 0.95); ``contra``, the share of results
-  with p < 0.01 whose interval contains 0 (a p/CI contradiction; ``-`` when no p < 0.01), and ``joint``,
-  the share of all results that are such a contradiction; ``width``, the median interval width.
+* ``attr/t``: median ratio of the attribute words' part of Var D to the target words' part (0 where X and Y
+  are exchangeable; the larger, the more the papers' p misses);
+* ``rej_c``, ``rej_pp``: share of one-sided p_concepts < 0.05 and of the papers' p < 0.05 (at d = 0 the null
+  rejection rates, nominal 0.05; else power); ``n.e.``: share of results not estimable;
+* per interval: ``cov``, coverage of the population d (nominal 0.95; a not-estimable result's hull counts as
+  the interval it is); ``>hi``, the share wholly above it; ``width``, the median width; ``<0.1w``, the share
+  narrower than 0.1; ``±bound``, the share with an end at the largest possible |d|.
 
-Generative models (``--models``):
+Generative models (``--models``). X and Y exchangeable (d = 0 by design):
 
 * ``gauss-light``: 50-d Gaussians around two attribute directions, concentrated (little noise from each
   attribute stimulus in s(w)); targets shifted towards A (X) or B (Y) to set the population d.
@@ -26,11 +30,28 @@ Generative models (``--models``):
   3,000 words each from the rest, drawn with weights tilted towards A (X) or B (Y) to set the population
   d (untilted, X and Y are a random split of one pool).
 
-Run (a full study is CPU-heavy; it runs on one core, ``nice`` it on a shared machine):
-    python benchmarks/calibration_study.py --quick           # a few minutes: 2 models, n 8 and 25, 60 replicates
-    nice -n 10 python benchmarks/calibration_study.py        # the study of docs/methods.md (about an hour)
-    python benchmarks/calibration_study.py --models glove --n 8 16 --d 0 1.0 --replicates 400 --json out.json
-    python benchmarks/calibration_study.py --markdown out.json   # the table of docs/methods.md from that run
+X and Y distinct concepts (population d set by moving X and Y apart or together along mean A - mean B, d = 0
+included):
+
+* ``gauss-sep``: the Gaussian targets apart along a direction orthogonal to the attributes'.
+* ``aniso-t3``: independent t3 noise with variances proportional to 1 / i under one random rotation, X and Y
+  apart along the noise's largest direction (the attribute words vary most where the targets differ).
+* ``glove-weat1``, ``glove-weat3``: each pool the 400 nearest GloVe words of the centroid of one of the
+  registry test's own sets (flowers, insects; European- and African-American names; pleasant, unpleasant).
+* ``glove-kmeans``: four random k-means clusters (scipy) of the 30,000 most frequent GloVe words.
+
+Outside the default run (name them with ``--models``): ``glove-weat6`` ... ``glove-weat9`` (``glove-weatN`` for any
+registry test with the four roles), ``common-dir`` (a dominant direction shared by every vector, cosines of
+0.8-0.9 as in contextual sentence embeddings) and ``radial-t3`` (multivariate t3 noise).
+
+Designs (``--designs``): ``equal`` (|X| = |Y| = |A| = |B| = n), ``unequal`` (|Y| = 1.5 n), ``few-attributes``
+(|A| = |B| = n / 2).
+
+Run (one core; ``nice`` it on a shared machine):
+    python benchmarks/calibration_study.py --quick           # seconds: 2 distinct models, n 8 and 16, d 0 and 1
+    nice -n 10 python benchmarks/calibration_study.py --replicates 200 --json study.json   # docs/methods.md's run
+    python benchmarks/calibration_study.py --markdown study.json          # its table (--cells: one row per cell)
+    python benchmarks/calibration_study.py --models glove-weat3 --d 0 --replicates 1000 --methods concepts inversion
 """
 from __future__ import annotations
 
@@ -50,8 +71,13 @@ from eatlas.stats.weat import permutation_p, weat
 
 EXCHANGEABLE = ("gauss-light", "gauss-heavy", "glove")
 DISTINCT = ("gauss-sep", "aniso-t3", "glove-weat1", "glove-weat3", "glove-kmeans")
+# more distinct-concept models, not in the default run: other registry tests' neighbourhoods, a dominant direction
+# shared by every vector (as in contextual embeddings), radially heavy-tailed (multivariate t3) noise
+EXTRA = ("glove-weat6", "glove-weat7", "glove-weat8", "glove-weat9", "common-dir", "radial-t3")
 MODELS = EXCHANGEABLE + DISTINCT
-DESIGNS = {"equal": 1.0, "unequal": 1.5}        # |Y| = round(factor * n); |X| = |A| = |B| = n
+# design: (|Y| / |X|, |A| / |X|): |X| = n, |Y| = round(first n), |A| = |B| = max(2, round(second n))
+DESIGNS = {"equal": (1.0, 1.0), "unequal": (1.5, 1.0), "few-attributes": (1.0, 0.5)}
+DEFAULT_DESIGNS = ("equal", "unequal")
 METHODS = ("concepts", "inversion", "percentile", "BCa")
 
 
@@ -247,6 +273,26 @@ def glove_kmeans(seed: int, clusters: int = 40, vocab: int = 30_000, min_size: i
     return Model("glove-kmeans", A, B, _shifted(X0, Y0, axis))
 
 
+def common_direction(name: str, seed: int, dim: int = 64, strength: float = 3.0, radial: bool = False,
+                     separation: float = 1.0, attr_signal: float = 0.5, pool: int = 3000) -> Model:
+    """Distinct X and Y (as ``gauss-sep``) in vectors that share one dominant direction e_c (``strength``: cosines
+    of 0.8-0.9 between any two stimuli, as in contextual sentence embeddings), and/or with radially heavy-tailed
+    noise (``radial``: each stimulus's noise divided by sqrt(chi2_3 / 3), a multivariate t3)."""
+    rng = np.random.default_rng(seed)
+    e_a, e_b, e_t, e_s, e_c = np.linalg.qr(rng.standard_normal((dim, 5)))[0].T
+
+    def noise():
+        z = rng.standard_normal((pool, dim)) / math.sqrt(dim)
+        return z / np.sqrt(rng.chisquare(3, size=(pool, 1)) / 3.0) if radial else z
+
+    z = [noise() for _ in range(4)]
+    A, B = _unit(strength * e_c + attr_signal * e_a + z[0]), _unit(strength * e_c + attr_signal * e_b + z[1])
+    toward = (e_a - e_b) / math.sqrt(2)
+    half = separation / 2 * e_s
+    return Model(name, A, B, lambda t: (_unit(strength * e_c + 0.5 * e_t + half + t * toward + z[2]),
+                                        _unit(strength * e_c + 0.5 * e_t - half - t * toward + z[3])))
+
+
 def make_model(name: str, seed: int) -> Model:
     if name == "gauss-light":
         return gaussian(name, 50, 1.0, seed)
@@ -258,10 +304,12 @@ def make_model(name: str, seed: int) -> Model:
         return gaussian_separated(seed)
     if name == "aniso-t3":
         return anisotropic_t3(seed)
-    if name == "glove-weat1":
-        return glove_neighbourhoods("weat1")
-    if name == "glove-weat3":
-        return glove_neighbourhoods("weat3")
+    if name.startswith("glove-weat"):
+        return glove_neighbourhoods(name[len("glove-"):])
+    if name == "common-dir":
+        return common_direction(name, seed)
+    if name == "radial-t3":
+        return common_direction(name, seed, strength=0.0, radial=True, separation=1.5)
     if name == "glove-kmeans":
         return glove_kmeans(seed)
     raise ValueError(f"unknown model {name!r} (one of {', '.join(MODELS)})")
@@ -283,15 +331,17 @@ def _interval_stats(v: np.ndarray, d_pop: float, bound: float) -> dict:
             "miss_below": float(np.mean(v[:, 1] < d_pop)), "miss_above": float(np.mean(v[:, 0] > d_pop))}
 
 
-def run_cell(X, Y, A, B, n, factor, reps, methods, n_samples, n_boot, seed) -> dict:
-    """One cell: ``reps`` tests of |X| = |A| = |B| = n, |Y| = round(factor n) drawn from the pools, each answered
+def run_cell(X, Y, A, B, n, factor, reps, methods, n_samples, n_boot, seed, attr_factor: float = 1.0) -> dict:
+    """One cell: ``reps`` tests of |X| = n, |Y| = round(factor n), |A| = |B| = round(attr_factor n) drawn from the
+    pools, each answered
     by the concepts' statistic (eatlas.stats.concepts) and the papers' permutation p (``n_samples`` partitions),
     and by the other interval ``methods`` asked for."""
     rng = np.random.default_rng(seed)
     n_y = int(round(factor * n))
+    n_a = max(2, int(round(attr_factor * n)))
     d_pop = population_d(X, Y, A, B, n / (n + n_y))
     bound = (n + n_y) / math.sqrt(n * n_y)
-    ix, iy, ia, ib = (draws(rng, len(P), k, reps) for P, k in ((X, n), (Y, n_y), (A, n), (B, n)))
+    ix, iy, ia, ib = (draws(rng, len(P), k, reps) for P, k in ((X, n), (Y, n_y), (A, n_a), (B, n_a)))
     p_papers, p_c, d_c, d_s, ratio = (np.full(reps, np.nan) for _ in range(5))
     estimable = np.zeros(reps, dtype=bool)
     ci = {m: np.empty((reps, 2)) for m in methods}
@@ -318,7 +368,7 @@ def run_cell(X, Y, A, B, n, factor, reps, methods, n_samples, n_boot, seed) -> d
                 bci = bootstrap_ci(x, y, a, b, ci=0.95, n_boot=n_boot, seed=seed + r, method=m)
                 ci[m][r] = bci.low, bci.high
     p_two = np.minimum(1.0, 2.0 * np.minimum(p_c, 1.0 - p_c))
-    out = {"n_x": n, "n_y": n_y, "n_a": n, "n_b": n, "d_pop": d_pop, "replicates": reps,
+    out = {"n_x": n, "n_y": n_y, "n_a": n_a, "n_b": n_a, "d_pop": d_pop, "replicates": reps,
            "rejection_concepts": float(np.mean(p_c < 0.05)),
            "rejection_concepts_two_sided": float(np.mean(p_two < 0.05)),
            "rejection_papers": float(np.mean(p_papers < 0.05)),
@@ -350,8 +400,11 @@ def header(methods) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
-    ap.add_argument("--designs", nargs="+", default=list(DESIGNS), choices=list(DESIGNS))
+    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS + EXTRA,
+                    help=f"default: all but {', '.join(EXTRA)}")
+    ap.add_argument("--designs", nargs="+", default=list(DEFAULT_DESIGNS), choices=list(DESIGNS),
+                    help="target and attribute sizes: equal (|X| = |Y| = |A| = |B|), unequal (|Y| = 1.5 |X|), "
+                         "few-attributes (|A| = |B| = |X| / 2)")
     ap.add_argument("--n", nargs="+", type=int, default=[8, 16, 25], help="set sizes (|X| = |A| = |B| = n)")
     ap.add_argument("--d", nargs="+", type=float, default=[0.0, 0.5, 1.0, 1.5], help="population effect sizes")
     ap.add_argument("--methods", nargs="+", default=["concepts"], choices=METHODS,
@@ -362,21 +415,22 @@ def main(argv=None) -> int:
     ap.add_argument("--n-boot", type=int, default=2_000, help="bootstrap resamples (percentile, BCa)")
     ap.add_argument("--seed", type=int, default=2025)
     ap.add_argument("--quick", action="store_true", help="gauss-sep and aniso-t3, n 8 and 16, d 0 and 1, equal "
-                    "sizes, 100 replicates")
+                    "sizes, 200 replicates")
     ap.add_argument("--json", help="write every cell's numbers to this file")
     ap.add_argument("--markdown", metavar="JSON", nargs="+", help="print the table of docs/methods.md from the "
                     "--json files of earlier runs, and nothing else")
+    ap.add_argument("--cells", action="store_true", help="with --markdown: one row per cell")
     args = ap.parse_args(argv)
     if args.markdown:
         studies = []
         for path in args.markdown:
             with open(path, encoding="utf-8") as f:
                 studies.append(json.load(f))
-        print(markdown(studies))
+        print(markdown(studies, cells=args.cells))
         return 0
     if args.quick:
         args.models, args.designs, args.n, args.d, args.replicates = \
-            ["gauss-sep", "aniso-t3"], ["equal"], [8, 16], [0.0, 1.0], 100
+            ["gauss-sep", "aniso-t3"], ["equal"], [8, 16], [0.0, 1.0], 200
     print(f"calibration study: {args.replicates} replicates per cell, the papers' p on {args.n_samples} partitions, "
           f"n_boot {args.n_boot}, 95% intervals; load average {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)",
           flush=True)
@@ -386,14 +440,15 @@ def main(argv=None) -> int:
         model = make_model(name, args.seed + mi)
         for design in args.designs:
             print(f"\n{name}, {design} target sizes\n" + header(args.methods), flush=True)
-            share = 1.0 / (1.0 + DESIGNS[design])
+            y_factor, a_factor = DESIGNS[design]
+            share = 1.0 / (1.0 + y_factor)
             for di, d in enumerate(args.d):
                 X, Y, _ = model.pools(d, share)
                 for ni, n in enumerate(args.n):
                     seed = args.seed * 1000 + mi * 100 + di * 10 + ni
-                    c = run_cell(X, Y, model.A, model.B, n, DESIGNS[design], args.replicates, args.methods,
-                                 args.n_samples, args.n_boot, seed)
-                    c.update(model=name, design=design, distinct=name in DISTINCT)
+                    c = run_cell(X, Y, model.A, model.B, n, y_factor, args.replicates, args.methods,
+                                 args.n_samples, args.n_boot, seed, a_factor)
+                    c.update(model=name, design=design, distinct=name not in EXCHANGEABLE)
                     cells.append(c)
                     print(fmt_cell(c, args.methods), flush=True)
                     if args.json:           # after every cell, so that an interrupted study keeps what it did
@@ -407,23 +462,47 @@ def main(argv=None) -> int:
     return 0
 
 
-def markdown(studies: list[dict]) -> str:
-    """The studies as the markdown table of docs/methods.md: one row per cell."""
+def markdown(studies: list[dict], cells: bool = False) -> str:
+    """The studies as the markdown table of docs/methods.md: one row per model, design and n, the population d's
+    side by side (``cells``: one row per cell instead, every number the study keeps)."""
     lines = []
     for study in studies:
         s = study["settings"]
         lines.append(f"{s['replicates']} replicates per cell; the papers' permutation p on {s['n_samples']:,} "
                      f"partitions; 95% intervals; seed {s['seed']}; models {', '.join(s['models'])}.")
-    lines += ["", "| model | X/Y (A = B = X) | population d | attribute / target variance | p_concepts < 0.05 | "
-              "papers' p < 0.05 | coverage | width | narrower than 0.1 | not estimable | an end at ±bound |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for study in studies:
-        for c in study["cells"]:
+    rows = [c for study in studies for c in study["cells"]]
+    if cells:
+        lines += ["", "| model | X/Y/A (B = A) | population d | attribute / target variance | p_concepts < 0.05 | "
+                  "papers' p < 0.05 | coverage | width | narrower than 0.1 | not estimable | an end at ±bound |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for c in rows:
             v = c["methods"]["concepts"]
             lines.append("| " + " | ".join([
-                c["model"], f"{c['n_x']}/{c['n_y']}", f"{c['d_pop']:.2f}", f"{c['attribute_to_target']:.2f}",
+                c["model"], f"{c['n_x']}/{c['n_y']}/{c['n_a']}", f"{c['d_pop']:.2f}", f"{c['attribute_to_target']:.2f}",
                 f"{c['rejection_concepts']:.3f}", f"{c['rejection_papers']:.3f}", f"{v['coverage']:.3f}",
                 f"{v['width']:.2f}", f"{v['narrow']:.3f}", f"{c['not_estimable']:.3f}", f"{v['at_bound']:.3f}"]) + " |")
+        return "\n".join(lines)
+    groups: dict = {}
+    for c in rows:
+        groups.setdefault((c["model"], c["n_x"], c["n_y"], c["n_a"]), []).append(c)
+    ds = sorted({round(c["d_pop"], 1) for c in rows})
+    lines += ["", "| model | X/Y/A (B = A) | attribute / target variance | at d = 0: p_concepts < 0.05 | "
+              "the papers' p < 0.05 | coverage at d = " + " / ".join(f"{d:g}" for d in ds) + " | width at d = "
+              + " / ".join(f"{d:g}" for d in ds) + " | not estimable (most) | an end at ±bound (most) | "
+              "narrower than 0.1 (most) |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for (model, n_x, n_y, n_a), group in groups.items():
+        by_d = {round(c["d_pop"], 1): c for c in group}
+        null = by_d.get(0.0)
+
+        def per_d(key, fmt, by_d=by_d):
+            return " / ".join(fmt.format(by_d[d]["methods"]["concepts"][key]) if d in by_d else "-" for d in ds)
+        lines.append("| " + " | ".join([
+            model, f"{n_x}/{n_y}/{n_a}", f"{np.median([c['attribute_to_target'] for c in group]):.2f}",
+            f"{null['rejection_concepts']:.3f}" if null else "-", f"{null['rejection_papers']:.3f}" if null else "-",
+            per_d("coverage", "{:.2f}"), per_d("width", "{:.1f}"),
+            f"{max(c['not_estimable'] for c in group):.2f}",
+            f"{max(c['methods']['concepts']['at_bound'] for c in group):.2f}",
+            f"{max(c['methods']['concepts']['narrow'] for c in group):.2f}"]) + " |")
     return "\n".join(lines)
 
 

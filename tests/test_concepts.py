@@ -42,7 +42,7 @@ def test_the_interval_holds_zero_exactly_when_the_two_sided_p_does_not_reject(le
     for i, (X, Y, A, B) in _cases():
         r = concepts_test(X, Y, A, B, ci=level, alternative="two-sided")
         seen[r.estimable] += 1
-        assert (not (r.low <= 0 <= r.high)) == (r.p < 1 - level), (i, r)
+        assert (not (r.low <= 0 <= r.high)) == (r.p < 1 - level) == (not (r.diff_low <= 0 <= r.diff_high)), (i, r)
         bound = d_bound(len(X), len(Y))
         assert -bound - 1e-12 <= r.low <= r.high <= bound + 1e-12, (i, r)
         if r.estimable:

@@ -93,7 +93,7 @@ class ConceptsVariance:
     df: float               # Satterthwaite's degrees of freedom of ``variance``
     target_part: float      # var_X(s) / n_x + var_Y(s) / n_y
     attribute_part: float   # the attribute samples' part (interaction removed; floored at 0)
-    sigma_w2: float         # pooled within-concept variance of the true association S(w) (may be <= 0)
+    sigma_w2: float         # within-concept variance of the true association S(w), design's shares (may be <= 0)
     ms_within: float        # within-concept variance of s(w) (ddof=1 in each), X and Y in the design's shares
     reliability: float      # sigma_w2 / ms_within: the share of the targets' spread that is not attribute noise
     sigma_w2_var_targets: float = 0.0       # the variance of sigma_w2 over new target words (normal theory)
@@ -105,15 +105,15 @@ class ConceptsVariance:
 class ConceptsResult:
     """The concepts' question answered whole: estimate, interval and p of one estimand."""
     d: float                # the concepts' d (NaN where not estimable)
-    low: float              # its interval (NaN where not estimable)
+    low: float              # its interval; where not estimable, the confidence set's hull, reaching +-bound
     high: float
     p: float                # p of delta = 0 (so d = 0) against ``alternative``, Welch-Satterthwaite t
     level: float
     alternative: str
     estimable: bool
     reason: str | None      # why the concepts' d cannot be estimated here, in words (None when it can)
-    diff: float             # D and its interval (the difference of mean associations; +-inf when unbounded)
-    diff_low: float
+    diff: float             # D, the difference of mean associations, and its t interval D -+ t se (which needs
+    diff_low: float         # no scale, so it is always finite; it excludes 0 exactly when the interval of d does)
     diff_high: float
     se: float               # sqrt of the variance estimate of D
     df: float
@@ -294,8 +294,9 @@ def concepts_from_blocks(sa: np.ndarray, sb: np.ndarray, n_x: int, *, ci: float 
         return float(theta / np.sqrt(v.sigma_w2 + q * theta * theta))
 
     return ConceptsResult(d=d_of(v.diff), low=d_of(lo), high=d_of(hi), p=p, level=float(ci),
-                          alternative=alternative, estimable=True, reason=None, diff=v.diff, diff_low=float(lo),
-                          diff_high=float(hi), se=se, df=v.df, reliability=float(rel))
+                          alternative=alternative, estimable=True, reason=None, diff=v.diff,
+                          diff_low=float(v.diff - t * se), diff_high=float(v.diff + t * se), se=se, df=v.df,
+                          reliability=float(rel))
 
 
 @single_threaded

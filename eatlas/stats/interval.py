@@ -1,4 +1,6 @@
-"""The default confidence interval of the WEAT effect size, and the attenuation of d at small set sizes.
+"""The papers' interval of the WEAT effect size (the permutation test inverted), the inversion interval built on
+it, and the attenuation of d at small set sizes. The concepts' question has its own p and interval,
+:mod:`eatlas.stats.concepts`.
 
 Why another interval. A WEAT's s(w) = mean cos(w, a) - mean cos(w, b) is computed from a *sample* of
 attribute stimuli, so every s(w) carries sampling noise from A and B. That noise spreads the s(w) of the
@@ -10,14 +12,16 @@ attributes) as if its two factors were independent, which counts their interacti
 2000; Owen 2007): its percentile interval is too wide near d = 0, too low at large d, and can contain 0
 beside a permutation p < 0.01. ``benchmarks/calibration_study.py`` measures all of this.
 
-The interval here (``ci_method="inversion"``, the default; docs/methods.md derives it):
+The intervals here (docs/methods.md derives them): :func:`papers_interval` is step 1 alone, mapped to the sample
+d's scale (the papers' question: these attribute words, the targets exchangeable); the inversion interval
+(``ci_method="inversion"``, :func:`inversion_ci`) is steps 1-3:
 
 1. **The permutation test inverted** (Garthwaite 1996): for every partition of the test's own
    permutation distribution (the same partitions, seed and tie tolerance as its p-value), the shift
    theta of X's s(w) at which that partition's statistic equals the observed one. The shifts theta at
    which the one-sided tests do not reject at (1 - level) / 2 form an interval for the difference of
    mean associations. Its lower end is above 0 exactly when p_greater <= (1 - level) / 2 and its upper
-   end below 0 exactly when p_less <= (1 - level) / 2, so the interval never contradicts the p-value.
+   end below 0 exactly when p_less <= (1 - level) / 2: it answers the permutation p's own question.
 2. **Widened for the attribute sample**: the permutation test holds A and B fixed; with other attribute
    stimuli the difference would move by (mean x - mean y) . delta, delta the attribute sample's error.
    Its variance, unbiasedly estimated from the cosine blocks, is added to each half-width. A widened
@@ -31,6 +35,11 @@ The interval here (``ci_method="inversion"``, the default; docs/methods.md deriv
    read from the double-centred cosine block). The reliability is floored at
    :data:`RELIABILITY_FLOOR`, and the ends are kept within the largest |d| the target sizes allow
    (:func:`d_bound`). The mapping keeps signs, so step 1's agreement with the p-value survives.
+
+That agreement was the design's target, and the calibration study shows it was the wrong one: where X and Y are
+distinct concepts (every real test) the permutation p is anti-conservative for the population question, and an
+interval kept from crossing 0 wherever that p rejects inherits it (coverage 0.38-0.92 at population d = 0 in
+the study's distinct-concept models). :mod:`eatlas.stats.concepts` answers the population question whole.
 
 ``d_corrected`` = d / sqrt(reliability) is the matching point estimate, an additional number: the paper-
 comparable d stays the headline and is computed as before.
