@@ -1,7 +1,8 @@
 """One significance legend for every table and figure (CLI table, report heatmap, EAT-Maps).
 
 ``*`` marks a WEAT/SEAT (or ML-EAT Level 1) effect that is significant after Holm-Bonferroni
-correction over the tests of its run, at the run's family-wise alpha (``results.holm_significant``).
+correction over the tests of its run, at the run's family-wise alpha, by the p of the run's --p-rule
+(``results.holm_significant``, ``holm_p_rule``, ``holm_family``).
 Nothing else is starred: ML-EAT Level 2 associations are shown by colour, with their own rule.
 """
 from __future__ import annotations
@@ -15,9 +16,20 @@ def mark(holm_significant) -> str:
     return MARK if holm_significant is True or (holm_significant is not None and holm_significant == 1) else ""
 
 
-def legend(alpha: float | None = None) -> str:
+def legend(alpha: float | None = None, p_rule: str | None = None) -> str:
     at = f"α = {alpha:g}" if alpha is not None else "the run's α"
-    return f"{MARK} significant after Holm-Bonferroni correction over the run's tests at {at}"
+    by = {"concepts": " on p concepts", "papers": " on the papers' p"}.get(p_rule or "", "")
+    return f"{MARK} significant after Holm-Bonferroni correction over the run's tests at {at}{by}"
+
+
+def alternative_line(alternative: str | None) -> str:
+    """Which alternative the p-values test, in words, with the option that changes it."""
+    return {"greater": "both p are one-sided: they test d > 0 (X nearer A than Y is; --alternative greater); an "
+                       "effect in the other direction gets p near 1 and a note",
+            "less": "both p are one-sided: they test d < 0 (--alternative less); an effect in the other direction "
+                    "gets p near 1 and a note",
+            "two-sided": "both p are two-sided: they test d ≠ 0 (--alternative two-sided)"}.get(
+        alternative or "greater", f"p tests the {alternative} alternative")
 
 
 def wrap(label: str, width: int = 14) -> str:
@@ -27,23 +39,39 @@ def wrap(label: str, width: int = 14) -> str:
 
 # What each number of a WEAT result answers, one line each: the CLI after its table, the report and the dataset
 # card say the same (docs/methods.md, "What the numbers answer").
-P_MEANS = ("p (permutation test): would these target stimuli differ this much if the labels X and Y were random? "
-           "It holds the attribute stimuli fixed.")
+P_CONCEPTS_MEANS = ("p concepts (the default; eatlas.stats.concepts): would other words of the same four concepts "
+                    "show this association? Targets and attributes are both samples of their concepts.")
+P_MEANS = ("p papers (permutation test, as Caliskan et al. and May et al.): would these target words differ this much "
+           "if the labels X and Y were random? It holds the attribute words fixed.")
 CI_MEANS = {
-    "inversion": "CI: how d would vary with other stimuli drawn from the same concepts: the permutation test "
-                 "inverted, widened for the attribute sample and corrected for attenuation, so it is about the "
-                 "concepts' d and may lie above the attenuated d.",
-    "bootstrap": "CI: how d would vary with other stimuli drawn from the same concepts (stimulus bootstrap); it "
-                 "does not correct the attenuation below and can contain 0 beside a small p.",
+    "concepts": "CI: the concepts' d with its interval, from the same question as p concepts (they agree by "
+                "construction); where the attribute words' noise swamps the targets' spread it says 'not estimable' "
+                "instead.",
+    "permutation": "CI (permutation): the papers' question, the permutation test inverted: an interval of the sample "
+                   "d with these attribute words fixed.",
+    "inversion": "CI (inversion, earlier versions): the permutation test inverted, widened for the attribute sample "
+                 "and corrected for attenuation; an interval of d_corrected.",
+    "bootstrap": "CI (stimulus bootstrap): how the sample d would vary with other stimuli drawn from the same "
+                 "concepts; it does not correct the attenuation below and can contain 0 beside a small p.",
 }
-ATTENUATION = ("d is attenuated at small set sizes: each s(w) carries noise from the finite attribute sample, which "
-               "inflates d's denominator; d_corrected removes that noise (reliability: the share of var s(w) that "
-               "is not noise). d stays the number comparable with the papers.")
+ATTENUATION = ("sample d (Caliskan et al.'s) is the number comparable with the papers; it is attenuated at small set "
+               "sizes, since each s(w) carries noise from the finite attribute sample. The concepts' d is the "
+               "effect of the concepts with that noise removed.")
 
 
-def meanings(ci_method: str | None) -> list[str]:
-    """The lines that say what p, the CI (of ``ci_method``; None: no CI) and d answer."""
-    out = [P_MEANS]
+def ci_means(ci_method: str | None) -> str | None:
+    """The line that says what the CI of ``ci_method`` answers (None: no CI)."""
+    if not ci_method:
+        return None
+    return CI_MEANS.get(ci_method, CI_MEANS["bootstrap"])
+
+
+def meanings(ci_method: str | None, alternative: str | None = "greater") -> list[str]:
+    """The lines that say what p (both), the CI (of ``ci_method``; None: no CI), d and the alternative answer."""
+    out = [P_CONCEPTS_MEANS, P_MEANS]
     if ci_method:
-        out.append(CI_MEANS["inversion" if ci_method == "inversion" else "bootstrap"])
-    return out + [ATTENUATION]
+        out.append(ci_means(ci_method))
+    out.append(ATTENUATION)
+    if alternative:
+        out.append(alternative_line(alternative)[0].upper() + alternative_line(alternative)[1:] + ".")
+    return out

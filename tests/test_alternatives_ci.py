@@ -76,7 +76,7 @@ def test_a_set_of_one_stimulus_still_gets_an_interval():
     r = weat(X, Y, A, B, n_boot=500, seed=0, ci_method="percentile")
     assert np.isfinite(r.ci_low) and r.ci_low <= r.effect_size <= r.ci_high
     r = weat(X, Y, A, B)                    # the default interval: A's single stimulus adds no attribute noise
-    assert np.isfinite(r.ci_low) and r.ci_low < r.ci_high and r.ci_method == "inversion"
+    assert np.isfinite(r.ci_low) and r.ci_low < r.ci_high and r.ci_method == "concepts"
 
 
 def test_ci_method_bca_from_the_cli_is_stored_and_differs_from_percentile(tmp_path, capsys):

@@ -132,18 +132,25 @@ def test_mleat_convention_is_the_ml_eat_codes_p():
 def test_wefe_convention_d_is_wefes_formula_and_its_interval_scales():
     """dccuchile/wefe wefe/metrics/WEAT.py (wefe 1.0.1; commit 1998132a3e80) _calc_effect_size (l. 127-141):
     np.std with numpy's default ddof=0 over X u Y. On the same s(w) it is the default d times sqrt(N/(N-1)),
-    N = |X| + |Y|, and so are both ends of its bootstrap interval (every resample keeps the set sizes)."""
+    N = |X| + |Y|, and so are both ends of the intervals of the sample d (the papers' and the bootstrap's: every
+    resample keeps the set sizes). The concepts' d and its interval have no ddof: the convention leaves them as
+    they are (it once multiplied them too, giving ends beyond any possible |d|)."""
     X, Y, A, B = _vectors(sizes=(6, 7, 5, 5))
     sx, sy = _s(X, A, B), _s(Y, A, B)
     theirs = (np.mean(sx) - np.mean(sy)) / np.std(np.concatenate((sx, sy)))
-    ours = eatlas.weat(X, Y, A, B, convention="wefe", n_boot=500)
-    default = eatlas.weat(X, Y, A, B, n_boot=500)
+    ours = eatlas.weat(X, Y, A, B, convention="wefe", n_boot=500, ci_method="percentile")
+    default = eatlas.weat(X, Y, A, B, n_boot=500, ci_method="percentile")
     assert ours.effect_size == pytest.approx(theirs, rel=1e-12)
     factor = math.sqrt(13 / 12)
     assert ours.effect_size == pytest.approx(default.effect_size * factor, rel=1e-12)
     assert (ours.ci_low, ours.ci_high) == pytest.approx((default.ci_low * factor, default.ci_high * factor),
                                                         rel=1e-12)
+    assert (ours.papers_low, ours.papers_high) == pytest.approx((default.papers_low * factor,
+                                                                 default.papers_high * factor), rel=1e-12)
     assert conventions.rescale(default.effect_size, 13, ddof=0) == pytest.approx(ours.effect_size, rel=1e-12)
+    # the concepts' answer is the convention's too, unchanged
+    assert (ours.concepts_low, ours.concepts_high, ours.d_concepts, ours.p_concepts) == (
+        default.concepts_low, default.concepts_high, default.d_concepts, default.p_concepts)
 
 
 def _wefe_p(sx, sy, iterations, rng, test_type):

@@ -1,5 +1,6 @@
-"""The default confidence interval (eatlas.stats.interval, --ci-method inversion), d_corrected, and the notes a
-result carries where its p-value and interval disagree or its sets are small (docs/methods.md)."""
+"""The intervals of a WEAT result (the default, the concepts': eatlas.stats.concepts; the papers': the permutation
+test inverted, eatlas.stats.interval), d_corrected, and the notes a result carries where its p-value and interval
+disagree, its sets are small or its concepts' d is not estimable (docs/methods.md)."""
 import itertools
 import math
 import os
@@ -68,17 +69,22 @@ def test_the_shift_interval_is_the_set_of_shifts_neither_test_rejects():
 @pytest.mark.parametrize("n, n_samples", [((6, 6), 100_000), ((7, 9), 100_000), ((30, 30), 4_000),
                                           ((40, 70), 3_000)])
 def test_the_interval_never_contradicts_the_p_value(n, n_samples):
-    """Exact and sampled partitions, equal and unequal sizes: the interval lies above 0 exactly when the
-    one-sided p is at most 0.025 (so never contains 0 beside p < 0.01), and below 0 exactly when the other
-    tail's p is."""
+    """Exact and sampled partitions, equal and unequal sizes: each question's interval agrees with its own p.
+    The default interval (the concepts') lies above 0 exactly when the one-sided p_concepts is at most 0.025 (so
+    never contains 0 beside p_concepts < 0.01), and below 0 exactly when the other tail's is; the papers'
+    interval does the same with the permutation p (p_value)."""
     for seed in range(12):
         X, Y, A, B = _mats(seed, n=(n[0], n[1], 8, 8), shift=0.25 * (seed % 4 - 1))
         g = weat(X, Y, A, B, n_samples=n_samples, seed=seed)
-        less = weat(X, Y, A, B, n_samples=n_samples, seed=seed, alternative="less", ci=None).p_value
-        assert g.ci_method == "inversion" and g.n_boot is None
-        assert (g.ci_low > 0) == (g.p_value <= 0.025), (seed, g)
-        assert (g.ci_high < 0) == (less <= 0.025), (seed, g)
-        assert disagreement(g.p_value, "greater", g.ci_low, g.ci_high, alpha=0.01, level=0.95) is None
+        less = weat(X, Y, A, B, n_samples=n_samples, seed=seed, alternative="less", ci=None)
+        assert g.ci_method == "concepts" and g.n_boot is None
+        assert (g.ci_low, g.ci_high) == (g.concepts_low, g.concepts_high)
+        # where the concepts' d is not estimable the interval is the hull of the confidence set, which may end at 0
+        above, below = (g.ci_low > 0, g.ci_high < 0) if g.concepts_estimable else (g.ci_low >= 0, g.ci_high <= 0)
+        assert above == (g.p_concepts <= 0.025), (seed, g)
+        assert below == (less.p_concepts <= 0.025), (seed, g)
+        assert disagreement(g.p_concepts, "greater", g.ci_low, g.ci_high, alpha=0.01, level=0.95) is None
+        assert (g.papers_low > 0) == (g.p_value <= 0.025) and (g.papers_high < 0) == (less.p_value <= 0.025)
 
 
 @pytest.mark.parametrize("n, n_samples", [((6, 6), 100_000), ((7, 9), 100_000), ((30, 30), 3_000)])
@@ -143,7 +149,11 @@ def test_the_bound_keeps_the_interval_within_the_possible():
     assert d_bound(8, 8) == 2.0 and d_bound(4, 16) == pytest.approx(20 / 8)
     X, Y, A, B = _mats(7, n=(8, 8, 8, 8), shift=4.0)
     r = weat(X, Y, A, B)
-    assert 0 < r.ci_low <= r.ci_high <= 2.0
+    # the targets' spread is all attribute noise here: the concepts' d is not estimable, and its interval is the
+    # hull of the confidence set, within the bound; the papers' interval stays within a sample d's range
+    assert not r.concepts_estimable and r.d_concepts is None and r.concepts_reason
+    assert 0 <= r.ci_low <= r.ci_high <= 2.0
+    assert 0 < r.papers_low <= r.effect_size <= r.papers_high <= math.sqrt(16 * 15 / 64)
 
 
 def test_disagreement_names_both_directions():
@@ -179,7 +189,9 @@ def test_a_small_simulation_is_calibrated(attr_signal):
             res = weat(X[idx[0]], Y[idx[1]], A[idx[2]], B[idx[3]], n_samples=2_000, seed=r)
             p.append(res.p_value)
             cov.append(res.ci_low <= d_pop <= res.ci_high)
-            contra.append(res.p_value < 0.01 and res.ci_low <= 0)
+            # the default interval answers the concepts' question: it agrees with p_concepts (the papers' p may
+            # be small beside it: another question)
+            contra.append(res.p_concepts < 0.01 and (res.ci_low < 0 or res.concepts_estimable and res.ci_low <= 0))
         if check == "null":
             assert 0.01 <= np.mean(np.array(p) < 0.05) <= 0.10, np.mean(np.array(p) < 0.05)
         else:
@@ -190,30 +202,38 @@ def test_a_small_simulation_is_calibrated(attr_signal):
 def test_result_notes_say_where_p_and_ci_disagree_and_which_sets_are_small():
     from eatlas.run.runner import RunConfig, result_notes
 
-    row = dict(p_value=0.004, alternative="greater", ci_low=-0.2, ci_high=1.1, ci_method="percentile",
-               n_x=8, n_y=8, n_a=5, n_b=8, reliability=0.05)
+    row = dict(p_value=0.004, p_concepts=0.004, alternative="greater", ci_low=-0.2, ci_high=1.1,
+               ci_method="percentile", n_x=8, n_y=8, n_a=5, n_b=8, reliability=0.05, effect_size=0.8,
+               concepts_estimable=False, concepts_reason="only 3% of the spread ...")
     notes = result_notes(row, RunConfig())
     assert notes[0].startswith("p < α = 0.01 but the CI contains 0")
+    assert "the p answers the concepts' question" in notes[0] and "resamples the stimuli" in notes[0]
     assert notes[1].startswith("small set (A 5)") and "from 8 stimuli per set" in notes[1]
-    assert notes[2].startswith("reliability 0.05")
-    row.update(p_value=0.2, ci_low=-0.5, n_a=8, reliability=0.9)
+    # no bare reliability: where the concepts' d cannot be estimated, the note says so in words
+    assert notes[2] == "the concepts' d is not estimable at these set sizes: only 3% of the spread ..."
+    assert not any(n.startswith("reliability") for n in notes)
+    # the papers' p under --p-rule papers, beside the concepts' interval: the note names both questions
+    papers = result_notes({**row, "ci_method": "concepts", "concepts_estimable": True, "n_a": 8},
+                          RunConfig(p_rule="papers"))
+    assert papers[0].startswith("p < α = 0.01 but the CI contains 0") and "the papers' question" in papers[0]
+    row.update(p_value=0.2, p_concepts=0.2, ci_low=-0.5, n_a=8, reliability=0.9, concepts_estimable=True)
     assert result_notes(row, RunConfig()) == []
 
 
-def test_a_default_run_stores_the_inversion_interval_and_says_what_the_numbers_answer(tmp_path, capsys):
+def test_a_default_run_stores_the_concepts_interval_and_says_what_the_numbers_answer(tmp_path, capsys):
     import duckdb
 
     from eatlas.cli import main
-    from eatlas.legend import ATTENUATION, P_MEANS
+    from eatlas.legend import ATTENUATION, CI_MEANS, P_CONCEPTS_MEANS, P_MEANS
 
     db = tmp_path / "r.duckdb"
     assert main(["--db", str(db), "run", "--model", "glove-6b-50d", "--tests", "weat6", "--levels", "word",
                  "--no-cache"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert P_MEANS in out and ATTENUATION in out and "CI: how d would vary with other stimuli" in out
+    assert P_CONCEPTS_MEANS in out and P_MEANS in out and ATTENUATION in out and CI_MEANS["concepts"] in out
     row = duckdb.connect(str(db), read_only=True).execute(
-        "SELECT ci_method, n_boot, ci_low, ci_high, effect_size, d_corrected, reliability, notes, p_value "
-        "FROM results").fetchone()
-    assert row[0] == "inversion" and row[1] is None
-    assert row[5] is not None and 0 < row[6] <= 1 and abs(row[5]) >= abs(row[4])
-    assert (row[2] > 0) == (row[8] <= 0.025)
+        "SELECT ci_method, n_boot, ci_low, ci_high, effect_size, d_concepts, p_concepts, papers_low, papers_high, "
+        "p_value FROM results").fetchone()
+    assert row[0] == "concepts" and row[1] is None
+    assert row[2] <= row[5] <= row[3] and (row[2] > 0) == (row[6] <= 0.025)
+    assert row[7] <= row[4] <= row[8] and (row[7] > 0) == (row[9] <= 0.025)

@@ -99,12 +99,20 @@ def _run_options(r: argparse.ArgumentParser, *, sweep: bool) -> None:
                    help="bootstrap resamples (--ci-method percentile or BCa; at most what this machine's memory "
                         "holds)")
     r.add_argument("--no-ci", action="store_true", help="compute no confidence interval")
-    from ..stats.interval import CI_METHODS
+    from ..stats.weat import CI_METHODS
     r.add_argument("--ci-method", choices=CI_METHODS, default=CI_METHODS[0],
-                   help="inversion (default: the permutation test inverted, widened for the attribute sample and "
-                        "corrected for attenuation; the interval the calibration study supports, docs/methods.md), "
-                        "or the stimulus bootstrap's percentile (as WEATHub) or BCa (bias-corrected and "
-                        "accelerated, scipy.stats.bootstrap)")
+                   help="which interval the table shows beside its estimate: concepts (default: the concepts' d, "
+                        "targets and attributes both samples of their concepts, with its p; docs/methods.md), "
+                        "permutation (the papers' question: the permutation test inverted, an interval of the "
+                        "sample d), or the stimulus bootstrap's percentile (as WEATHub) or BCa (bias-corrected and "
+                        "accelerated, scipy.stats.bootstrap), of the sample d; the concepts' and the papers' "
+                        "intervals are stored either way")
+    from ..stats.weat import P_RULES
+    r.add_argument("--p-rule", choices=P_RULES, default=P_RULES[0],
+                   help="which p the Holm mark and the notes use: concepts (default: p_concepts, would other words "
+                        "of the same concepts show the association?) or papers (p_value, the permutation test of "
+                        "Caliskan et al. and May et al.: would these target words differ this much were X and Y "
+                        "random labels, the attribute words fixed?); both are stored")
     r.add_argument("--pooling", help="mean, mean_nospecial, cls, last, max (default: the model's)")
     r.add_argument("--layer", help="-1 (top), a hidden-state index, or 'sum' (default: the model's loader entry's, "
                    "else -1)")

@@ -209,11 +209,19 @@ def show_influence(db: str | Path, run: str, test: str, *, level: str | None = N
             tables.append(Table(title=title))
             continue
         ci = ""
-        if res["ci_low"] is not None:
-            ci = f", CI [{res['ci_low']:+.3f}, {res['ci_high']:+.3f}]"
+        method, level = res.get("ci_method"), res.get("ci_level")
+        name = f"{level:.0%} CI" if level is not None else "CI"
+        if method == "concepts" and res.get("concepts_estimable") is False:
+            ci = "; the concepts' d: not estimable at these set sizes"
+        elif res["ci_low"] is not None:     # the interval beside the estimate it is for
+            est = {"concepts": ("the concepts' d", res.get("d_concepts")),
+                   "inversion": ("d_corrected", res.get("d_corrected"))}.get(method)
+            ci = (f"; {est[0]} {est[1]:+.3f}" if est and est[1] is not None else "") + \
+                f", {name}{f' ({method})' if method else ''} [{res['ci_low']:+.3f}, {res['ci_high']:+.3f}]"
         stable = {True: "no single stimulus flips the sign", False: "one stimulus left out flips the sign",
                   None: ""}[res["sign_stable"]]
-        title = (f"{escape(test)} {escape(f'[{lv}]')} run {run_id[:8]}: d = {res['effect_size']:+.3f}{ci}; "
+        title = (f"{escape(test)} {escape(f'[{lv}]')} run {run_id[:8]}: sample d = {res['effect_size']:+.3f}"
+                 f"{escape(ci)}; "
                  f"leave-one-out d in [{_f(res['d_loo_min'])}, {_f(res['d_loo_max'])}]; {stable}")
         t = Table("role", "stimulus", "d without it", "change", title=title)
         for role, item, d, delta in rows:

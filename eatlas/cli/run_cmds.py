@@ -74,6 +74,7 @@ def run_config(args, inputs: str | None = None):
                     use_cache=not args.no_cache, method=args.method, language=args.language,
                     family=getattr(args, "family", None), ci=None if args.no_ci else args.ci, n_boot=args.n_boot,
                     alternative=args.alternative, ci_method=args.ci_method,
+                    p_rule=getattr(args, "p_rule", "concepts"),
                     encoding=getattr(args, "encoding", None) or "standard", options=options)
     if args.no_ci and "ci" not in method.stats:
         users = ", ".join(m.name for m in methods.all_methods().values() if "ci" in m.stats)
@@ -119,7 +120,7 @@ def cmd_run(args) -> int:
         out.print(method.summary(outcome) or results_table(outcome, cfg, method, out))
         if method.effect_size and any(r["status"] == "ok" for r in outcome.results):
             from ..legend import meanings
-            for line in meanings(cfg.ci_method if cfg.ci is not None else None):
+            for line in meanings(cfg.ci_method if cfg.ci is not None else None, alternative=None):
                 out.print(f"[dim]{esc(line)}[/dim]")        # prose: wrapped at the terminal's width
         if outcome.left_out:
             out.print(f"[dim]{len(outcome.left_out)} test(s) of the catalog left out, which {esc(method.name)} does "

@@ -15,21 +15,35 @@ from rich.table import Table
 from rich.text import Text
 
 from ..console import esc, visible
-from ..legend import legend, mark
+from ..legend import alternative_line, legend, mark
 from ..stats.conventions import CONVENTIONS
 from ..stats.conventions import DEFAULT as DEFAULT_CONVENTION
 
+NOT_ESTIMABLE_CELL = "not estimable at these set sizes"
 
-def _cells(outcome, method):
-    """(extra headers, one dict of every cell per result)."""
+
+def _fmt_p(p) -> str:
+    return "-" if p is None else f"{p:.2g}"
+
+
+def _interval(lo, hi) -> str:
+    return f"[{lo:+.2f}, {hi:+.2f}]" if lo is not None and hi is not None else ""
+
+
+def _cells(outcome, method, cfg=None):
+    """(extra headers, one dict of every cell per result). Each interval is printed beside the estimate of its
+    own estimand: the concepts' interval (the default, --ci-method concepts) beside the concepts' d, where that
+    cannot be estimated words instead; the papers' and the bootstrap's beside the sample d."""
+    from ..run.runner import NOT_ESTIMABLE
     heads, extra = method.summary_columns(outcome) if hasattr(method, "summary_columns") else ([], None)
     own = ", ".join(t.name for t in method.tables)
+    ci_method = getattr(cfg, "ci_method", "concepts")
     rows = []
     for r in outcome.results:
         ids = [r["test_id"], *[f"= {a}" for a in (r.get("also_as") or [])]]
         c = {"ids": ids, "version": r["test_version"], "level": r["level"],
-             "n": ",".join(str(r[f"n_{x}"]) for x in "xyab"), "d": "-", "ci": "", "p": "-", "holm": "-",
-             "extra": ["-"] * len(heads), "note": ""}
+             "n": ",".join(str(r[f"n_{x}"]) for x in "xyab"), "d": "-", "ci": "", "other": "-", "p": "-",
+             "p_papers": "-", "holm": "-", "extra": ["-"] * len(heads), "note": ""}
         if r["status"] != "ok":
             c["note"] = r["reason"] or ""
         else:
@@ -41,14 +55,38 @@ def _cells(outcome, method):
             if r["effect_size"] is None:        # a method without a WEAT d: its numbers are in its own table
                 c["note"] = c["note"] or f"see table {own}"
             else:
-                c["d"] = f"{r['effect_size']:+.2f}"
-                if r.get("ci_low") is not None:
-                    c["ci"] = f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
-                c["p"], c["holm"] = f"{r['p_value']:.2g}", mark(r["holm_significant"])
-            if r.get("notes"):      # the stored notes, each up to its first colon (the whole text: results.notes)
-                c["note"] = "; ".join([c["note"]] * bool(c["note"]) + [n.split(":")[0] for n in r["notes"]])
+                sample = f"{r['effect_size']:+.2f}"
+                estimable = r.get("concepts_estimable")
+                concepts = ("-" if estimable is None else
+                            f"{r['d_concepts']:+.2f}" if estimable and r.get("d_concepts") is not None else None)
+                if ci_method == "concepts" and estimable is not None:
+                    if concepts is None:
+                        c["d"] = NOT_ESTIMABLE_CELL
+                    else:
+                        c["d"], c["ci"] = concepts, _interval(r.get("ci_low"), r.get("ci_high"))
+                    c["other"] = sample
+                else:
+                    c["d"], c["ci"] = sample, _interval(r.get("ci_low"), r.get("ci_high"))
+                    c["other"] = "not estimable" if concepts is None else concepts
+                c["p"], c["p_papers"] = _fmt_p(r.get("p_concepts")), _fmt_p(r.get("p_value"))
+                c["holm"] = mark(r["holm_significant"])
+            if r.get("notes"):      # the stored notes, each up to its first colon (the whole text: results.notes);
+                # the one saying the concepts' d is not estimable: the d cell says it
+                shown = [n.split(":")[0] for n in r["notes"] if not n.startswith(NOT_ESTIMABLE)]
+                c["note"] = "; ".join([c["note"]] * bool(c["note"]) + shown)
         rows.append(c)
     return heads, rows
+
+
+def _heads(cfg) -> tuple[str, str]:
+    """The headers of the estimate the interval is for, and of the other d."""
+    level = getattr(cfg, "ci", None)
+    method = getattr(cfg, "ci_method", "concepts")
+    if level is None:
+        return "concepts' d", "sample d"
+    if method == "concepts":
+        return f"concepts' d [{level:.0%} CI]", "sample d"
+    return f"sample d [{level:.0%} CI, {method}]", "concepts' d"
 
 
 NOTE_MIN = 12      # the note column (why not run, dropped stimuli) wraps, but never narrower than this
@@ -64,10 +102,19 @@ def _columns(cfg, heads, rows, layout: str) -> list[tuple[str, list[str], bool]]
     cols.append(("level", [c["level"] for c in rows], False))
     if full:
         cols.append(("n (X,Y,A,B)", [c["n"] for c in rows], True))
-    cols.append(("effect size", [c["d"] + (("  " if full else "\n") + c["ci"] if c["ci"] else "") for c in rows],
-                 full))
-    cols.append(("p", [c["p"] if full else c["p"] + (f" {c['holm']}" if c["holm"] not in ("", "-") else "")
-                       for c in rows], False))
+    head, other = _heads(cfg)
+    # the estimate and its interval never wrap (a number is never split from its interval): on one line in the full
+    # layout, the interval under its estimate in the others
+    sep = "  " if full else "\n"
+    cells = [(c["d"] if full or c["d"] != NOT_ESTIMABLE_CELL else NOT_ESTIMABLE_CELL.replace(" these", "\nthese"))
+             + (sep + c["ci"] if c["ci"] else "") for c in rows]
+    cols.append((head if full else head.replace(" [", "\n["), cells, False))
+    cols.append((other, [c["other"] for c in rows], False))
+    papers = getattr(cfg, "p_rule", "concepts") == "papers"
+    for name, key in (("p concepts", "p"), ("p papers", "p_papers")):
+        marked = (key == "p_papers") == papers      # in the compact layouts the Holm mark follows the p it used
+        cols.append((name, [c[key] if full or not marked else c[key] + (f" {c['holm']}" if c["holm"] not in
+                                                                        ("", "-") else "") for c in rows], False))
     if full:
         cols.append((f"Holm α={cfg.alpha:g}", [c["holm"] for c in rows], True))
     cols += [(h, [c["extra"][i] for c in rows], True) for i, h in enumerate(heads)]
@@ -102,20 +149,21 @@ def _table(outcome, cfg, cols, layout: str, any_alias: bool) -> Table:
     bordered = layout != "bare"
     title = esc(f"run {outcome.run['run_id'][:8]}  {cfg.method}{_convention(outcome)}  model {outcome.run['model']} "
                 f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})")
-    caption = legend(cfg.alpha) + ("" if layout == "full" else "; each test's version and n per set are in table "
-                                                                 "results")
+    caption = _legend(cfg) + ("" if layout == "full" else "; each test's version and n per set are in table "
+                                                            "results")
     if any_alias:
         caption += "; '= id': the same stimuli, computed once, also stand for that test (results.also_as)"
     t = Table(title=title, caption=caption, box=box.HEAVY_HEAD if bordered else None,
               padding=(0, 1) if bordered else (0, 1, 0, 0), pad_edge=bordered, show_edge=bordered)
     for head, cells, wraps in cols:
         widest = max(cell_len(line) for text in [head, *cells] for line in text.split("\n"))
+        shown = "\n".join(esc(line) for line in head.split("\n"))     # a header of several lines keeps them
         if head == "note":
             t.add_column(head, overflow="fold", ratio=1, min_width=min(NOTE_MIN, widest))
         elif wraps:
-            t.add_column(esc(head), overflow="fold")
+            t.add_column(shown, overflow="fold")
         else:
-            t.add_column(esc(head), no_wrap=True, min_width=widest)
+            t.add_column(shown, no_wrap=True, min_width=widest)
     for r in range(len(cols[0][1])):
         # plain text, never markup; control characters shown as escapes (eatlas.console.visible)
         t.add_row(*(Text("\n".join(visible(line) for line in c[1][r].split("\n"))) for c in cols))
@@ -124,19 +172,29 @@ def _table(outcome, cfg, cols, layout: str, any_alias: bool) -> Table:
 
 def _lines(outcome, cfg, heads, rows) -> Group:
     out = [Text(f"run {outcome.run['run_id'][:8]}  {cfg.method}{_convention(outcome)}  model {outcome.run['model']}")]
+    head, other = _heads(cfg)
+    papers = getattr(cfg, "p_rule", "concepts") == "papers"
     for c in rows:
         parts = [c["ids"][0] + "".join(f" {a}" for a in c["ids"][1:]), f"[{c['level']}]"]
         if c["d"] != "-":
-            parts += [f"d {c['d']}" + (f" {c['ci']}" if c["ci"] else ""), f"p {c['p']}{c['holm']}"]
+            parts += [f"{head.split(' [')[0]} {c['d']}" + (f" {c['ci']}" if c["ci"] else ""), f"{other} {c['other']}",
+                      f"p concepts {c['p']}{'' if papers else c['holm']}",
+                      f"p papers {c['p_papers']}{c['holm'] if papers else ''}"]
         parts += [f"{h} {x}" for h, x in zip(heads, c["extra"])] + ([c["note"]] if c["note"] else [])
         out.append(Text("  ".join(parts)))
-    out.append(Text(legend(cfg.alpha)))
+    out.append(Text(_legend(cfg)))
     return Group(*out)
+
+
+def _legend(cfg) -> str:
+    """The table's legend: the Holm mark (on which p) and which alternative the p-values test."""
+    return legend(cfg.alpha, getattr(cfg, "p_rule", "concepts")) + "; " + alternative_line(
+        getattr(cfg, "alternative", "greater"))
 
 
 def results_table(outcome, cfg, method, console: Console):
     """The results of a run over test matrices, laid out to fit ``console``'s width with every id whole."""
-    heads, rows = _cells(outcome, method)
+    heads, rows = _cells(outcome, method, cfg)
     any_alias = any(len(c["ids"]) > 1 for c in rows)
     for layout in ("full", "compact", "bare"):
         cols = _columns(cfg, heads, rows, layout)

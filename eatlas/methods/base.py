@@ -35,7 +35,7 @@ from ..levels import NAMES as ALL_LEVELS
 from ..stats.conventions import DEFAULT as DEFAULT_CONVENTION
 
 # The statistics options shared by the methods built on the permutation test and the stimulus bootstrap.
-STATS_OPTIONS = ("n_samples", "parametric", "alternative", "ci", "n_boot", "ci_method")
+STATS_OPTIONS = ("n_samples", "parametric", "alternative", "ci", "n_boot", "ci_method", "p_rule")
 
 
 @dataclass(frozen=True)

@@ -41,9 +41,12 @@ def limitations() -> list[str]:
         "the terms and name lists of their time and country (mostly US English). Names stand in for groups "
         "only approximately; the lists are instruments for measuring bias, not descriptions of people, and "
         "should not be used to build or train systems that sort people.",
-        "- **What each number answers.** " + " ".join(meanings("inversion")) + " A result whose p-value and "
-        "interval disagree, or whose sets are smaller than the calibration study checked, carries a note "
-        "(`notes`).",
+        "- **What each number answers.** " + " ".join(meanings("concepts")) + " Both questions are stored: "
+        "`p_concepts`, `d_concepts` and its interval (`concepts_low`, `concepts_high`, or `concepts_reason` where "
+        "it is not estimable), and the papers' `p_value` with its interval (`papers_low`, `papers_high`); "
+        "`ci_low`/`ci_high` hold the interval of `ci_method`. A result whose p-value and "
+        "interval disagree, whose sets are smaller than the calibration study checked, or whose effect lies "
+        "opposite to a one-sided alternative carries a note (`notes`).",
         "- **Published numbers.** `published_results` holds numbers as the papers print them; a different "
         "model, release, corpus or dimension gives different numbers, so compare a run only with the same "
         "model (`eatlas` view `reproduction`; `reproduction_loose` says what differs otherwise).", "",

@@ -74,11 +74,28 @@ def _rows(con, table: str, run_ids: list[str]) -> pd.DataFrame:
                        f"WHERE t.run_id IN ({marks})", run_ids).fetchdf()
 
 
-def _column(df: pd.DataFrame, *names: str) -> pd.Series | None:
+def _column(df: pd.DataFrame, *names: str, numeric: bool = True) -> pd.Series | None:
+    """The first of the columns ``names`` that ``df`` has, as numbers (``numeric``: NaN where a value is not one)
+    or as it is (a text column, e.g. ``ci_method``); None when it has none of them."""
     for n in names:
         if n in df.columns:
-            return pd.to_numeric(df[n], errors="coerce")
+            return pd.to_numeric(df[n], errors="coerce") if numeric else df[n]
     return None
+
+
+def interval_estimate(df: pd.DataFrame) -> pd.Series:
+    """The estimate each row's interval (ci_low/ci_high) is an interval of, by its ``ci_method``: the concepts' d
+    (concepts; NaN where not estimable), d_corrected (inversion, earlier versions), else the sample d."""
+    d = pd.to_numeric(df["effect_size"], errors="coerce") if "effect_size" in df.columns else \
+        pd.Series(np.nan, index=df.index)
+    method = _column(df, "ci_method", numeric=False)
+    if method is None:
+        return d
+    for name, col in (("concepts", "d_concepts"), ("inversion", "d_corrected")):
+        c = _column(df, col)
+        is_it = (method == name).fillna(False).astype(bool)
+        d = d.where(~is_it, c if c is not None else np.nan)
+    return d
 
 
 # ------------------------------------------------------------------ figures
@@ -256,6 +273,11 @@ def _pack(parts: list[str], *, width: int = 34, lines: int = 2) -> str:
     return "\n".join(out)
 
 
+# The estimate each interval (ci_method) is for: the marker on its bar.
+ESTIMATE_OF = {"concepts": "the concepts' d", "inversion": "d_corrected", "permutation": "the sample d",
+               "percentile": "the sample d", "BCa": "the sample d"}
+
+
 def _series(results: pd.DataFrame, by_run: bool) -> pd.Series:
     """The forest's series of each result: its model, or its model and run when runs were chosen."""
     if not by_run:
@@ -285,10 +307,18 @@ def forest_plots(results: pd.DataFrame, published: pd.DataFrame, reg: Registry |
         return None
     ok["series"] = _series(ok, by_run) if len(ok) else pd.Series(dtype=str)
     ok["row"] = ok["test_id"].astype(str) + " [" + ok["level"].astype(str) + "]"
-    ok["d"] = pd.to_numeric(ok["effect_size"], errors="coerce")
-    for col in ("ci_low", "ci_high", "ci_level"):
+    ok["sample_d"] = pd.to_numeric(ok["effect_size"], errors="coerce")
+    ok["d"] = interval_estimate(ok) if len(ok) else pd.Series(dtype=float)    # the marker on the interval's own bar
+    for col in ("ci_low", "ci_high", "ci_level", "papers_low", "papers_high"):
         c = _column(ok, col)
         ok[col] = c if c is not None else np.nan
+    not_estimable = _column(ok, "concepts_estimable", numeric=False)
+    method_of = _column(ok, "ci_method", numeric=False)
+    if not_estimable is not None and method_of is not None:
+        # an interval that only bounds an unbounded confidence set: no bar, as the table prints words
+        hull = ((not_estimable == False) & (method_of == "concepts")).fillna(False).astype(bool)  # noqa: E712
+        ok.loc[hull, ["ci_low", "ci_high"]] = np.nan
+    ok["own"] = (ok["d"] - ok["sample_d"]).abs().fillna(1.0) < 1e-12 if len(ok) else pd.Series(dtype=bool)
     keys = pd.concat([ok[["row", "test_id", "level"]], oth[["row", "test_id", "level"]]]).drop_duplicates("row")
     keys = keys.set_index("row")
     rows = sorted(keys.index, key=lambda r: _test_order(reg, keys.at[r, "test_id"], keys.at[r, "level"]))
@@ -307,7 +337,7 @@ def forest_plots(results: pd.DataFrame, published: pd.DataFrame, reg: Registry |
         pub = pub.merge(ok[["run_id", "test_id", "level", "series", "row"]], on=["run_id", "test_id", "level"])
         pub = pub.drop_duplicates(["series", "row", "paper", "published_effect_size", "match"])
 
-    values = np.concatenate([ok[["d", "ci_low", "ci_high"]].to_numpy(dtype=float).ravel(),
+    values = np.concatenate([ok[["d", "ci_low", "ci_high", "sample_d"]].to_numpy(dtype=float).ravel(),
                              pub["published_effect_size"].to_numpy(dtype=float),
                              oth["published_effect_size"].to_numpy(dtype=float)])
     values = values[np.isfinite(values)]
@@ -317,18 +347,24 @@ def forest_plots(results: pd.DataFrame, published: pd.DataFrame, reg: Registry |
     step = min(0.8 / max(k, 1), 0.25)
     offset = {s: (i - (k - 1) / 2) * step for i, s in enumerate(series)}
     levels = sorted({float(v) for v in ok["ci_level"].dropna()})
-    methods_col = _column(ok, "ci_method")
-    ci_methods = sorted({str(v) for v in methods_col.dropna()}) if methods_col is not None else []
+    ci_methods = sorted({str(v) for v in method_of.dropna()}) if method_of is not None else []
     ci_name = (f"{levels[0]:.0%} CI" if len(levels) == 1 else "CI") + (f" ({', '.join(ci_methods)})" if ci_methods
                                                                        else "")
+    estimates = sorted({ESTIMATE_OF.get(m, "the sample d") for m in ci_methods})
     n_no_ci = int((ok["ci_low"].isna() | ok["ci_high"].isna()).sum())
+    n_not_estimable = int(hull.sum()) if not_estimable is not None and method_of is not None else 0
+    apart = bool(len(ok)) and not bool(ok["own"].all())     # a sample d apart from the interval's estimate
 
     handles = [Line2D([], [], ls="none", marker=style[s][1], color=style[s][0], label=_plain(_tail(s, 52)))
                for s in series]
     if len(ok):
         handles += [Line2D([], [], ls="none", marker="o", mfc="#777777", mec="#777777", label="Holm-significant"),
                     Line2D([], [], ls="none", marker="o", mfc="white", mec="#777777", label="not Holm-significant"),
-                    Line2D([], [], color="#777777", lw=1.4, label=f"{ci_name} (none stored: no bar)")]
+                    Line2D([], [], color="#777777", lw=1.4, label=f"{ci_name} of {' / '.join(estimates) or 'd'}"
+                                                                     " (no bar: none, or not estimable)")]
+        if apart:
+            handles.append(Line2D([], [], ls="none", marker="|", ms=9, color="#777777",
+                                  label="sample d (comparable with the papers')"))
     for match, text in (("same_model", "published (same model)"), ("same_family", "published (same family)")):
         if len(pub) and (pub["match"] == match).any():
             st = PUBLISHED_STYLE[match]
@@ -366,6 +402,10 @@ def forest_plots(results: pd.DataFrame, published: pd.DataFrame, reg: Registry |
             face = [colour if h else "white" for h in holm]
             ax.scatter(d, y, marker=marker, s=30, facecolors=face, edgecolors=colour, linewidths=1.2, zorder=3,
                        gid=f"forest-series-{j}")
+            other = ~g["own"].to_numpy(dtype=bool)
+            if other.any():     # the sample d, where the interval's estimate is another number (the concepts' d)
+                ax.scatter(g["sample_d"].to_numpy(dtype=float)[other], y[other], marker="|", s=60, color=colour,
+                           linewidths=1.4, zorder=3, gid=f"forest-sample-{j}")
         psub = pub[pub["row"].isin(pos)] if len(pub) else pub
         for match, st in PUBLISHED_STYLE.items():
             g = psub[psub["match"] == match] if len(psub) else psub
@@ -393,17 +433,20 @@ def forest_plots(results: pd.DataFrame, published: pd.DataFrame, reg: Registry |
         ax.set_yticks(range(len(part)), [_plain(r) for r in part], fontsize=10)
         ax.tick_params(axis="y", length=0)
         ax.tick_params(axis="x", labelsize=9)
-        ax.set_xlabel("effect size d", fontsize=10)
+        ax.set_xlabel("effect size d" if not apart else "effect size d: " + " / ".join(estimates)
+                      + " (marker on its bar), sample d (|)", fontsize=10)
         ax.grid(axis="x", color="#dddddd", lw=0.6, zorder=0)
         ax.set_axisbelow(True)
         ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.0, 1.01), fontsize=9,
                   ncol=2 if max(len(h.get_label()) for h in handles) <= 44 else 1,
                   frameon=False, borderaxespad=0.2)
         figures.append({"svg": _svg(fig), "fig": fig, "rows": part})
-    from ..legend import meanings
-    shown = "inversion" if "inversion" in ci_methods else (ci_methods[0] if ci_methods else None)
+    from ..legend import ci_means, meanings
+    lines = meanings(None, alternative=None)
+    lines[2:2] = list(dict.fromkeys(ci_means(m) for m in ci_methods))     # each shown interval's line
     return {"figures": figures, "rows": rows, "series": series, "n_results": len(ok), "n_no_ci": n_no_ci,
-            "ci_name": ci_name, "meanings": meanings(shown), "n_published": len(pub), "n_others": len(oth),
+            "n_not_estimable": n_not_estimable, "estimates": estimates,
+            "ci_name": ci_name, "meanings": lines, "n_published": len(pub), "n_others": len(oth),
             "papers": sorted({str(p) for p in pub["paper"]}),
             "n_not_run": int((results["status"] != "ok").sum()) if len(results) else 0}
 
@@ -425,6 +468,7 @@ def influence_table(con, tables: set[str], results: pd.DataFrame, reg: Registry 
     if "influence" not in tables or not len(ok):
         return {"available": "influence" in tables, "groups": [], "top": top}
     ok["series"] = _series(ok, by_run)
+    ok["_estimate"] = interval_estimate(ok)
     ok = ok.assign(_order=[_test_order(reg, t, lv) for t, lv in zip(ok["test_id"], ok["level"])])
     ok = ok.sort_values(["_order", "series"], kind="stable")
     groups = []
@@ -438,8 +482,15 @@ def influence_table(con, tables: set[str], results: pd.DataFrame, reg: Registry 
                          "delta": _number(delta), "flips": flips})
         stable = r.get("sign_stable")
         stable = None if stable is None or stable != stable else bool(stable)
+        method = r.get("ci_method") if isinstance(r.get("ci_method"), str) else None
+        level = _number(r.get("ci_level"))
         groups.append({"test_id": r["test_id"], "level": r["level"], "series": r["series"], "run": r["run_id"][:8],
                        "d": d, "ci_low": _number(r.get("ci_low")), "ci_high": _number(r.get("ci_high")),
+                       "estimate": _number(r.get("_estimate")),
+                       "estimate_name": ESTIMATE_OF.get(method, "the sample d").removeprefix("the "),
+                       "ci_name": (f"{level:.0%} CI" if level is not None else "CI") + (f" ({method})" if method
+                                                                                          else ""),
+                       "not_estimable": method == "concepts" and r.get("concepts_estimable") is False,
                        "d_loo_min": _number(r.get("d_loo_min")), "d_loo_max": _number(r.get("d_loo_max")),
                        "sign_stable": stable, "rows": rows, "notes": _notes(r.get("notes"))})
     return {"available": True, "groups": groups, "top": top,

@@ -387,16 +387,34 @@ def accessible_svg(svg: str, ident: str, title: str, desc: str) -> str:
             + svg[head_end:])
 
 
+def interval_cell(r: dict) -> dict:
+    """A result's interval beside the estimate it is an interval of (the results table's cell): ``estimate_name``
+    (the concepts' d, the sample d, d_corrected: by its ci_method), ``estimate`` and ``interval`` as text, and
+    words instead where the concepts' d is not estimable at the result's set sizes."""
+    method = r.get("ci_method") if isinstance(r.get("ci_method"), str) else None
+    name = {"concepts": "concepts' d", "inversion": "d_corrected"}.get(method, "sample d")
+    est = {"concepts": r.get("d_concepts"), "inversion": r.get("d_corrected")}.get(method, r.get("effect_size"))
+    if method == "concepts" and r.get("concepts_estimable") is False:
+        return {"estimate_name": name, "estimate": "not estimable at these set sizes", "interval": ""}
+    lo, hi = _num(r.get("ci_low")), _num(r.get("ci_high"))
+    level = _num(r.get("ci_level"))
+    interval = (f"[{_f(lo, 2)}, {_f(hi, 2)}]" + (f" ({level:.0%}, {method})" if level is not None and method else "")
+                if lo is not None and hi is not None else "")
+    return {"estimate_name": name, "estimate": _f(est, 2) if interval or method else "–", "interval": interval}
+
+
 def _forest_desc(test_id: str, rows: pd.DataFrame, others: pd.DataFrame, pairs: pd.DataFrame) -> str:
     """The forest plot's alt text: what it shows, value by value."""
     parts = [f"Forest plot of test {test_id}: effect size d on the horizontal axis (0 marked), one row per level."]
     for r in rows.itertuples():
         if r.status != "ok":
             continue
-        ci = f", {r.ci_level:.0%} CI {_f(r.ci_low, 2)} to {_f(r.ci_high, 2)}" if _num(r.ci_low) is not None \
-            and _num(getattr(r, "ci_level", None)) is not None else ""
+        cell = interval_cell(r._asdict())
+        ci = (f", {cell['estimate_name']} {cell['estimate']}" + (f", {r.ci_level:.0%} CI {_f(r.ci_low, 2)} to "
+                                                                  f"{_f(r.ci_high, 2)}" if cell["interval"] else "")
+              if cell["estimate_name"] != "sample d" or cell["interval"] else "")
         holm = "significant after Holm-Bonferroni" if _true(r.holm_significant) else "not Holm-significant"
-        parts.append(f"{r.run_model} at level {r.level}: d = {_f(r.effect_size, 2)}{ci}, {holm}.")
+        parts.append(f"{r.run_model} at level {r.level}: sample d = {_f(r.effect_size, 2)}{ci}, {holm}.")
     if len(pairs):
         for r in pairs.itertuples():
             parts.append(f"Published ({r.match.replace('_', ' ')}), {r.paper} {r.table_id}, {r.published_model}, "
@@ -458,8 +476,9 @@ def _examples(results: pd.DataFrame, reg: Registry) -> list[dict]:
                  "  ON p.test_id = r.test_id AND p.level = r.level AND p.statistic = 'effect_size' AND NOT p.missing\n"
                  "ORDER BY r.test_id, r.level, p.paper, p.model")},
         {"title": "One test across models",
-         "sql": ("SELECT model, level, round(effect_size, 3) AS d, round(ci_low, 3) AS ci_low,\n"
-                 "       round(ci_high, 3) AS ci_high, p_value, holm_significant\n"
+         "sql": ("SELECT model, level, round(effect_size, 3) AS sample_d, round(d_concepts, 3) AS d_concepts,\n"
+                 "       round(concepts_low, 3) AS concepts_low, round(concepts_high, 3) AS concepts_high,\n"
+                 "       concepts_reason, p_concepts, p_value, holm_significant, holm_family\n"
                  f"FROM results WHERE test_id = '{q(test)}' AND status = 'ok'\nORDER BY level, model")},
         {"title": "One model across languages",
          "sql": ("SELECT t.language, count(*) AS results, round(avg(r.effect_size), 3) AS mean_d,\n"
@@ -747,7 +766,7 @@ def _test_context(reg: Registry, spec, rows: list[dict], published: pd.DataFrame
     result_rows = []
     for r in rows:
         result_rows.append({**r, "dropped_list": _dropped(r.get("dropped")), "notes_list": _list(r.get("notes")),
-                            "mark": "*" if _true(r.get("holm_significant")) else ""})
+                            "mark": "*" if _true(r.get("holm_significant")) else "", **interval_cell(r)})
     result_rows.sort(key=lambda r: (list(spec.levels).index(r["level"]) if r["level"] in spec.levels else 99,
                                     str(r.get("run_model")), str(r.get("run_id"))))
     test_notes, test_diff = _split_difference(spec.notes)

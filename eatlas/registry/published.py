@@ -187,13 +187,26 @@ def read_published(reg, entries: list | None = None) -> pd.DataFrame:
 # registry/<paper>/published/conventions.yaml, one per paper (PUBLISHED.md, docs/registry-format.md).
 CONVENTIONS_FILE = "conventions.yaml"
 CONVENTION_COLUMNS = ["paper", "convention", "d_denominator", "p_rule", "stated_in", "source_file"]
-_CONVENTION_KEYS = {"paper", "convention", "stated_in"}
+_CONVENTION_KEYS = {"paper", "convention", "stated_in", "significance"}
+# The rule each published table marks significance by (``significance:`` of conventions.yaml, one entry per group of
+# tables): its level (a number, or 'unspecified' where the paper does not state it), its correction for multiple
+# tests (none | holm | unspecified), the printed marks that mean significant by it, and where it is stated. The
+# p-value is the convention's (p_rule). A table with no entry marks by a rule 'unspecified'.
+SIGNIFICANCE_COLUMNS = ["paper", "table_id", "p_rule", "level", "correction", "marks", "rule", "stated_in",
+                        "source_file"]
+_SIGNIFICANCE_KEYS = {"tables", "level", "correction", "marks", "stated_in"}
+CORRECTIONS = ("none", "holm", "unspecified")
+UNSPECIFIED = "unspecified"
 
 
 def read_conventions(reg) -> list[dict]:
     """Every ``registry/<paper>/published/conventions.yaml``: the convention of the paper's published numbers,
-    with what it means (d's denominator, the p-value's rule) and where that was read. An unreadable or wrong
-    file raises EatlasError naming it."""
+    with what it means (d's denominator, the p-value's rule) and where that was read (CONVENTION_COLUMNS). An
+    unreadable or wrong file raises EatlasError naming it."""
+    return [{k: v for k, v in r.items() if k in CONVENTION_COLUMNS} for r in _read_conventions(reg)]
+
+
+def _read_conventions(reg) -> list[dict]:
     from ..stats import conventions
 
     rows = []
@@ -206,7 +219,7 @@ def read_conventions(reg) -> list[dict]:
         unknown = sorted(set(doc) - _CONVENTION_KEYS)
         if unknown:
             raise EatlasError(f"unknown key(s) {', '.join(unknown)}", file=rel, field=unknown[0],
-                              hint="the keys are paper, convention, stated_in")
+                              hint="the keys are paper, convention, stated_in, significance")
         if doc.get("paper") != folder:
             raise EatlasError(f"paper is {doc.get('paper')!r} but the file is in registry/{folder}", file=rel,
                               field="paper", hint=f"paper: {folder}")
@@ -219,8 +232,61 @@ def read_conventions(reg) -> list[dict]:
                               hint="say where the convention was read (the authors' file and commit, or the paper)")
         conv = conventions.CONVENTIONS[name]
         rows.append({"paper": folder, "convention": name, "d_denominator": conv.denominator,
-                     "p_rule": conv.p_rule, "stated_in": doc["stated_in"].strip(), "source_file": rel})
+                     "p_rule": conv.p_rule, "stated_in": doc["stated_in"].strip(), "source_file": rel,
+                     "significance": _significance(doc.get("significance"), folder, conv.p_rule, rel)})
     return rows
+
+
+def _significance(entries, paper: str, p_rule: str, rel: str) -> list[dict]:
+    """The rows of a conventions file's ``significance:`` list (see SIGNIFICANCE_COLUMNS), checked."""
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise EatlasError("significance must be a list of entries (tables, level, correction, marks, stated_in)",
+                          file=rel, field="significance")
+    rows = []
+    for i, e in enumerate(entries):
+        where = f"significance[{i}]"
+        if not isinstance(e, dict):
+            raise EatlasError("expected a mapping with tables, level, correction, marks, stated_in", file=rel,
+                              field=where)
+        unknown = sorted(set(e) - _SIGNIFICANCE_KEYS)
+        missing = sorted(_SIGNIFICANCE_KEYS - set(e))
+        if unknown or missing:
+            raise EatlasError(f"{'unknown' if unknown else 'missing'} key(s) {', '.join(unknown or missing)}",
+                              file=rel, field=f"{where}.{(unknown or missing)[0]}",
+                              hint="the keys are tables, level, correction, marks, stated_in")
+        tables, level, corr, marks = e["tables"], e["level"], e["correction"], e["marks"]
+        if not (isinstance(tables, list) and tables and all(isinstance(t, str) and t for t in tables)):
+            raise EatlasError("tables must list table ids", file=rel, field=f"{where}.tables")
+        if level != UNSPECIFIED and not (isinstance(level, (int, float)) and not isinstance(level, bool)
+                                         and 0 < level < 1):
+            raise EatlasError(f"level {level!r} is neither a number in (0, 1) nor 'unspecified'", file=rel,
+                              field=f"{where}.level", hint="write 'unspecified' where the paper does not state it")
+        if corr not in CORRECTIONS:
+            raise EatlasError(f"unknown correction {corr!r}", file=rel, field=f"{where}.correction",
+                              hint=", ".join(CORRECTIONS))
+        if not (isinstance(marks, list) and all(isinstance(m, str) for m in marks)):
+            raise EatlasError("marks must list the printed marks (e.g. ['*', '**'])", file=rel, field=f"{where}.marks")
+        if not isinstance(e["stated_in"], str) or not e["stated_in"].strip():
+            raise EatlasError("no stated_in", file=rel, field=f"{where}.stated_in",
+                              hint="say where the rule is stated (the paper's section or caption)")
+        lv = None if level == UNSPECIFIED else float(level)
+        rule = (f"{p_rule} p" + (f" < {lv:g}" if lv is not None else ", level unspecified")
+                + {"none": ", uncorrected", "holm": ", Holm-Bonferroni over the paper's family",
+                   "unspecified": ", correction unspecified"}[corr]
+                + (f" (marked {' or '.join(marks)})" if marks else ""))
+        for t in tables:
+            rows.append({"paper": paper, "table_id": t, "p_rule": p_rule, "level": lv, "correction": corr,
+                         "marks": " ".join(marks), "rule": rule, "stated_in": e["stated_in"].strip(),
+                         "source_file": rel})
+    return rows
+
+
+def read_significance(reg) -> list[dict]:
+    """Every published table's significance rule (``significance:`` of the papers' conventions.yaml), one row per
+    table (SIGNIFICANCE_COLUMNS); checked as :func:`read_conventions` checks the files."""
+    return [s for r in _read_conventions(reg) for s in r["significance"]]
 
 
 def check_conventions(reg) -> list[EatlasError]:

@@ -49,7 +49,7 @@ PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "duckdb", "
 # IBD's "groups" are the registry's name groups, not tests.
 TEST_INPUTS = ("corpus", "prompts")
 STATS_DEFAULTS = {"n_samples": 100_000, "parametric": False, "alternative": "greater", "ci": 0.95, "n_boot": 10_000,
-                  "ci_method": "inversion"}
+                  "ci_method": "concepts", "p_rule": "concepts"}
 
 
 @dataclass
@@ -75,8 +75,9 @@ class RunConfig:
     ci: float | None = 0.95         # stimulus-bootstrap CI level of each effect size (None: no CI)
     n_boot: int = 10_000            # bootstrap resamples
     alternative: str = "greater"    # permutation-test alternative: greater | less | two-sided
-    ci_method: str = "inversion"    # CI: inversion (the permutation test inverted, widened for the attribute sample,
-                                    # disattenuated; eatlas.stats.interval), or the bootstrap's percentile / BCa
+    ci_method: str = "concepts"     # the interval in ci_low/ci_high (eatlas.stats.weat.CI_METHODS): concepts (the
+                                    # concepts' d, eatlas.stats.concepts), permutation (the papers'), percentile, BCa
+    p_rule: str = "concepts"        # the p of the Holm mark and the notes: concepts (p_concepts) or papers (p_value)
     encoding: str = "standard"      # standard, or a paper's own encoding (eatlas.encoders.authors: sent-bias, ...)
     options: dict = field(default_factory=dict)     # the method's own options (its Option dests)
 
@@ -229,23 +230,29 @@ def check_config(cfg: RunConfig, method) -> tuple[str, ...]:
     if cfg.ci is not None and cfg.n_boot < 100:
         raise EatlasError(f"{cfg.n_boot} bootstrap resamples are too few", field="--n-boot", hint="at least 100")
     from ..argtypes import memory_problem
-    from ..stats.interval import CI_METHODS
     from ..stats.robust import BYTES_PER_RESAMPLE
-    from ..stats.weat import BYTES_PER_SAMPLE
+    from ..stats.weat import BYTES_PER_SAMPLE, CI_METHODS, P_RULES, RETIRED_CI_METHODS
     for why, flag in ((memory_problem(cfg.n_samples, BYTES_PER_SAMPLE, "permutation samples"), "--n-samples"),
                       (cfg.ci is not None and memory_problem(cfg.n_boot, BYTES_PER_RESAMPLE, "bootstrap resamples"),
                        "--n-boot")):
         if why:
             raise EatlasError(why, field=flag, hint="ask for fewer")
+    if cfg.ci_method in RETIRED_CI_METHODS:
+        raise EatlasError(f"the {cfg.ci_method} interval (widened for the attribute sample only where that kept its "
+                          "sign) is retired: it was anti-conservative where X and Y are different concepts",
+                          field="--ci-method", hint="concepts (the default) answers for the concepts, permutation "
+                                                    "is the papers' interval (docs/methods.md)")
     if cfg.ci_method not in CI_METHODS:
         raise EatlasError(f"unknown CI method {cfg.ci_method!r}", field="--ci-method", hint=", ".join(CI_METHODS))
+    if cfg.p_rule not in P_RULES:
+        raise EatlasError(f"unknown p rule {cfg.p_rule!r}", field="--p-rule", hint=", ".join(P_RULES))
     if ("ci_method" in method.stats and cfg.ci is not None and cfg.ci_method not in BOOTSTRAP_METHODS
             and cfg.n_boot != STATS_DEFAULTS["n_boot"]):      # it would be recorded and ignored
         raise EatlasError(f"--n-boot sets the bootstrap's resamples; the {cfg.ci_method} interval resamples nothing",
                           field="--n-boot", hint=f"add --ci-method {' or '.join(BOOTSTRAP_METHODS)}, or leave out "
                                                  "--n-boot")
     flags = {"n_samples": "--n-samples", "parametric": "--parametric", "alternative": "--alternative",
-             "ci": "--ci", "n_boot": "--n-boot", "ci_method": "--ci-method"}
+             "ci": "--ci", "n_boot": "--n-boot", "ci_method": "--ci-method", "p_rule": "--p-rule"}
     for opt, default in STATS_DEFAULTS.items():
         if opt not in method.stats and getattr(cfg, opt) != default and not (opt == "ci" and cfg.ci is None
                                                                              and not method.effect_size):
@@ -481,9 +488,7 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
                 details[(t.id, t.level)] = out.detail
         if progress:
             progress(Phase("testing", len(built), n, item=f"{t.id} [{t.level}]"))
-    ok = [r for r in results if r["status"] == "ok" and r["p_value"] is not None]
-    for r, sig in zip(ok, holm([r["p_value"] for r in ok], alpha=cfg.alpha)):
-        r["holm_significant"] = bool(sig)
+    mark_family(results, cfg)
     run = run_record(cfg, encoder, reg, test_ids=test_ids, levels=list(levels), started=started,
                      n_samples=cfg.n_samples, alpha=cfg.alpha,
                      settings={**{k: v for k, v in vars(cfg).items() if k not in ("tests", "levels")},
@@ -493,6 +498,49 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
         r["run_id"] = run["run_id"]
     return RunOutcome(run=run, results=results, skipped=skipped, tables=_frames(method, rows, run["run_id"]),
                       details=details, left_out=left_out, notes=notes)
+
+
+def holm_p(row: dict, p_rule: str) -> float | None:
+    """The p a result's Holm mark uses under ``p_rule`` (--p-rule): p_concepts ("concepts") or p_value ("papers")."""
+    return row.get("p_concepts") if p_rule == "concepts" else row.get("p_value")
+
+
+def mark_family(results: list[dict], cfg: RunConfig) -> None:
+    """Holm-Bonferroni over the run's results that have the p of ``cfg.p_rule``, at ``cfg.alpha``: each such result
+    gets its mark (holm_significant) and the family it was computed over: ``holm_p_rule``, ``holm_family_size``
+    and ``holm_family``, an id of the family's members (test, version, level), the rule and alpha, so that marks
+    of the same family compare across runs and models, and marks of other families are told apart."""
+    import hashlib
+    rule = getattr(cfg, "p_rule", "concepts")
+    ok = [r for r in results if r["status"] == "ok" and holm_p(r, rule) is not None]
+    if not ok:
+        return
+    members = sorted(f"{r['test_id']}@{r['test_version']}[{r['level']}]" for r in ok)
+    digest = hashlib.blake2b("\n".join([rule, f"{cfg.alpha:g}", *members]).encode(), digest_size=6).hexdigest()
+    family = f"{rule}-{cfg.alpha:g}-{len(ok)}-{digest}"
+    for r, sig in zip(ok, holm([holm_p(r, rule) for r in ok], alpha=cfg.alpha)):
+        r.update(holm_significant=bool(sig), holm_p_rule=rule, holm_family=family, holm_family_size=len(ok))
+
+
+def direction_note(row: dict, cfg: RunConfig) -> str | None:
+    """A note where a result lies on the other side of a one-sided alternative: its interval (or, without one,
+    its p) puts the effect on the side the p does not test, so the p is near 1 whatever the effect's size."""
+    alt = row.get("alternative")
+    if alt not in ("greater", "less") or row.get("effect_size") is None:
+        return None
+    low, high = row.get("ci_low"), row.get("ci_high")
+    hull = row.get("ci_method") == "concepts" and row.get("concepts_estimable") is False   # no interval: its hull
+    if low is not None and high is not None and not hull:
+        other = high < 0 if alt == "greater" else low > 0
+    else:
+        p = holm_p(row, getattr(cfg, "p_rule", "concepts"))
+        other = p is not None and p > 0.975 and (row["effect_size"] < 0 if alt == "greater" else row["effect_size"] > 0)
+    if not other:
+        return None
+    flip = "less" if alt == "greater" else "greater"
+    return (f"opposite to --alternative {alt}: the effect is {'negative' if alt == 'greater' else 'positive'} and "
+            f"the p tests only d {'>' if alt == 'greater' else '<'} 0, so it is near 1; --alternative {flip} or "
+            "two-sided tests this direction")
 
 
 def stimuli_key(t: Test) -> tuple:
@@ -620,6 +668,9 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
            "ci_low": None, "ci_high": None, "ci_level": cfg.ci if with_ci else None,
            "n_boot": cfg.n_boot if with_ci and cfg.ci_method in BOOTSTRAP_METHODS else None,
            "ci_method": cfg.ci_method if with_ci else None, "d_corrected": None, "reliability": None, "notes": None,
+           "p_concepts": None, "d_concepts": None, "concepts_low": None, "concepts_high": None,
+           "concepts_estimable": None, "concepts_reason": None, "papers_low": None, "papers_high": None,
+           "holm_p_rule": None, "holm_family": None, "holm_family_size": None,
            "d_loo_min": None, "d_loo_max": None, "sign_stable": None, "convention": method.convention(cfg),
            "language_warning": language_warning(encoder, t.spec.language if t.spec is not None else None)}
     mats, dropped, reasons, kept, texts = {}, {}, {}, {}, {}
@@ -676,8 +727,13 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
                              "B in this model (standard deviation 0)")
             return row, None
         row.update(effect_size=res.effect_size, p_value=res.p_value, exact=res.exact, n_partitions=res.n_partitions,
-                   ci_low=res.ci_low, ci_high=res.ci_high, d_corrected=_finite(getattr(res, "d_corrected", None)),
-                   reliability=_finite(getattr(res, "reliability", None)))
+                   ci_low=_finite(res.ci_low), ci_high=_finite(res.ci_high),
+                   d_corrected=_finite(getattr(res, "d_corrected", None)),
+                   reliability=_finite(getattr(res, "reliability", None)),
+                   **{k: _finite(getattr(res, k, None)) for k in ("p_concepts", "d_concepts", "concepts_low",
+                                                                   "concepts_high", "papers_low", "papers_high")},
+                   concepts_estimable=getattr(res, "concepts_estimable", None),
+                   concepts_reason=getattr(res, "concepts_reason", None))
         row["notes"] = result_notes(row, cfg) or None
     if method.effect_size:
         influence = _influence(t, mats, texts, ddof=get_convention(row["convention"]).ddof)
@@ -690,31 +746,46 @@ def _finite(v) -> float | None:
     return float(v) if v is not None and np.isfinite(v) else None
 
 
+NOT_ESTIMABLE = "the concepts' d is not estimable at these set sizes"     # the start of that note (results.notes)
+QUESTIONS = {"concepts": "the concepts' question (other words of the same concepts)",
+             "papers": "the papers' question (these attribute words fixed, X and Y exchangeable)"}
+CI_QUESTION = {"concepts": "concepts", "permutation": "papers", "percentile": None, "BCa": None}
+
+
 def result_notes(row: dict, cfg: RunConfig) -> list[str]:
-    """The notes stored with a result (``results.notes``) and shown in the run's table: where its p-value and
-    its CI disagree, where a set is smaller than the calibration study checked, where the attribute sample is
-    too noisy for the correction of d's attenuation."""
-    from ..stats.interval import MIN_CHECKED_SIZE, RELIABILITY_FLOOR, disagreement
+    """The notes stored with a result (``results.notes``) and shown in the run's table: where the p of the mark
+    (--p-rule) and the CI disagree (they then answer different questions), where a set is smaller than the
+    calibration study checked, where the concepts' d cannot be estimated at these set sizes (why, in words), and
+    where the effect lies on the side a one-sided p does not test (naming --alternative)."""
+    from ..stats.interval import MIN_CHECKED_SIZE, disagreement
 
     notes = []
-    if row.get("ci_low") is not None and row.get("p_value") is not None:
-        why = disagreement(row["p_value"], row["alternative"] or "greater", row["ci_low"], row["ci_high"],
+    rule = getattr(cfg, "p_rule", "concepts")
+    p = holm_p(row, rule)
+    hull = row.get("ci_method") == "concepts" and row.get("concepts_estimable") is False   # no interval: its hull
+    if row.get("ci_low") is not None and p is not None and not hull:
+        why = disagreement(p, row["alternative"] or "greater", row["ci_low"], row["ci_high"],
                            alpha=cfg.alpha, level=cfg.ci)
+        other = CI_QUESTION.get(row.get("ci_method"))
+        differ = (f": the p answers {QUESTIONS[rule]}, the {row['ci_method']} CI "
+                  + (f"{QUESTIONS[other]}" if other else "resamples the stimuli (docs/methods.md)")
+                  if other != rule else " (docs/methods.md)")
         if why == "contains 0":
-            notes.append(f"p < α = {cfg.alpha:g} but the CI contains 0: the test holds the attribute stimuli "
-                         f"fixed, the CI ({row['ci_method']}) also varies them (docs/methods.md)")
+            notes.append(f"p < α = {cfg.alpha:g} but the CI contains 0{differ}")
         elif why == "excludes 0":
             level = (1 - cfg.ci) / (1 if row["alternative"] == "two-sided" else 2)
-            notes.append(f"the CI excludes 0 but p is not below {level:g}: the level that matches a {cfg.ci:.0%} CI")
+            notes.append(f"the CI excludes 0 but p is not below {level:g}, the level that matches a {cfg.ci:.0%} "
+                         f"CI{differ}")
     small = [f"{r.upper()} {row[f'n_{r}']}" for r in "xyab" if row.get(f"n_{r}") is not None
              and row[f"n_{r}"] < MIN_CHECKED_SIZE]
     if small:
         notes.append(f"small set ({', '.join(small)}): the calibration study checked the CI from {MIN_CHECKED_SIZE} "
                      "stimuli per set up (benchmarks/calibration_study.py)")
-    rel = row.get("reliability")
-    if rel is not None and rel < RELIABILITY_FLOOR:
-        notes.append(f"reliability {rel:.2f}: the attribute sample's noise is most of the spread of s(w); d is "
-                     f"attenuated and d_corrected only floors the reliability at {RELIABILITY_FLOOR:g}")
+    if row.get("concepts_estimable") is False:
+        notes.append(f"{NOT_ESTIMABLE}: {row.get('concepts_reason') or 'its scale is not distinguished from noise'}")
+    direction = direction_note(row, cfg)
+    if direction:
+        notes.append(direction)
     return notes
 
 

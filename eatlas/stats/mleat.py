@@ -154,7 +154,7 @@ def mleat(X, Y, A, B, *, n_samples: int = 100_000, seed: int = 0, parametric: bo
           alpha: float = 0.05, effect_threshold: float = 0.2,
           names: Sequence[str] = ("X", "Y", "A", "B"), p_method: str = "permutation",
           ci: float | None = 0.95, n_boot: int = 10_000, alternative: str = "greater",
-          ci_method: str = "inversion") -> MlEatResult:
+          ci_method: str = "concepts") -> MlEatResult:
     """All three ML-EAT levels and the EAT pattern for embedding matrices (one row per stimulus).
 
     ``n_samples``/``seed``/``parametric`` are passed to every permutation test (Level 1 permutes

@@ -40,14 +40,26 @@ class WeatResult:
     n_b: int
     parametric: bool = False
     alternative: str = "greater"
-    ci_low: float | None = None       # confidence interval of the effect size (eatlas.stats.interval.inversion_ci,
-    ci_high: float | None = None      # or the bootstrap's, eatlas.stats.robust.bootstrap_ci); None when ci=None
+    ci_low: float | None = None       # the interval of ``ci_method`` (see CI_METHODS): the concepts' (default),
+    ci_high: float | None = None      # the papers', or the bootstrap's; None when ci=None
     ci_level: float | None = None
-    n_boot: int | None = None         # bootstrap resamples (None for the inversion interval)
-    ci_method: str | None = None      # inversion | percentile | BCa
-    d_corrected: float | None = None  # d with the attribute sample's noise removed (eatlas.stats.interval)
-    reliability: float | None = None  # 1 - that noise / var(s(w)): how much of d's denominator is not noise
+    n_boot: int | None = None         # bootstrap resamples (None for the concepts' and the papers' intervals)
+    ci_method: str | None = None      # concepts | permutation | percentile | BCa
+    d_corrected: float | None = None  # d / sqrt(reliability): the older disattenuated d (eatlas.stats.interval)
+    reliability: float | None = None  # 1 - the attribute sample's noise / var(s(w)) over X u Y
     convention: str = "caliskan"      # eatlas.stats.conventions: d's denominator and how the p counts
+    # The concepts' question (eatlas.stats.concepts: targets and attributes both samples of their concepts),
+    # answered whole whatever ``ci_method``: its p against ``alternative``, its d, its interval at ``ci_level``.
+    p_concepts: float | None = None
+    d_concepts: float | None = None   # None where not estimable at these set sizes
+    concepts_low: float | None = None     # the interval (not estimable: the hull of the confidence set, to +-bound)
+    concepts_high: float | None = None
+    concepts_estimable: bool | None = None
+    concepts_reason: str | None = None    # why not estimable, in words
+    # The papers' question (these attribute words; targets exchangeable): the permutation test inverted, on the
+    # sample d's scale (eatlas.stats.interval.papers_interval); it contains effect_size.
+    papers_low: float | None = None
+    papers_high: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -218,6 +230,20 @@ def permutation_p(s_x: np.ndarray, s_y: np.ndarray, *, n_samples: int = 100_000,
 
 P_METHODS = ("permutation", "authors")
 
+# The intervals a WEAT result can carry as its ci_low/ci_high (``ci_method``), the first the default:
+#   concepts: the concepts' question (eatlas.stats.concepts), an interval of the concepts' d (d_concepts);
+#   permutation: the papers' question, the permutation test inverted (eatlas.stats.interval.papers_interval), an
+#                interval of the sample d (effect_size);
+#   percentile, BCa: the stimulus bootstrap's (eatlas.stats.robust), of the sample d.
+# A result stores the concepts' and the papers' intervals whichever is chosen (concepts_*, papers_*).
+CONCEPTS = "concepts"
+PERMUTATION = "permutation"
+CI_METHODS = (CONCEPTS, PERMUTATION, "percentile", "BCa")
+RETIRED_CI_METHODS = ("inversion",)     # stored by earlier versions: the inversion widened and disattenuated
+# Which p a run's Holm mark and notes use (--p-rule): the concepts' (p_concepts, the default) or the papers'
+# (p_value). Both are stored.
+P_RULES = ("concepts", "papers")
+
 
 def authors_normal_p(dist: np.ndarray) -> float:
     """Wolfe et al.'s ML-EAT p-value (wolferobert3/ml-eat mleat.py, ``compute_p_value``): a normal
@@ -232,19 +258,27 @@ def authors_normal_p(dist: np.ndarray) -> float:
 @single_threaded
 def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternative: str = "greater",
          n_samples: int = 100_000, seed: int = 0, parametric: bool = False,
-         ci_method: str = "inversion", convention: str = "caliskan") -> WeatResult:
-    """The WEAT (word) / SEAT (sentence) test on embedding matrices, one row per stimulus.
+         ci_method: str = CONCEPTS, convention: str = "caliskan") -> WeatResult:
+    """The WEAT (word) / SEAT (sentence) test on embedding matrices, one row per stimulus: both questions.
 
-    ``alternative``: "greater" (default, Caliskan et al. and May et al.), "less" or "two-sided"
-    (see :func:`p_from_null`). ``ci``: level of the confidence interval of the effect size;
-    ``ci_method`` "inversion" (default: the permutation test inverted, widened for the attribute
-    sample and disattenuated, :func:`eatlas.stats.interval.inversion_ci`, on this test's partitions)
-    or the stimulus bootstrap's "percentile" or "BCa" (:func:`eatlas.stats.robust.bootstrap_ci`,
-    ``n_boot`` resamples, seeded from ``seed``); ``None`` computes none. ``d_corrected`` and
-    ``reliability`` (:func:`eatlas.stats.interval.attenuation`) are computed either way. ``convention``: whose
-    effect size and p-value (:mod:`eatlas.stats.conventions`: "caliskan", the default, Caliskan et al.'s and
-    sent-bias's; "weathub", "mleat", "wefe"; see :func:`_convention_p`); the interval and ``d_corrected`` are the
-    default's, times the factor of d's denominator (:func:`eatlas.stats.conventions.rescale`).
+    The papers' question (these attribute words; targets exchangeable): ``effect_size`` (Caliskan et al.'s sample
+    d), ``p_value`` (the permutation test, ``alternative`` "greater" by default as Caliskan et al. and May et al.,
+    "less" or "two-sided", see :func:`p_from_null`) and ``papers_low``/``papers_high``, that test inverted on the
+    sample d's scale (:func:`eatlas.stats.interval.papers_interval`, on the same partitions). The concepts'
+    question (targets and attributes both samples of their concepts; :mod:`eatlas.stats.concepts`):
+    ``p_concepts``, ``d_concepts`` and its interval ``concepts_low``/``concepts_high``, or words
+    (``concepts_reason``) where the concepts' d is not estimable at these set sizes.
+
+    ``ci``: the intervals' level (``None``: no interval; ``p_concepts`` and ``d_concepts`` are still given, the
+    latter where estimable at 0.95). ``ci_method`` picks which interval is ``ci_low``/``ci_high``: "concepts"
+    (default), "permutation" (the papers'), or the stimulus bootstrap's "percentile" or "BCa"
+    (:func:`eatlas.stats.robust.bootstrap_ci`, ``n_boot`` resamples seeded from ``seed``). ``convention``: whose
+    sample d and papers' p (:mod:`eatlas.stats.conventions`: "caliskan", the default, Caliskan et al.'s and
+    sent-bias's; "weathub", "mleat", "wefe"; see :func:`_convention_p`): it changes how the sample statistic is
+    computed (the sample d and the intervals of it are rescaled to its denominator,
+    :func:`eatlas.stats.conventions.rescale`), never the concepts' answer, whose estimand has no ddof.
+    ``d_corrected`` and ``reliability`` (:func:`eatlas.stats.interval.attenuation`) are the older disattenuation,
+    kept as they were.
     """
     if n_samples < 2:
         raise ValueError("n_samples must be at least 2")
@@ -254,45 +288,65 @@ def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternati
         raise ValueError(f"ci must be in (0, 1) or None, got {ci}")
     if ci is not None and n_boot < 100:
         raise ValueError(f"n_boot must be at least 100, got {n_boot}")
+    if ci is not None and ci_method not in CI_METHODS:
+        raise ValueError(f"ci_method must be one of {', '.join(CI_METHODS)}, got {ci_method!r}")
     X, Y, A, B = (np.asarray(v) for v in (X, Y, A, B))
     s_x, s_y = association(X, A, B), association(Y, A, B)
     if len(s_x) + len(s_y) < 3:
         raise ValueError("X and Y together need at least 3 stimuli for a sample standard deviation")
     es = effect_size_from_s(s_x, s_y) if conv.ddof == 1 else conventions.effect_size(s_x, s_y, conv.ddof)
+    from .interval import attenuation, interval_of
+    s = np.concatenate([s_x, s_y]).astype(np.float64)
     boot = None
-    from .interval import CI_METHODS, INVERSION, attenuation, interval_of
-    if ci is not None and ci_method not in CI_METHODS:
-        raise ValueError(f"ci_method must be one of {', '.join(CI_METHODS)}, got {ci_method!r}")
-    if ci is not None and ci_method == INVERSION:
-        # the interval inverts this very test: one pass over its partitions gives the p-value and the interval
+    if ci is not None and ci_method not in (CONCEPTS, PERMUTATION):
+        # the bootstrap runs beside the permutation test (eatlas.stats.blas.beside)
+        from .blas import beside
+        boot = beside(interval_of, X, Y, A, B, ci=ci, method=ci_method, n_boot=n_boot, seed=seed)
+    papers = None
+    if ci is not None:
+        # the papers' interval inverts this very test: one pass over its partitions gives the p-value and the interval
         from .interval import inversion_ci
-        boot = inversion_ci(X, Y, A, B, ci=ci, s=np.concatenate([s_x, s_y]).astype(np.float64),
-                            null_pair=lambda v, o: null_pair(v, o, len(X), n_samples=int(n_samples), seed=int(seed)),
-                            tolerance=tie_tolerance)
-        dist = boot.null
-        p = p_from_null(dist, tie_tolerance(np.concatenate([s_x, s_y]).astype(np.float64)), alternative, parametric)
-        exact, n_part, stat = boot.exact, int(dist.shape[0]), float(dist[0])
+        inv = inversion_ci(X, Y, A, B, ci=ci, s=s,
+                           null_pair=lambda v, o: null_pair(v, o, len(X), n_samples=int(n_samples), seed=int(seed)),
+                           tolerance=tie_tolerance)
+        dist = inv.null
+        p = p_from_null(dist, tie_tolerance(s), alternative, parametric)
+        exact, n_part, stat = inv.exact, int(dist.shape[0]), float(dist[0])
+        papers = (inv.papers_low, inv.papers_high)
     else:
-        if ci is not None:          # the bootstrap runs beside the permutation test (eatlas.stats.blas.beside)
-            from .blas import beside
-            boot = beside(interval_of, X, Y, A, B, ci=ci, method=ci_method, n_boot=n_boot, seed=seed)
         p, exact, n_part, stat = permutation_p(s_x, s_y, n_samples=n_samples, seed=seed, parametric=parametric,
                                                alternative=alternative)
     if conv.name != conventions.DEFAULT:
         p, exact, n_part, stat = _convention_p(s_x, s_y, conv, n_samples=n_samples, seed=seed,
                                                alternative=alternative)
     att = attenuation(X, Y, A, B)
+    from .concepts import concepts_test
+    con = concepts_test(X, Y, A, B, ci=0.95 if ci is None else ci, alternative=alternative) \
+        if min(len(X), len(Y)) >= 2 else None
 
     def scaled(v):      # d of another denominator is d (ddof=1) times a factor of |X| + |Y| alone (every resample
         return v if v is None else conventions.rescale(v, len(s_x) + len(s_y), ddof=conv.ddof)   # keeps the sizes)
-    bounds = dict(d_corrected=scaled(att.d_corrected), reliability=att.reliability)
-    if boot is not None:
-        b = boot if hasattr(boot, "attenuation") else boot.result()
-        bounds.update(ci_low=scaled(b.low), ci_high=scaled(b.high), ci_level=b.level,
-                      n_boot=getattr(b, "n_boot", None), ci_method=b.method)
+    out = dict(d_corrected=scaled(att.d_corrected), reliability=att.reliability)
+    if con is not None:
+        out.update(p_concepts=con.p, d_concepts=con.d if con.estimable else None,
+                   concepts_estimable=bool(con.estimable), concepts_reason=con.reason)
+        if ci is not None:
+            out.update(concepts_low=con.low, concepts_high=con.high)
+    if papers is not None:
+        out.update(papers_low=scaled(papers[0]), papers_high=scaled(papers[1]))
+    if ci is not None:
+        if ci_method == CONCEPTS:
+            low, high = (out.get("concepts_low"), out.get("concepts_high"))
+        elif ci_method == PERMUTATION:
+            low, high = out["papers_low"], out["papers_high"]
+        else:
+            b = boot.result()
+            low, high = scaled(b.low), scaled(b.high)
+            out.update(n_boot=getattr(b, "n_boot", None))
+        out.update(ci_low=low, ci_high=high, ci_level=float(ci), ci_method=ci_method)
     return WeatResult(effect_size=es, p_value=p, exact=exact, n_partitions=n_part, statistic=stat,
                       n_x=len(X), n_y=len(Y), n_a=len(A), n_b=len(B), parametric=parametric,
-                      alternative=alternative, convention=conv.name, **bounds)
+                      alternative=alternative, convention=conv.name, **out)
 
 
 def _convention_p(s_x: np.ndarray, s_y: np.ndarray, conv: conventions.Convention, *, n_samples: int, seed: int,

@@ -26,7 +26,8 @@ from ..errors import EatlasError
 ROLES = ("x", "y", "a", "b")
 STATUSES = ("ok", "not_run")
 CI_TOLERANCE = 1e-9         # the CI bounds are compared with d to this (relative) precision
-INVERSION = "inversion"     # eatlas.stats.interval.INVERSION: the interval of d_corrected
+INVERSION = "inversion"     # eatlas.stats.interval.INVERSION (earlier versions): the interval of d_corrected
+CONCEPTS = "concepts"       # eatlas.stats.weat.CONCEPTS: the interval of d_concepts
 
 
 # --------------------------------------------------------------------------------------------- frames
@@ -105,16 +106,33 @@ def _ci_order(df):
 
 
 def _ci_around_d(df):
-    """The interval holds the effect size it is an interval of: the stimulus bootstrap's (percentile, BCa) the
-    effect size; the inversion interval, disattenuated (eatlas.stats.interval), ``d_corrected``."""
+    """The interval holds the estimate it is an interval of: the papers' (permutation) and the stimulus bootstrap's
+    (percentile, BCa) the effect size; the concepts' ``d_concepts`` (NULL where not estimable); the earlier
+    versions' inversion interval, disattenuated, ``d_corrected``. The stored concepts' and papers' intervals
+    (concepts_low/high, papers_low/high) hold theirs too."""
     if not _has(df, "ci_low", "ci_high", "effect_size"):
         return pd.Series(True, index=df.index)
     point = df["effect_size"]
     if _has(df, "ci_method", "d_corrected"):
         inversion = (df["ci_method"] == INVERSION).fillna(False).astype(bool)
         point = point.where(~inversion, df["d_corrected"])
+    if _has(df, "ci_method", "d_concepts"):
+        concepts = (df["ci_method"] == CONCEPTS).fillna(False).astype(bool)
+        point = point.where(~concepts, df["d_concepts"])
     tol = point.abs().clip(lower=1.0) * CI_TOLERANCE
-    return _flag(df, (df["ci_low"] > point + tol) | (df["ci_high"] < point - tol))
+    bad = (df["ci_low"] > point + tol) | (df["ci_high"] < point - tol)
+    if _has(df, "ci_method", "n_x", "n_y"):
+        # the concepts' interval (the hull of its confidence set where d_concepts is not estimable) stays within the
+        # largest |d| of concepts in the proportions n_x : n_y (eatlas.stats.interval.d_bound)
+        n_x, n_y = df["n_x"].astype("Float64"), df["n_y"].astype("Float64")
+        bound = (n_x + n_y) / (n_x * n_y) ** 0.5 + CI_TOLERANCE
+        concepts = (df["ci_method"] == CONCEPTS).fillna(False).astype(bool)
+        bad = bad | (concepts & ((df["ci_low"] < -bound) | (df["ci_high"] > bound)))
+    for lo, hi, est in (("concepts_low", "concepts_high", "d_concepts"), ("papers_low", "papers_high", "effect_size")):
+        if _has(df, lo, hi, est):
+            t = df[est].abs().clip(lower=1.0) * CI_TOLERANCE
+            bad = bad | (df[lo] > df[est] + t) | (df[hi] < df[est] - t) | (df[lo] > df[hi])
+    return _flag(df, bad)
 
 
 def _not_run_has_reason(df):
@@ -124,7 +142,7 @@ def _not_run_has_reason(df):
 
 
 def _not_run_has_no_numbers(df):
-    cols = [c for c in ("effect_size", "p_value", "ci_low", "ci_high") if c in df.columns]
+    cols = [c for c in ("effect_size", "p_value", "ci_low", "ci_high", "p_concepts", "d_concepts") if c in df.columns]
     if "status" not in df.columns or not cols:
         return pd.Series(True, index=df.index)
     return _flag(df, (df["status"] == "not_run") & df[cols].notna().any(axis=1))
@@ -156,8 +174,8 @@ def _specific() -> dict:
     import pandera.pandas as pa
 
     from ..levels import NAMES as LEVELS
-    from ..stats.interval import CI_METHODS
-    from ..stats.weat import ALTERNATIVES
+    from ..stats.weat import ALTERNATIVES, CI_METHODS, P_RULES, RETIRED_CI_METHODS
+    CI_METHODS = CI_METHODS + RETIRED_CI_METHODS
 
     def col(*checks, nullable=True, unique=False):
         return (list(checks), nullable, unique)
@@ -176,7 +194,9 @@ def _specific() -> dict:
         "test_version": col(text, nullable=False), "level": col(one_of(LEVELS, "level"), nullable=False),
         "model": col(text, nullable=False), "status": col(one_of(STATUSES, "status"), nullable=False),
         "effect_size": col(finite), "p_value": col(probability), "d_corrected": col(finite),
-        "reliability": col(finite),
+        "reliability": col(finite), "p_concepts": col(probability), "d_concepts": col(finite),
+        **{c: col(finite) for c in ("concepts_low", "concepts_high", "papers_low", "papers_high")},
+        "holm_p_rule": col(one_of(P_RULES, "p rule")), "holm_family": col(text), "holm_family_size": col(positive),
         "ci_low": col(finite), "ci_high": col(finite), "d_loo_min": col(finite), "d_loo_max": col(finite),
         "ci_level": col(pa.Check(lambda s: (s > 0) & (s < 1), error="is outside (0, 1)")),
         **{c: col(count) for c in ("n_x", "n_y", "n_a", "n_b", "n_dropped", "truncation_seed")},

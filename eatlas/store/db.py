@@ -23,7 +23,13 @@ import duckdb
 from ..columns import as_columns
 from ..errors import EatlasError
 from ..registry.published import CONVENTION_COLUMNS as _CONVENTION_COLUMNS
-from ..registry.published import PUBLISHED_COLUMNS, read_conventions, read_published
+from ..registry.published import (
+    PUBLISHED_COLUMNS,
+    read_conventions,
+    read_published,
+    read_significance,
+)
+from ..registry.published import SIGNIFICANCE_COLUMNS as _SIGNIFICANCE_COLUMNS
 from ..stats.conventions import CONVENTIONS as _CONVENTIONS
 
 if typing.TYPE_CHECKING:
@@ -75,30 +81,50 @@ class ResultRow:
     n_y: int | None
     n_a: int | None
     n_b: int | None
-    holm_significant: bool | None
+    holm_significant: bool | None   # Holm-Bonferroni over the run's family (holm_family), by the p of holm_p_rule
     template: str | None
     truncation_seed: int | None
     n_dropped: int | None
     dropped: dict | None            # stimuli not encodable (e.g. out of vocabulary), per role
     alternative: str | None
-    ci_low: float | None
-    ci_high: float | None
-    ci_level: float | None
+    ci_low: float | None            # the interval of ci_method, the one shown beside its estimate: d_concepts's
+    ci_high: float | None           # (concepts), or effect_size's (permutation, percentile, BCa); runs before the
+    ci_level: float | None          # concepts' question: d_corrected's (inversion)
     n_boot: int | None
-    ci_method: str | None           # inversion | percentile | BCa
+    ci_method: str | None           # concepts | permutation | percentile | BCa (inversion: earlier versions)
     d_loo_min: float | None
     d_loo_max: float | None
     sign_stable: bool | None
     also_as: list[str] | None       # the run's other tests with identical stimuli at this level, computed once as this
-    d_corrected: float | None       # d with the attribute sample's noise removed (eatlas.stats.interval); never
-                                    # paired with a paper's d
-    reliability: float | None       # 1 - that noise / var(s(w))
-    notes: list[str] | None         # p/CI disagreement, a set smaller than the calibration study checked, low
-                                    # reliability (eatlas.run.runner.result_notes)
+    d_corrected: float | None       # d / sqrt(reliability), the older disattenuated d (eatlas.stats.interval); never
+                                    # paired with a paper's d; d_concepts is the estimate with an interval
+    reliability: float | None       # 1 - the attribute sample's noise / var(s(w)) over X u Y
+    notes: list[str] | None         # p/CI disagreement, a set smaller than the calibration study checked, a
+                                    # concepts' d not estimable, an effect opposite to a one-sided alternative
+                                    # (eatlas.run.runner.result_notes)
     convention: str | None          # eatlas.stats.conventions: d's denominator and the p's rule (NULL: before them,
                                     # caliskan); NULL for a method without a WEAT-comparable effect size
     overlap: dict | None            # "x/y" / "a/b" -> items the authors' lists put in both sets (the test's overlap:)
     language_warning: str | None    # the test's language is not among those the model declares (eatlas.run.runner)
+    # The concepts' question (eatlas.stats.concepts: targets and attributes both samples of their concepts), stored
+    # whatever ci_method: its p against `alternative`, its d and interval at ci_level; where the d is not estimable
+    # at these set sizes, d_concepts is NULL, concepts_reason says why in words, and the interval is the hull of
+    # the confidence set (reaching the largest |d| the set sizes allow).
+    p_concepts: float | None
+    d_concepts: float | None
+    concepts_low: float | None
+    concepts_high: float | None
+    concepts_estimable: bool | None
+    concepts_reason: str | None
+    # The papers' question (these attribute words; targets exchangeable): p_value's own interval, the permutation
+    # test inverted, of the sample d (effect_size).
+    papers_low: float | None
+    papers_high: float | None
+    # The family holm_significant was computed over: which p (concepts | papers, --p-rule), an id of its members
+    # (test, version, level), the rule and alpha (eatlas.run.runner.mark_family), and how many results it held.
+    holm_p_rule: str | None
+    holm_family: str | None
+    holm_family_size: int | None
 
 
 def _table_ddl(name: str, cols: list[tuple[str, str, bool]], key: tuple[str, ...] | None, refs: bool) -> str:
@@ -152,6 +178,12 @@ def schema_ddl() -> list[tuple[str, str, list]]:
 # d's denominator of a result (eatlas.stats.conventions): a run stored before conventions (NULL) is caliskan's.
 _DENOMINATOR = "CASE " + " ".join(f"WHEN convention = '{c.name}' THEN '{c.denominator}'" for c in _CONVENTIONS.values()
                                    ) + " ELSE 'sample' END"
+# The rule of a result's p (eatlas.stats.conventions.P_RULES), likewise.
+_P_RULE = "CASE " + " ".join(f"WHEN convention = '{c.name}' THEN '{c.p_rule}'" for c in _CONVENTIONS.values()
+                             ) + " ELSE 'permutation-ge' END"
+# Our significance by a published table's own rule (table published_significance: the paper's p rule, level and
+# correction): our p of the same rule below the level, where the rule states a level and no correction we could
+# repeat (a correction runs over the paper's family, which a run does not hold); NULL otherwise.
 VIEWS = f"""
 CREATE OR REPLACE VIEW reproduction_loose AS
 WITH p AS (
@@ -159,9 +191,12 @@ WITH p AS (
            pr.model AS published_model, pr.row_label, pr.column_label,
            TRY_CAST(pr.value AS DOUBLE) AS published_effect_size, pr.significance AS published_significance,
            pc.convention AS published_convention, coalesce(pc.d_denominator, 'sample') AS p_denominator,
-           TRY_CAST(pv.value AS DOUBLE) AS published_p_value
+           TRY_CAST(pv.value AS DOUBLE) AS published_p_value,
+           coalesce(ps.rule, 'unspecified') AS published_rule, ps.level AS rule_level,
+           ps.correction AS rule_correction, ps.p_rule AS rule_p
     FROM published_results pr
     LEFT JOIN published_conventions pc ON pc.paper = pr.paper
+    LEFT JOIN published_significance ps ON ps.paper = pr.paper AND ps.table_id = pr.table_id
     LEFT JOIN published_results pv ON pv.statistic = 'p_value' AND NOT pv.missing AND pv.paper = pr.paper
           AND pv.table_id = pr.table_id AND pv.model = pr.model AND pv.row_label = pr.row_label
           AND pv.column_label = pr.column_label
@@ -169,11 +204,12 @@ WITH p AS (
       AND pr.column_label NOT LIKE 'Level 2%'   -- ML-EAT Level 2 effect sizes are single-target, not the WEAT
 ), r AS (          -- a result's own test id, and the ids it also stands for (results.also_as: the run's tests
                     -- with identical stimuli, computed once): a number printed under any of them pairs with it
-    SELECT *, test_id AS published_test_id, {_DENOMINATOR} AS our_denominator FROM results
+    SELECT *, test_id AS published_test_id, {_DENOMINATOR} AS our_denominator, {_P_RULE} AS our_p_rule FROM results
     WHERE status = 'ok' AND effect_size IS NOT NULL         -- a method without a WEAT d (SAME, SC-EAT): none
       AND (test_id, level) IN (SELECT test_id, level FROM p)
 ), ra AS (
-    SELECT *, unnest(also_as) AS published_test_id, {_DENOMINATOR} AS our_denominator FROM results
+    SELECT *, unnest(also_as) AS published_test_id, {_DENOMINATOR} AS our_denominator, {_P_RULE} AS our_p_rule
+    FROM results
     WHERE also_as IS NOT NULL AND status = 'ok' AND effect_size IS NOT NULL
 ), pm AS MATERIALIZED (  -- the printed cells of the models each run was matched with (model_matches): joined
                           -- first, the results then meet only those (not every model's cells of their test)
@@ -198,6 +234,11 @@ SELECT run_id, test_id, test_version, level, model, model_family, family_source,
        published_significance,
        effect_size - published_effect_size AS difference,
        coalesce(convention, 'caliskan') AS convention, published_convention, published_p_value,
+       published_rule,
+       CASE WHEN rule_level IS NULL OR rule_correction <> 'none' OR rule_p <> our_p_rule THEN NULL
+            ELSE p_value < rule_level END AS our_significant_by_published_rule,
+       p_concepts AS our_p_concepts, d_concepts AS our_d_concepts, holm_p_rule AS our_holm_p_rule,
+       holm_family AS our_holm_family,
        match, coalesce(differs, '') AS differs
 FROM j;
 
@@ -216,6 +257,8 @@ WITH mm AS (        -- each ML-EAT result under its test's id and the ids it als
     FROM mleat_results m JOIN results r USING (run_id, test_id, level) WHERE r.also_as IS NOT NULL
 ), ours AS (
     SELECT m.run_id, m.test_id, m.test_version, m.level, m.published_test_id, ru.model, ru.model_family, m.pattern,
+           m.level1_p_value, CASE WHEN m.p_method = 'authors' THEN 'normal-smaller-tail' ELSE 'permutation-ge' END
+               AS our_p_rule,
            unnest(['Level 1: A,B,X,Y', 'Level 2: A,B,X', 'Level 2: A,B,Y',
                    'Level 3: A,X mean', 'Level 3: A,X std', 'Level 3: B,X mean', 'Level 3: B,X std',
                    'Level 3: A,Y mean', 'Level 3: A,Y std', 'Level 3: B,Y mean', 'Level 3: B,Y std']) AS column_label,
@@ -225,9 +268,12 @@ WITH mm AS (        -- each ML-EAT result under its test's id and the ids it als
 ), pub AS (
     SELECT pr.* FROM published_results pr WHERE pr.paper = 'wolfe2024' AND NOT pr.missing
 ), j AS (
-    SELECT o.*, p.table_id, p.model AS published_model, p.row_label, p.value, p.significance, x.match, x.differs
+    SELECT o.*, p.table_id, p.model AS published_model, p.row_label, p.value, p.significance, x.match, x.differs,
+           coalesce(ps.rule, 'unspecified') AS published_rule, ps.level AS rule_level,
+           ps.correction AS rule_correction, ps.p_rule AS rule_p
     FROM ours o
     JOIN pub p ON p.test_id = o.published_test_id AND p.level = o.level AND p.column_label = o.column_label
+    LEFT JOIN published_significance ps ON ps.paper = p.paper AND ps.table_id = p.table_id
     JOIN model_matches x ON x.run_id = o.run_id AND x.level = o.level AND x.paper = p.paper
           AND x.published_model = p.model AND x.published_family = coalesce(p.model_family, '')
 )
@@ -238,6 +284,10 @@ SELECT j.run_id, j.test_id, j.test_version, j.level, j.model, j.model_family,
        abs(j.our_value - TRY_CAST(j.value AS DOUBLE))
            <= 0.5 * pow(10, -length(split_part(j.value, '.', 2))) + 1e-9 AS agrees,
        j.pattern AS our_pattern, pp.value AS published_pattern,
+       j.published_rule,
+       CASE WHEN j.rule_level IS NULL OR j.rule_correction <> 'none' OR j.rule_p <> j.our_p_rule
+                 OR j.column_label NOT LIKE 'Level 1%' THEN NULL
+            ELSE j.level1_p_value < j.rule_level END AS our_significant_by_published_rule,
        j.match, coalesce(j.differs, '') AS differs
 FROM j
 LEFT JOIN pub pp ON pp.test_id = j.published_test_id AND pp.level = j.level AND pp.table_id = j.table_id
@@ -271,6 +321,16 @@ WHERE v.status = 'ok';
 
 CREATE OR REPLACE VIEW validity_reproduction AS
 SELECT * EXCLUDE (differs) FROM validity_reproduction_loose WHERE match = 'same_model';
+
+-- Each model's newest result per test and level: one row per model (with its pooling, layer and subword), method,
+-- convention, test and level, from the run that finished last. Its Holm mark is that run's (holm_family says over
+-- which results; marks of different families do not compare).
+CREATE OR REPLACE VIEW latest_results AS
+SELECT r.*, ru.method, ru.finished_at
+FROM results r JOIN runs ru USING (run_id)
+QUALIFY row_number() OVER (PARTITION BY r.model, r.pooling, r.layer, r.subword, ru.method,
+                                        coalesce(r.convention, ''), r.test_id, r.level
+                           ORDER BY ru.finished_at DESC, r.run_id DESC) = 1;
 """
 
 
@@ -457,6 +517,9 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
             model_family VARCHAR, note VARCHAR, source_file VARCHAR)""")
     if "published_conventions" not in existing:
         con.execute(_PUBLISHED_CONVENTIONS)
+        changed = True
+    if "published_significance" not in existing:
+        con.execute(_PUBLISHED_SIGNIFICANCE)
         changed = True
     from ..encoders import identity
     from ..registry import provenance
@@ -676,13 +739,25 @@ _PUBLISHED_CONVENTIONS = f"""CREATE TABLE IF NOT EXISTS published_conventions (
     {', '.join(f'{c} VARCHAR' for c in _CONVENTION_COLUMNS)})"""
 
 
+# Which rule each published table marks significance by (``significance:`` of the conventions files).
+_PUBLISHED_SIGNIFICANCE = "CREATE TABLE IF NOT EXISTS published_significance (" + ", ".join(
+    f"{c} {'DOUBLE' if c == 'level' else 'VARCHAR'}" for c in _SIGNIFICANCE_COLUMNS) + ")"
+
+
 def refresh_conventions(con: duckdb.DuckDBPyConnection, reg) -> int:
-    """Replace published_conventions with the registry's conventions files (inside the caller's transaction)."""
+    """Replace published_conventions and published_significance with the registry's conventions files (inside the
+    caller's transaction)."""
     rows = read_conventions(reg)
     con.execute("DELETE FROM published_conventions")
     if rows:
         con.executemany(f"INSERT INTO published_conventions VALUES ({', '.join('?' * len(_CONVENTION_COLUMNS))})",
                         [[r[c] for c in _CONVENTION_COLUMNS] for r in rows])
+    con.execute(_PUBLISHED_SIGNIFICANCE)
+    con.execute("DELETE FROM published_significance")
+    sig = read_significance(reg)
+    if sig:
+        con.executemany(f"INSERT INTO published_significance VALUES ({', '.join('?' * len(_SIGNIFICANCE_COLUMNS))})",
+                        [[r[c] for c in _SIGNIFICANCE_COLUMNS] for r in sig])
     return len(rows)
 
 

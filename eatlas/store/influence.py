@@ -10,6 +10,10 @@ from ..errors import EatlasError
 ROLE_NAMES = {"x": "X", "y": "Y", "a": "A", "b": "B"}
 
 
+# What says which estimate a result's interval is for (eatlas.stats.weat.CI_METHODS).
+_ESTIMATE_COLUMNS = ("ci_method", "ci_level", "d_concepts", "concepts_estimable", "d_corrected")
+
+
 def influence_rows(db: str | Path, run: str, test: str, *, level: str | None = None, top: int = 10):
     """``(run_id, [(level, result row, influence rows sorted by |delta| descending, at most top)])``."""
     from .db import connect
@@ -39,8 +43,12 @@ def influence_rows(db: str | Path, run: str, test: str, *, level: str | None = N
         where, params = "run_id = ? AND test_id = ?", [run_id, test]
         if level:
             where, params = where + " AND level = ?", params + [level]
-        res = con.execute(f"SELECT level, status, effect_size, ci_low, ci_high, d_loo_min, d_loo_max, sign_stable "
-                          f"FROM results WHERE {where} ORDER BY level", params).fetchall()
+        have = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
+                                          "WHERE table_name = 'results'").fetchall()}
+        # the interval's own estimate (a store written before a column existed: NULL)
+        extra = ", ".join(c if c in have else f"NULL AS {c}" for c in _ESTIMATE_COLUMNS)
+        res = con.execute(f"SELECT level, status, effect_size, ci_low, ci_high, d_loo_min, d_loo_max, sign_stable, "
+                          f"{extra} FROM results WHERE {where} ORDER BY level", params).fetchall()
         if not res:
             have = [r[0] for r in con.execute("SELECT DISTINCT test_id || ' [' || level || ']' FROM results "
                                               "WHERE run_id = ? ORDER BY 1", [run_id]).fetchall()]
@@ -52,7 +60,7 @@ def influence_rows(db: str | Path, run: str, test: str, *, level: str | None = N
         for lv, status, *rest in res:
             rows = top_influence(con, run_id, test, lv, top)
             out.append((lv, dict(zip(("status", "effect_size", "ci_low", "ci_high", "d_loo_min", "d_loo_max",
-                                      "sign_stable"), [status, *rest])), rows))
+                                      "sign_stable", *_ESTIMATE_COLUMNS), [status, *rest])), rows))
         return run_id, out
     finally:
         con.close()

@@ -664,7 +664,8 @@ def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> d
         init_schema(con)
         if not con.execute("SELECT count(*) FROM published_results").fetchall()[0][0]:
             refresh_published(con, reg or load_registry())
-        if not con.execute("SELECT count(*) FROM published_conventions").fetchall()[0][0]:
+        if not con.execute("SELECT (SELECT count(*) FROM published_conventions) * (SELECT count(*) FROM "
+                           "published_significance)").fetchall()[0][0]:
             refresh_conventions(con, reg or load_registry())
         ids = mem.execute("SELECT DISTINCT run_id FROM _imp_runs").fetchdf()
         con.register("_ids", ids)
