@@ -159,7 +159,11 @@ def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
     """The parser of every subcommand. ``methods=False`` leaves out what the method plug-ins declare (run's
     per-method options, sweep's --method): main() builds it so when neither 'run' nor 'sweep' is on the
     command line, and a command that cannot reach them does not import the plug-ins (or numpy) first."""
+    from .. import __version__
+
     p = argparse.ArgumentParser(prog="eatlas", description="Embedding Association Tests: registry, runs, results.")
+    p.add_argument("--version", action="version", version=f"eatlas {__version__}",
+                   help="print EATlas's version and exit")
     _global_options(p, sub_level=False)
     sub = p.add_subparsers(dest="command", required=True)
 

@@ -120,33 +120,62 @@ def cmd_show(args) -> int:
 
 
 def cmd_models(args) -> int:
-    from rich.table import Table
-
     from ..encoders import entry_installed, model_entries
     from ..encoders.identity import entry_identity
 
     out, _ = _console()
     entries = model_entries()
-    table = Table(title="registered models",
-                  caption="identity: what a paper's model must match for the reproduction view; install: what "
-                          "installs a model that is not installed here")
-    # a model id is never cut: it is what --model takes (the other columns wrap instead)
-    table.add_column("id", no_wrap=True, min_width=max((len(m) for m in entries), default=2))
-    for head in ("default", "backend", "family", "identity (name, size, corpus)", "dim", "pooling, layer",
-                 "licence"):
-        table.add_column(head)
-    table.add_column("installed", overflow="fold")
+    main, about, missing = [], [], []
     for mid, e in entries.items():
         static = e.get("backend") in ("static", "spacy-vectors")       # word vectors: a text is their mean
         ident = ", ".join(v for v in entry_identity(e).values() if v) or "-"
         default = "yes" if e.get("default") else "other languages" if e.get("multilingual_default") else ""
         pooling = "cbow" if static else f"{e.get('pooling') or '-'}, {e.get('layer', -1)}"
-        table.add_row(*map(esc, (mid, default, e.get("backend", ""), e.get("family", ""), ident,
-                                 str(e.get("dimension", "")), pooling, e.get("license", ""),
-                                 "yes" if entry_installed(e) else f"no: {e.get('install', '')}")))
-    out.print(table)
+        installed = entry_installed(e)
+        if not installed:
+            missing.append((mid, " ".join(str(e.get("install") or "").split())))
+        main.append((mid, default, e.get("family", ""), str(e.get("dimension", "")), pooling,
+                     "yes" if installed else "no (below)"))
+        about.append((mid, e.get("backend", ""), e.get("license", ""), ident))
+    # Nothing is cut with '…' and nothing breaks inside a word: the short columns never wrap, the identity wraps at
+    # spaces, a terminal too narrow for that gets one block per model; install commands come last, one a line,
+    # never wrapped, so that each copies whole.
+    _table_or_records(out, "registered models", ("id", "default", "family", "dim", "pooling, layer", "installed"),
+                      main, caption="default: the model a run takes without --model (in English; 'other languages':"
+                                    " in every other language)")
+    _table_or_records(out, "what each model is", ("id", "backend", "licence", "identity (name, size, corpus)"),
+                      about, caption="identity: what a paper's model must match for the reproduction view",
+                      flexible=1)
+    if missing:
+        out.print("Not installed here; each installs with the command after its id:", highlight=False)
+        width = max(len(m) for m, _ in missing)
+        for mid, cmd in missing:
+            out.print(esc(f"  {mid:<{width}}  {cmd or '(no install command recorded: see its loader entry)'}"),
+                      highlight=False, soft_wrap=True)
     _hub_models(out)
     return 0
+
+
+def _table_or_records(out, title: str, columns, rows, *, caption: str = "", flexible: int = 0) -> None:
+    """A table whose cells never break inside a word (the last ``flexible`` columns wrap at spaces), or, where the
+    terminal is too narrow for it, one block per row."""
+    from rich import box
+    from rich.table import Table
+
+    from .common import fits, print_records
+
+    if not fits(out, list(columns), rows, flexible=flexible):
+        print_records(out, list(columns), rows, title=title, label=lambda n, r: str(r[0]))
+        if caption:
+            out.print(esc(caption), highlight=False)
+        return
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, caption=caption or None)
+    for i, head in enumerate(columns):
+        flex = i >= len(columns) - flexible
+        table.add_column(head, no_wrap=not flex, overflow="fold", ratio=1 if flex else None)
+    for r in rows:
+        table.add_row(*map(esc, r))
+    out.print(table)
 
 
 def _hub_models(out) -> None:
