@@ -286,9 +286,14 @@ def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
     st.add_argument("--model", help="only the runs of this model (default: every model)")
     st.add_argument("--all", action="store_true", help="every run, not only the newest result per model, test and "
                     "level")
-    st.add_argument("--duckdb-wasm", metavar="DIR", help="copy DuckDB-WASM's files from DIR (the npm tarballs of "
-                    "'npm pack @duckdb/duckdb-wasm@1.32.0 apache-arrow@17.0.0', packed or unpacked) so the site works "
-                    "offline (default: the SQL page loads them from jsDelivr, each checked against its pinned hash)")
+    st.add_argument("--duckdb-wasm", metavar="DIR", help="take DuckDB-WASM's files from DIR (the npm tarballs of "
+                    "'npm pack @duckdb/duckdb-wasm@1.32.0 apache-arrow@17.0.0', packed or unpacked), or 'cdn': copy "
+                    "none, the SQL page loads them from jsDelivr (each checked against its pinned hash) (default: "
+                    "the pinned npm tarballs, downloaded from the npm registry into the EATlas cache once, each "
+                    "checked against its sha512; 35 MB copied into the site, so its SQL box works offline)")
+    st.add_argument("--offline", action="store_true", help="download nothing: DuckDB-WASM comes from the EATlas "
+                    "cache, or, where it holds none, the SQL page loads it from jsDelivr and says how to bundle it "
+                    "(as EATLAS_OFFLINE=1)")
     st.add_argument("--figures", choices=("results", "all", "none"), default="results",
                     help="forest plots for the tests with results shown (results), also for those with printed "
                          "numbers only (all: slower), or none")

@@ -140,12 +140,20 @@ def cmd_site(args) -> int:
     out, _ = _console()
     db = Path(args.db) if args.db else default_db()
     s = write_site(db, args.out, registry=args.registry, runs=args.runs, model=args.model, all_runs=args.all,
-                   duckdb_wasm=args.duckdb_wasm, figures=args.figures, dataset=args.dataset)
+                   duckdb_wasm=args.duckdb_wasm, figures=args.figures, dataset=args.dataset,
+                   download=False if args.offline else None)
     tables = ", ".join(f"{name} {n}" for name, n in s["tables"].items())
+    wasm = (f"copied into the site ({s['duckdb_wasm_bytes'] / 1e6:.0f} MB: its SQL box works offline)"
+            if s["duckdb_wasm"] == "local" else f"not copied ({s['duckdb_wasm_why']}): the SQL page loads it from "
+            "jsDelivr (pinned, hashed) and needs the network")
     out.print(f"site written to {esc(s['out'])}: {s['tests']} test page(s), {s['figures']} forest plot(s), "
-              f"{s['results']} result(s) of {s['runs']} run(s) ({esc(s['selection'])}); DuckDB-WASM "
-              f"{'copied into the site' if s['duckdb_wasm'] == 'local' else 'from jsDelivr (pinned, hashed)'}; "
+              f"{s['results']} result(s) of {s['runs']} run(s) ({esc(s['selection'])}); DuckDB-WASM {esc(wasm)}; "
               f"tables (rows): {esc(tables)}", highlight=False, soft_wrap=True)
+    if s["duckdb_wasm"] != "local" and s["duckdb_wasm_why"] != "built with --duckdb-wasm cdn":
+        from ..outputs.site import NPM_PACK
+        out.print(esc(f"to bundle it: run 'eatlas site {s['out']}' again where registry.npmjs.org can be reached, or "
+                      f"mkdir wasm && cd wasm && {NPM_PACK} && cd .. && eatlas site {s['out']} --duckdb-wasm wasm"),
+                  highlight=False, soft_wrap=True)
     out.print(f"view it: python -m http.server -d {esc(s['out'])} (then open http://127.0.0.1:8000/)",
               highlight=False, soft_wrap=True)
     return 0

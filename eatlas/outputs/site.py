@@ -69,6 +69,7 @@ class WasmFile:
     path: str           # inside the package (npm pack: under package/)
     sha384: str         # subresource integrity, 'sha384-<base64>'
     load: bool = True
+    bundle: bool = True     # copied into a site that carries DuckDB-WASM (the mvp bundle is not: see BUNDLE_NOTE)
 
     @property
     def url(self) -> str:
@@ -90,9 +91,9 @@ WASM_FILES = (
              "sha384-hw3GjeJZY5QapQ8mwqMHXBPVmTLO+jKm5dlDwkGsEfjyu/HcXx1d0Rwlr/ZAShjq"),
     WasmFile("duckdb-browser-mvp.worker.js", "@duckdb/duckdb-wasm", DUCKDB_WASM_VERSION,
              "dist/duckdb-browser-mvp.worker.js",
-             "sha384-ABB4QFgUoQqfiMRv4Eme20RCo+rO//OBEOJfiUbiZFBRH/4T4xy8Vcu4hLXgPxQ0"),
+             "sha384-ABB4QFgUoQqfiMRv4Eme20RCo+rO//OBEOJfiUbiZFBRH/4T4xy8Vcu4hLXgPxQ0", bundle=False),
     WasmFile("duckdb-mvp.wasm", "@duckdb/duckdb-wasm", DUCKDB_WASM_VERSION, "dist/duckdb-mvp.wasm",
-             "sha384-aPxDmtovNQyMTy8S7zolNUiHoQNvtkLGOWJdPtQpW1T52DQuqeGutmEdb0ycBoNs"),
+             "sha384-aPxDmtovNQyMTy8S7zolNUiHoQNvtkLGOWJdPtQpW1T52DQuqeGutmEdb0ycBoNs", bundle=False),
     WasmFile("Arrow.es2015.min.js", "apache-arrow", ARROW_VERSION, "Arrow.es2015.min.js",
              "sha384-o0NAvZLrsqSiiIs62e876tz3P1Hg140RXcPkhBnT4wA90iCtIL230llnh6dB8/Fv"),
     WasmFile("LICENSE.txt", "apache-arrow", ARROW_VERSION, "LICENSE.txt",
@@ -101,6 +102,32 @@ WASM_FILES = (
              "sha384-T5882Tu2/PCf31qrg6u9MOUXypzL55Z4G3q9ASQIIaiB6/9U4lS2x0K+1GpNjYn6", load=False),
 )
 NPM_PACK = f"npm pack @duckdb/duckdb-wasm@{DUCKDB_WASM_VERSION} apache-arrow@{ARROW_VERSION}"
+# A site that carries DuckDB-WASM carries its 'eh' bundle only (WebAssembly exceptions: Chrome 95, Firefox 100,
+# Safari 15.2 and later), 35 MB; the 'mvp' bundle for older browsers would add 40 MB more.
+BUNDLE_NOTE = "WebAssembly exception handling (Chrome 95, Firefox 100, Safari 15.2 or newer)"
+
+
+@dataclass(frozen=True)
+class NpmTarball:
+    """A pinned npm tarball the site build takes DuckDB-WASM's files from: where the npm registry serves it, and
+    its ``integrity`` (sha512, as the registry's metadata and package-lock.json record it)."""
+    package: str
+    version: str
+    file: str           # the name 'npm pack' gives it
+    integrity: str
+
+    @property
+    def url(self) -> str:
+        return f"{NPM_REGISTRY}/{self.package}/-/{self.package.rsplit('/', 1)[-1]}-{self.version}.tgz"
+
+
+NPM_REGISTRY = "https://registry.npmjs.org"
+NPM_TARBALLS = (
+    NpmTarball("@duckdb/duckdb-wasm", DUCKDB_WASM_VERSION, f"duckdb-duckdb-wasm-{DUCKDB_WASM_VERSION}.tgz",
+               "sha512-IewXTNYEjsZCPE9weUWgtjGxUlMRo7qhX0GF6tq/KjK8bnY+RAl4cyUdYUfcdzbyb4b9ZxPC+FOsCcxgaKFWMg=="),
+    NpmTarball("apache-arrow", ARROW_VERSION, f"apache-arrow-{ARROW_VERSION}.tgz",
+               "sha512-X0p7auzdnGuhYMVKYINdQssS4EcKec9TCXyez/qtJt32DrIMGbzqiaMiQ0X6fQlQpw8Fl0Qygcv4dfRAr5Gu9Q=="),
+)
 
 # The views materialised as parquet, for the shown results (a view a database lacks is left out)
 VIEWS = ("reproduction", "reproduction_loose", "mleat_reproduction", "mleat_reproduction_loose")
@@ -148,7 +175,7 @@ def read_wasm_files(folder: str | Path) -> dict[str, bytes]:
             except (tarfile.TarError, OSError, EOFError) as e:
                 raise EatlasError(f"unreadable npm tarball: {e}", file=str(p), field="--duckdb-wasm",
                                   hint=f"remove it, or make the folder again: {NPM_PACK}") from None
-    missing = [f for f in WASM_FILES if f.name not in found]
+    missing = [f for f in WASM_FILES if f.bundle and f.name not in found]
     if missing:
         f = missing[0]
         other = seen.get(f.name)
@@ -158,6 +185,54 @@ def read_wasm_files(folder: str | Path) -> dict[str, bytes]:
                           file=other or str(root), field="--duckdb-wasm",
                           hint=f"make the folder with: {NPM_PACK} (the tarballs may stay packed)")
     return found
+
+
+def npm_cache() -> Path:
+    """Where the build keeps the npm tarballs it downloaded (``$EATLAS_CACHE/npm``): a folder ``--duckdb-wasm``
+    also reads."""
+    from ..paths import cache_dir
+
+    return cache_dir() / "npm"
+
+
+def offline() -> bool:
+    """Downloads are off: ``EATLAS_OFFLINE=1`` (``eatlas site --offline`` sets it for the build)."""
+    import os
+
+    return os.environ.get("EATLAS_OFFLINE", "").strip().upper() in ("1", "ON", "YES", "TRUE")
+
+
+def _integrity(data: bytes) -> str:
+    return "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode("ascii")
+
+
+def fetch_tarballs(*, allow_download: bool = True, timeout: float = 60.0) -> tuple[Path | None, str | None]:
+    """The folder holding the pinned npm tarballs of DuckDB-WASM and apache-arrow (:data:`NPM_TARBALLS`), each
+    checked against its sha512: the EATlas cache, filled from the npm registry the first time (unless
+    ``allow_download`` is false). Returns (folder, None), or (None, why not)."""
+    import os
+    import urllib.error
+    import urllib.request
+
+    folder = npm_cache()
+    for t in NPM_TARBALLS:
+        path = folder / t.file
+        if path.is_file() and _integrity(path.read_bytes()) == t.integrity:
+            continue
+        if not allow_download:
+            return None, f"downloads are off and the EATlas cache ({folder}) has no {t.file}"
+        try:
+            with urllib.request.urlopen(t.url, timeout=timeout) as r:       # noqa: S310 (a fixed https URL)
+                data = r.read()
+        except (urllib.error.URLError, OSError, TimeoutError) as e:
+            return None, f"the npm registry could not be reached ({t.url}: {getattr(e, 'reason', e)})"
+        if _integrity(data) != t.integrity:
+            return None, f"{t.url} is not the pinned {t.package}@{t.version} (its sha512 differs)"
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    return folder, None
 
 
 # ------------------------------------------------------------------ the data
@@ -471,7 +546,8 @@ def _examples(results: pd.DataFrame, reg: Registry) -> list[dict]:
 
 def write_site(db: str | Path | None, out: str | Path, *, registry: str | Path | None = None,
                runs: list[str] | None = None, model: str | None = None, all_runs: bool = False,
-               duckdb_wasm: str | Path | None = None, figures: str = "results", dataset: str | None = None) -> dict:
+               duckdb_wasm: str | Path | None = None, figures: str = "results", dataset: str | None = None,
+               download: bool | None = None) -> dict:
     """Write the site into ``out``; returns a summary (counts, the parquet tables and their rows). ``figures``:
     draw a test's forest plot where it has shown results (``results``), also where it has printed numbers only
     (``all``, slower: matplotlib draws each), or never (``none``). ``dataset``: a Hugging Face dataset repo id
@@ -487,13 +563,30 @@ def write_site(db: str | Path | None, out: str | Path, *, registry: str | Path |
                           hint="ORG/NAME, as 'eatlas publish --push ORG/NAME' took it")
     out = Path(out)
     reg = load_registry(registry)
-    wasm = read_wasm_files(duckdb_wasm) if duckdb_wasm is not None else None
+    wasm, why = _wasm(duckdb_wasm, download)
     db = Path(db) if db is not None else None
     src = _Source(db, reg, runs=runs, model=model, all_runs=all_runs)
     try:
-        return _write(src, reg, out, db=db, wasm=wasm, figures=figures, dataset=dataset)
+        return _write(src, reg, out, db=db, wasm=wasm, figures=figures, dataset=dataset, wasm_why=why)
     finally:
         src.close()
+
+
+def _wasm(duckdb_wasm, download: bool | None) -> tuple[dict[str, bytes] | None, str | None]:
+    """DuckDB-WASM's files to copy into the site, or (None, why not): from ``duckdb_wasm`` (a folder; 'cdn': none,
+    the SQL page loads them from jsDelivr), by default from the pinned npm tarballs in the EATlas cache, downloaded
+    from the npm registry once (not when ``download`` is false, or None and EATLAS_OFFLINE=1)."""
+    if duckdb_wasm is not None and str(duckdb_wasm) == "cdn":
+        return None, "built with --duckdb-wasm cdn"
+    if duckdb_wasm is not None:
+        return read_wasm_files(duckdb_wasm), None
+    folder, why = fetch_tarballs(allow_download=not offline() if download is None else download)
+    if folder is None:
+        return None, why
+    try:
+        return read_wasm_files(folder), None
+    except EatlasError as e:            # a cache changed by hand: say so on the page, build the rest
+        return None, e.message
 
 
 def _prepare(out: Path, rels: list[str], *, db, registry_root):
@@ -516,7 +609,8 @@ def _prepare(out: Path, rels: list[str], *, db, registry_root):
     return target
 
 
-def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, dataset: str | None) -> dict:
+def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, dataset: str | None,
+           wasm_why: str | None = None) -> dict:
     con = src.con
     table_sql = src.table_sql()
     results = src.frame("SELECT t.*, r.model AS run_model FROM (SELECT * FROM results SEMI JOIN "
@@ -543,7 +637,8 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
     parquet = {name: f"data/{name}.parquet" for name in [*table_sql, *reg_frames]}
     arrow = {name: f"data/{name}.arrow" for name in parquet}
     asset_rels = ["assets/site.css", "assets/filter.js", "assets/sql.js", "assets/arrow-shim.mjs"]
-    wasm_rels = [f"{WASM_DIR}/{f.name}" for f in WASM_FILES] + [f"{WASM_DIR}/README.txt"] if local else []
+    wasm_rels = [f"{WASM_DIR}/{f.name}" for f in WASM_FILES if f.bundle] + [f"{WASM_DIR}/README.txt"] if local \
+        else []
     pages = ["index.html", "sql.html"] + [f"tests/{page_name(t.id)}" for t in tests]
     rels = [*pages, *asset_rels, *parquet.values(), *arrow.values(), *wasm_rels]
     target = _prepare(out, rels, db=db, registry_root=reg.root)
@@ -576,7 +671,7 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
             data = (ASSETS / Path(rel).name).read_bytes()
             put(rel, lambda tmp, data=data: Path(tmp).write_bytes(data))
         if local:
-            for f in WASM_FILES:
+            for f in (f for f in WASM_FILES if f.bundle):
                 target.write(f"{WASM_DIR}/{f.name}", lambda tmp, data=wasm[f.name]: Path(tmp).write_bytes(data),
                              save=False, checked=True)
             target.write_text(f"{WASM_DIR}/README.txt", _wasm_readme(), save=False, checked=True)
@@ -594,7 +689,8 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
             source_kinds=_options(k for r in index_rows for k in r["source_kinds"]),
             runs=_runs_rows(runs_df, results))
         target.write_text("index.html", page, save=False, checked=True)
-        target.write_text("sql.html", _sql_page(env, common, results, reg, counts, parquet, arrow, local, columns),
+        target.write_text("sql.html", _sql_page(env, common, results, reg, counts, parquet, arrow, local, columns,
+                                                wasm_why),
                           save=False, checked=True)
         pub_by_test = {t: g for t, g in published.groupby("test_id")} if len(published) else {}
         pairs_by_test = {t: g for t, g in pairs.groupby("published_test_id")} if len(pairs) else {}
@@ -613,7 +709,9 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
     finally:
         target.save()
     return {"out": out, "tests": len(tests), "pages": len(pages), "tables": counts, "figures": n_figures,
-            "duckdb_wasm": "local" if local else "cdn", "selection": src.selection, "runs": len(runs_df),
+            "duckdb_wasm": "local" if local else "cdn", "duckdb_wasm_why": wasm_why,
+            "duckdb_wasm_bytes": sum(len(wasm[f.name]) for f in WASM_FILES if f.bundle) if local else 0,
+            "selection": src.selection, "runs": len(runs_df),
             "results": common["n_results"]}
 
 
@@ -621,7 +719,7 @@ def _wasm_readme() -> str:
     lines = ["The files of this folder are copied unchanged from the npm packages named below, so that the SQL",
              "page of this site runs DuckDB-WASM with nothing fetched from the network. Each file's sha384 is the",
              "one eatlas records for it (eatlas/outputs/site.py, WASM_FILES).", ""]
-    for f in WASM_FILES:
+    for f in (f for f in WASM_FILES if f.bundle):
         lines.append(f"{f.name}: {f.package}@{f.version} {f.path} {f.sha384}")
     lines += ["", f"@duckdb/duckdb-wasm@{DUCKDB_WASM_VERSION}: licence MIT (its package.json; "
               "https://github.com/duckdb/duckdb-wasm).",
@@ -659,10 +757,14 @@ def _runs_rows(runs_df: pd.DataFrame, results: pd.DataFrame) -> list[dict]:
 
 
 def _sql_page(env, common: dict, results: pd.DataFrame, reg: Registry, counts: dict[str, int],
-              parquet: dict[str, str], arrow: dict[str, str], local: bool, columns: dict[str, list]) -> str:
+              parquet: dict[str, str], arrow: dict[str, str], local: bool, columns: dict[str, list],
+              why: str | None = None) -> str:
     base = f"./{WASM_DIR}/" if local else None     # import maps take './' paths, not bare ones
-    url = {f.name: (base + f.name if local else f.url) for f in WASM_FILES if f.load}
-    integrity = {url[f.name]: f.sha384 for f in WASM_FILES if f.load}
+    url = {f.name: (base + f.name if local and f.bundle else f.url) for f in WASM_FILES if f.load}
+    if local:       # the eh bundle only (BUNDLE_NOTE): a browser without WebAssembly exceptions is told so
+        url["duckdb-mvp.wasm"], url["duckdb-browser-mvp.worker.js"] = url["duckdb-eh.wasm"], \
+            url["duckdb-browser-eh.worker.js"]
+    integrity = {url[f.name]: f.sha384 for f in WASM_FILES if f.load and (f.bundle or not local)}
     importmap = json.dumps({"imports": {"@duckdb/duckdb-wasm": url["duckdb-browser.mjs"],
                                         "apache-arrow": "./assets/arrow-shim.mjs"},
                             "integrity": {url["duckdb-browser.mjs"]: integrity[url["duckdb-browser.mjs"]]}},
@@ -670,7 +772,8 @@ def _sql_page(env, common: dict, results: pd.DataFrame, reg: Registry, counts: d
     digest = "sha256-" + base64.b64encode(hashlib.sha256(importmap.encode("utf-8")).digest()).decode("ascii")
     config = {"bundles": {b: {"mainModule": url[f"duckdb-{b}.wasm"], "mainWorker": url[f"duckdb-browser-{b}.worker.js"]}
                           for b in ("mvp", "eh")},
-              "integrity": integrity, "maxRows": MAX_ROWS,
+              "integrity": integrity, "maxRows": MAX_ROWS, "ehOnly": local, "ehNote": BUNDLE_NOTE,
+              "fix": None if local else _fix_hint(why),
               "arrow": {"url": url["Arrow.es2015.min.js"], "integrity": integrity[url["Arrow.es2015.min.js"]]},
               "tables": [{"name": n, "url": rel} for n, rel in arrow.items()]}
     tables = [{"name": n, "rows": counts.get(n, 0), "url": rel, "arrow": arrow[n], "columns": columns.get(n, [])}
@@ -678,7 +781,15 @@ def _sql_page(env, common: dict, results: pd.DataFrame, reg: Registry, counts: d
     return env.get_template("sql.html.j2").render(
         **common, root="", csp=csp(scripts=True, sql=True, cdn=not local, inline_hashes=(digest,)),
         importmap=importmap, config=config, examples=_examples(results, reg), tables=tables,
-        local=local, duckdb_version=DUCKDB_WASM_VERSION, arrow_version=ARROW_VERSION)
+        local=local, duckdb_version=DUCKDB_WASM_VERSION, arrow_version=ARROW_VERSION, why=why,
+        fix=None if local else _fix_hint(why))
+
+
+def _fix_hint(why: str | None) -> str:
+    """What the SQL page of a site without DuckDB-WASM says to do, should jsDelivr be out of reach."""
+    return ("build the site again where the npm registry can be reached (eatlas site OUT downloads DuckDB-WASM "
+            "into the EATlas cache once and copies it into the site), or from npm's tarballs: mkdir wasm && cd wasm "
+            f"&& {NPM_PACK} && cd .. && eatlas site OUT --duckdb-wasm wasm")
 
 
 def _test_context(reg: Registry, spec, rows: list[dict], published: pd.DataFrame | None,
