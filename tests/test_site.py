@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
@@ -39,23 +38,25 @@ IMG = '<img src="x" onerror="window.eatlasPwned = 1">'
 # ---------------------------------------------------------------------------------------------- fixtures
 
 @pytest.fixture(scope="module")
-def wasm_dir(tmp_path_factory) -> Path | None:
-    """DuckDB-WASM's npm tarballs (``npm pack``) in a folder, or None (and the reason in ``wasm_dir.why``):
-    EATLAS_TEST_DUCKDB_WASM names a folder that already holds them."""
+def wasm_dir() -> Path | None:
+    """A folder holding DuckDB-WASM's pinned npm tarballs (``npm pack``; tests never reach the network), or None:
+    EATLAS_TEST_DUCKDB_WASM names it (.ci/run packs the tarballs there before the tests; an earlier `eatlas site`
+    keeps them in ~/.cache/eatlas/npm)."""
     given = os.environ.get("EATLAS_TEST_DUCKDB_WASM")
-    if given:
-        return Path(given)
-    npm = shutil.which("npm")
-    if npm is None:
-        return None
-    folder = tmp_path_factory.mktemp("duckdb-wasm")
-    spec = [f"@duckdb/duckdb-wasm@{site_mod.DUCKDB_WASM_VERSION}", f"apache-arrow@{site_mod.ARROW_VERSION}"]
+    return Path(given) if given else None
+
+
+def _with_env(name: str, value: str, fn):
+    """``fn()`` with the environment variable ``name`` set to ``value`` (restored after)."""
+    old = os.environ.get(name)
+    os.environ[name] = value
     try:
-        subprocess.run([npm, "pack", *spec, "--pack-destination", str(folder)], check=True, capture_output=True,
-                       timeout=300)
-    except (subprocess.SubprocessError, OSError):
-        return None
-    return folder
+        return fn()
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
 
 
 def _glove_run(db: Path, reg, minute: int, cells: dict) -> str:
@@ -86,9 +87,18 @@ def full(tmp_path_factory, wasm_dir):
     _glove_run(db, reg, 1, {("weat1", "word"): (0.2, 0.5)})
     newest = _glove_run(db, reg, 2, {("weat1", "word"): (1.45, 1e-5), ("weat3", "word"): (1.3, 1e-4)})
     out = tmp / "out"
-    args = ["--db", str(db), "site", str(out)] + (["--duckdb-wasm", str(wasm_dir)] if wasm_dir else [])
+    # the default build, as a user's: DuckDB-WASM from the pinned tarballs in the EATlas cache (put there from
+    # wasm_dir: downloads stay off in the tests), copied into the site
+    cache, args = tmp / "cache", ["--db", str(db), "site", str(out)]
+    tarballs = {t.file: next(wasm_dir.rglob(t.file), None) for t in site_mod.NPM_TARBALLS} if wasm_dir else {}
+    if tarballs and all(tarballs.values()):
+        (cache / "npm").mkdir(parents=True)
+        for name, path in tarballs.items():
+            shutil.copy(path, cache / "npm" / name)
+    elif wasm_dir:                      # an unpacked folder: as --duckdb-wasm takes it
+        args += ["--duckdb-wasm", str(wasm_dir)]
     started = time.perf_counter()
-    assert main(args) == 0
+    assert _with_env("EATLAS_CACHE", str(cache), lambda: main(args)) == 0
     return {"db": db, "out": out, "reg": reg, "glove": newest, "local": wasm_dir is not None,
             "seconds": time.perf_counter() - started}
 
@@ -230,10 +240,15 @@ def test_the_pinned_hashes_are_those_of_the_npm_tarballs(wasm_dir):
     """WASM_FILES records each file's sha384; recomputed here from the tarballs npm gives (skipped without npm).
     The arrow shim hands on every name the DuckDB bundle takes from apache-arrow."""
     if wasm_dir is None:
-        pytest.skip("npm is not available (or 'npm pack' failed): the hashes cannot be recomputed here")
+        pytest.skip("no npm tarballs of DuckDB-WASM (EATLAS_TEST_DUCKDB_WASM: a folder 'npm pack' wrote, as .ci/run "
+                    "prepares): the hashes cannot be recomputed here")
     files = site_mod.read_wasm_files(wasm_dir)          # checks each hash
     assert {f.name: site_mod.sri(files[f.name]) for f in site_mod.WASM_FILES} == \
         {f.name: f.sha384 for f in site_mod.WASM_FILES}
+    for t in site_mod.NPM_TARBALLS:                     # the sha512 the build checks a downloaded tarball against
+        path = next(wasm_dir.rglob(t.file), None)
+        if path is not None:
+            assert site_mod._integrity(path.read_bytes()) == t.integrity, t.file
     bundle = files["duckdb-browser.mjs"].decode("utf-8")
     spaces = re.findall(r'import\*as (\w+) from"apache-arrow"', bundle)
     assert spaces and not re.search(r'import\{[^}]*\}from"apache-arrow"', bundle)
@@ -241,6 +256,32 @@ def test_the_pinned_hashes_are_those_of_the_npm_tarballs(wasm_dir):
     shim = (site_mod.ASSETS / "arrow-shim.mjs").read_text()
     exported = set(re.findall(r"\b([A-Za-z_]\w*)\b", shim[shim.index("export const {"):shim.index("} = A;")]))
     assert used - {"ts"} <= exported, used - exported
+
+
+def test_the_default_build_carries_duckdb_wasm_and_loads_nothing_from_elsewhere(full):
+    """Built where the pinned tarballs are at hand (the EATlas cache), the site carries DuckDB-WASM's eh bundle and
+    apache-arrow (about 35 MB), and its SQL page names no other host."""
+    if not full["local"]:
+        pytest.skip("no npm tarballs of DuckDB-WASM (EATLAS_TEST_DUCKDB_WASM, as .ci/run prepares)")
+    wasm = full["out"] / site_mod.WASM_DIR
+    names = {p.name for p in wasm.iterdir()}
+    assert {f.name for f in site_mod.WASM_FILES if f.bundle} | {"README.txt"} == names
+    assert "duckdb-mvp.wasm" not in names
+    size = sum(p.stat().st_size for p in wasm.iterdir())
+    assert 30e6 < size < 40e6, size
+    page = (full["out"] / "sql.html").read_text(encoding="utf-8")
+    assert "cdn.jsdelivr.net" not in page and "wasm-note" not in page
+
+
+def test_a_site_built_offline_without_the_tarballs_says_what_bundles_them(marked, no_network):
+    """No copy in the cache and downloads off: the site is written, its SQL page says (before any query) which
+    command bundles DuckDB-WASM; fetching the tarballs asks nothing of the network."""
+    page = (marked["out"] / "sql.html").read_text(encoding="utf-8")
+    note = html.unescape(re.search(r'<p class="note" id="wasm-note">(.*?)</p>', page, re.S).group(1))
+    assert site_mod.NPM_PACK in " ".join(note.split()) and "--duckdb-wasm wasm" in note
+    assert not (marked["out"] / site_mod.WASM_DIR).exists()
+    folder, why = site_mod.fetch_tarballs(allow_download=False)
+    assert folder is None and "downloads are off" in why
 
 
 # ---------------------------------------------------------------------------------------------- in Chromium
@@ -340,6 +381,16 @@ def test_registry_markup_shows_as_text_and_runs_nothing(marked, chrome):
         assert [u for u in browser.requested(chrome) if u.startswith("http") and not u.startswith(served.url)] == []
 
 
+@needs_browser
+def test_offline_the_sql_box_of_a_site_without_duckdb_wasm_says_what_to_do(marked, chrome):
+    with browser.Served(marked["out"]) as served:
+        browser.console(chrome)
+        chrome.get(served.url + "sql.html")
+        status = _query(chrome, "SELECT 1")
+        assert status.startswith("Error: DuckDB-WASM could not be loaded from jsDelivr")
+        assert site_mod.NPM_PACK in status and "eatlas site OUT --duckdb-wasm wasm" in status
+
+
 def _query(driver, sql: str) -> str:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -369,6 +420,14 @@ def test_the_sql_box_counts_results_and_reproduction_offline(full, chrome):
         assert _query(chrome, "SELECT * FROM reproduction").startswith(f"{n_repro} row(s) in ")
         cells = {td.text for td in chrome.find_elements(By.CSS_SELECTOR, "#result tbody td")}
         assert {"may2019", "glove-840b-cbow"} <= cells
+        # a wide result scrolls sideways: every header on one line, no word broken letter by letter
+        heads = chrome.execute_script(
+            "const line = parseFloat(getComputedStyle(document.body).lineHeight) || 20;"
+            "return Array.from(document.querySelectorAll('#result thead th, #result td.short'))"
+            ".filter(c => c.getClientRects()[0].height > 2 * line).map(c => c.textContent)")
+        assert heads == []
+        assert chrome.execute_script("const r = document.getElementById('result'); return r.scrollWidth > r.clientWidth")
+        _shot(chrome, "site-sql-wide.png")
         # the query box reads nothing but its tables
         assert _query(chrome, "SELECT * FROM read_csv('data/x.csv')").startswith("Error")
         chrome.find_element(By.CSS_SELECTOR, "button.example[data-example='1']").click()

@@ -118,8 +118,10 @@ function show(table) {
     for (let c = 0; c < fields.length; c++) {
       const td = tr.insertCell();
       const v = columns[c].get(r);
-      td.textContent = cell(v, types[c]);
+      const text = cell(v, types[c]);
+      td.textContent = text;
       if (numeric[c]) td.className = "num";
+      else if (text.length <= 48) td.className = "short";     // an id, a model, a label: on one line
     }
   }
   result.replaceChildren(t);
