@@ -426,7 +426,8 @@ def test_the_sql_box_counts_results_and_reproduction_offline(full, chrome):
             "return Array.from(document.querySelectorAll('#result thead th, #result td.short'))"
             ".filter(c => c.getClientRects()[0].height > 2 * line).map(c => c.textContent)")
         assert heads == []
-        assert chrome.execute_script("const r = document.getElementById('result'); return r.scrollWidth > r.clientWidth")
+        assert chrome.execute_script("const r = document.getElementById('result');"
+                                     "return r.scrollWidth > r.clientWidth")
         _shot(chrome, "site-sql-wide.png")
         # the query box reads nothing but its tables
         assert _query(chrome, "SELECT * FROM read_csv('data/x.csv')").startswith("Error")
