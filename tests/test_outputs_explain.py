@@ -30,3 +30,58 @@ def test_models_prints_every_install_command_whole_on_one_line(columns, capsys, 
         assert any(line.split() == [mid, *cmd.split()] for line in lines), (mid, cmd)
         shown = lines[:next(n for n, line in enumerate(lines) if line.startswith("Not installed"))]
         assert any(mid in line.split() for line in shown), mid      # whole in the tables (or blocks)
+
+
+def test_the_ml_eat_suggestion_is_for_english_runs_only():
+    """A run that pairs with no printed number ends with README's ML-EAT command only where it applies: a run of
+    English tests by another model (a Hindi or French run is told nothing about English word2vec)."""
+    from eatlas.cli.run_summary import REPRODUCE_COMMAND, REPRODUCE_MODEL, pairing_line
+
+    counts = {"results": 3, "same_model": 0, "loose_only": 0}
+    assert REPRODUCE_COMMAND in pairing_line(counts, "m", {"caliskan"}, {"en"})
+    assert REPRODUCE_COMMAND in pairing_line(counts, "m", {"caliskan"}, {"en", "hi"})
+    assert REPRODUCE_COMMAND not in pairing_line(counts, "m", {"caliskan"}, {"hi"})
+    assert REPRODUCE_COMMAND not in pairing_line(counts, "m", {"caliskan"}, {"fr"})
+    assert REPRODUCE_COMMAND not in pairing_line(counts, REPRODUCE_MODEL, {"caliskan"}, {"en"})
+
+
+def test_a_french_run_ends_without_the_english_suggestion(tmp_path, capsys):
+    from conftest import MiniRegistry, make_set, make_test
+
+    from eatlas.cli.run_summary import REPRODUCE_COMMAND
+
+    r = MiniRegistry(tmp_path / "reg")
+    words = {"fleurs": ["rose", "tulipe", "lys", "iris"], "insectes": ["fourmi", "mouche", "guepe", "puce"],
+             "bon": ["heureux", "doux", "juste", "sain"], "mauvais": ["laid", "pourri", "malade", "mal"]}
+    for sid, ws in words.items():
+        r.add_set(make_set(sid, [{"text": w, "kind": "adjective"} for w in ws], language="fr"))
+    r.add_test(make_test("fr1", "fleurs@1.0.0", "insectes@1.0.0", "bon@1.0.0", "mauvais@1.0.0", language="fr",
+                         expansions={}))
+    r.sync()
+    vec = tmp_path / "v.txt"
+    vec.write_text("\n".join(f"{w} {n % 3}.0 {n % 5}.0 1.0" for n, w in
+                             enumerate(w for ws in words.values() for w in ws)) + "\n", encoding="utf-8")
+    assert main(["--registry", str(r.root), "--db", str(tmp_path / "r.duckdb"), "run", "--model", str(vec),
+                 "--tests", "fr1", "--levels", "word", "--n-samples", "100", "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert "reproduction: none of this run's" in out and REPRODUCE_COMMAND not in " ".join(out.split())
+
+
+def test_sql_shows_a_wide_result_one_block_per_row_and_says_so(tmp_path, capsys, monkeypatch):
+    """23 columns at 120 characters: no header broken into fragments; each row a block of 'column  value' lines,
+    and a note naming --format vertical and csv; a narrow result stays a table."""
+    monkeypatch.setenv("COLUMNS", "120")
+    cols = ", ".join(f"'value {i}' AS a_rather_long_column_name_{i}" for i in range(23))
+    db = str(tmp_path / "none.duckdb")
+    assert main(["--db", db, "sql", f"SELECT {cols} FROM range(2)"]) == 0
+    cap = capsys.readouterr()
+    lines = cap.out.splitlines()
+    assert "--format vertical" in cap.err and "--format csv" in cap.err
+    assert [line.split() for line in lines if line.startswith("a_rather_long_column_name_22")] == \
+        [["a_rather_long_column_name_22", "value", "22"]] * 2
+    assert lines[-1] == "2 row(s)"
+    assert main(["--db", db, "sql", "SELECT 1 AS one, 'x' AS two", "--format", "vertical"]) == 0
+    assert [line.split() for line in capsys.readouterr().out.splitlines()[1:3]] == [["one", "1"], ["two", "x"]]
+    assert main(["--db", db, "sql", "SELECT 1 AS one, 'x' AS two"]) == 0
+    cap = capsys.readouterr()
+    assert "┃ one ┃ two ┃" in cap.out and "vertical" not in cap.err

@@ -190,9 +190,11 @@ def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
     s.add_argument("query", help="one SQL statement (DuckDB)")
     s.add_argument("--write", action="store_true", help="open the database for writing, and let the statement "
                    "read or write other files (default: read-only, this database only)")
-    s.add_argument("--format", choices=("table", "csv", "json"), default="table",
+    s.add_argument("--format", choices=("table", "vertical", "csv", "json"), default="table",
                    help="table: for reading, floats rounded to 6 significant digits (1.88987 for "
-                        "1.8898680441288913); csv and json: every digit, for other programs")
+                        "1.8898680441288913), one block of lines per row (as vertical) when the columns are too wide "
+                        "for the terminal; vertical: one block per row, a line per column; csv and json: every "
+                        "digit, for other programs")
     s.set_defaults(fn=results_cmds.cmd_sql)
 
     ls = sub.add_parser("list", help="list tests")
