@@ -85,3 +85,17 @@ def test_sql_shows_a_wide_result_one_block_per_row_and_says_so(tmp_path, capsys,
     assert main(["--db", db, "sql", "SELECT 1 AS one, 'x' AS two"]) == 0
     cap = capsys.readouterr()
     assert "┃ one ┃ two ┃" in cap.out and "vertical" not in cap.err
+
+
+def test_show_says_source_and_truncation_in_words(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["show", "weat7", "--level", "sent", "--limit", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "{'" not in out and "('" not in out          # no Python dict or tuple
+    assert "source: Caliskan et al. (2017), Semantics derived automatically" in out
+    assert "authors' file: sent-bias tests/weat7.jsonl" in out
+    assert "truncated to 72 of 82 sentences of set Y with seed 0" in out
+    assert main(["show", "weathub_ru_gt_weapons"]) == 0
+    out = capsys.readouterr().out
+    assert "{'" not in out and "differences from the authors' file (2): position 8" in out
+    assert "(commit 878d6cea7aabc0ce4233bcf48e7ed1759ef41538)" in out
