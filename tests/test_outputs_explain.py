@@ -99,3 +99,14 @@ def test_show_says_source_and_truncation_in_words(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "{'" not in out and "differences from the authors' file (2): position 8" in out
     assert "(commit 878d6cea7aabc0ce4233bcf48e7ed1759ef41538)" in out
+
+
+def test_report_help_says_what_it_writes_and_alpha_is_refused_with_the_reason(capsys, tmp_path):
+    assert main(["report", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Write one HTML file, OUT, that needs nothing else to open" in text
+    assert "--alpha" not in text.split("options:")[1] and "ignored" not in text
+    assert main(["--db", str(tmp_path / "r.duckdb"), "report", str(tmp_path / "r.html"), "--alpha", "0.05"]) == 2
+    err = capsys.readouterr().err
+    assert "report takes no --alpha" in err and "eatlas run --alpha" in err
+    assert not (tmp_path / "r.html").exists()

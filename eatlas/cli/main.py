@@ -263,15 +263,22 @@ def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
     ex.add_argument("--seed", type=SEED, default=0, help="seed of the truncation of unequal expanded sets")
     ex.set_defaults(fn=results_cmds.cmd_export)
 
-    rp = sub.add_parser("report", help="write a self-contained HTML report of the results database")
-    rp.add_argument("out", help="the HTML file to write")
+    rp = sub.add_parser("report", help="write a self-contained HTML report of the results database",
+                        description="Write one HTML file, OUT, that needs nothing else to open (no network, no "
+                        "scripts; the figures are inline SVG): the runs shown, a matrix of tests x models (effect "
+                        "sizes with their Holm-Bonferroni marks), forest plots with the published numbers marked, "
+                        "each result's most influential stimuli, each method's own sections (ML-EAT's EAT-Maps, "
+                        "CEAT's draws, the LLM IAT), ours beside the papers' numbers, and the provenance and "
+                        "references of the tests used. It reads the results database and never writes it; OUT is "
+                        "never written over a file eatlas did not write. '*' marks a result its run found "
+                        "significant after Holm-Bonferroni correction at that run's --alpha.")
+    rp.add_argument("out", help="the HTML file to write (e.g. report.html)")
+    rp.add_argument("--alpha", help=argparse.SUPPRESS)     # refused with the reason (cmd_report): it never acted
     rp.add_argument("--run", help="one run id (or a unique prefix)")
     rp.add_argument("--runs", nargs="+", help="run ids or unique prefixes (space- or comma-separated)")
     rp.add_argument("--model", help="only the runs of this model")
     rp.add_argument("--all", action="store_true", help="every run, not only the newest result per model, test and "
                     "level (the default)")
-    rp.add_argument("--alpha", type=PROBABILITY, default=0.01, help="ignored: '*' marks what each run found "
-                    "Holm-significant at its own alpha")
     rp.set_defaults(fn=results_cmds.cmd_report)
 
     st = sub.add_parser("site", help="write the atlas as a static site: every test, every result, SQL in the browser",

@@ -146,6 +146,11 @@ def cmd_report(args) -> int:
     from ..outputs.report import write_report
     from ..store import default_db
 
+    if args.alpha is not None:
+        from ..errors import EatlasError
+        raise EatlasError("report takes no --alpha: '*' marks what each run found significant after Holm-Bonferroni "
+                          "correction at the alpha it ran with", field="--alpha",
+                          hint="leave it out; for another level, run again: eatlas run --alpha X")
     out, _ = _console()
     db = Path(args.db) if args.db else default_db()
     runs = [r for v in (args.runs or []) for r in v.split(",") if r]
