@@ -150,6 +150,8 @@ def kind_problems(reg: Registry, sets: list[StimulusSet]) -> list[EatlasError]:
     id or tags say occupations, professions, workers, people or persons (the majority of its items are
     then things to the templates), or when most of those items are people (group_term, name) in the
     registry's own sets of the same language. Nothing is guessed from capital letters."""
+    if not any(it.kind in THING_KINDS for s in sets for it in s.items):
+        return []                   # nothing to warn about: the registry's sets are not read (eatlas add of a set)
     index = person_items(reg)
     occupation_sets = sorted(o.id for o in reg.sets.values() if _people_words(o) and o.items
                              and sum(i.kind == "group_term" for i in o.items) * 2 > len(o.items))
