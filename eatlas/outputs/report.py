@@ -328,7 +328,8 @@ def forest_plots(results: pd.DataFrame, published: pd.DataFrame, reg: Registry |
     if len(ok):
         handles += [Line2D([], [], ls="none", marker="o", mfc="#777777", mec="#777777", label="Holm-significant"),
                     Line2D([], [], ls="none", marker="o", mfc="white", mec="#777777", label="not Holm-significant"),
-                    Line2D([], [], color="#777777", lw=1.4, label=f"{ci_name} (none stored: no bar)")]
+                    Line2D([], [], color="#777777", lw=1.4, label=f"bar: the {ci_name} of d"
+                           + ("; a result without a bar has no interval stored" if n_no_ci else ""))]
     for match, text in (("same_model", "published (same model)"), ("same_family", "published (same family)")):
         if len(pub) and (pub["match"] == match).any():
             st = PUBLISHED_STYLE[match]

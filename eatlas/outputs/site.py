@@ -133,6 +133,7 @@ NPM_TARBALLS = (
 VIEWS = ("reproduction", "reproduction_loose", "mleat_reproduction", "mleat_reproduction_loose")
 ROLE_NAMES = {"x": "X (target)", "y": "Y (target)", "a": "A (attribute)", "b": "B (attribute)"}
 SAMPLE = 4          # expanded sentences shown per set and level on a test page
+STIMULI_DIR = "data/stimuli"    # a test's stimuli at every level it has (eatlas export's table), CSV and parquet
 
 
 def sri(data: bytes) -> str:
@@ -412,6 +413,12 @@ def _p(v) -> str:
     return f"{v:.2e}" if 0 < v < 1e-3 else f"{v:.4f}"
 
 
+def _count(v) -> str:
+    """A count (a whole number, though pandas may hold it as a float): '–' where none is stored."""
+    v = _num(v)
+    return "–" if v is None else str(int(v)) if v == int(v) else str(v)
+
+
 def _split_difference(notes: str | None) -> tuple[str, str]:
     """A set's or test's notes, and the part after 'DIFFERENCE:' (how a variant differs from its original)."""
     text = notes or ""
@@ -492,7 +499,7 @@ def _env():
     env = Environment(loader=FileSystemLoader(str(ASSETS)), autoescape=select_autoescape(["j2", "html"],
                       default_for_string=True, default=True), undefined=StrictUndefined, trim_blocks=True,
                       lstrip_blocks=True)
-    env.filters.update(f=_f, p=_p, href=page_href)
+    env.filters.update(f=_f, p=_p, href=page_href, count=_count)
     return env
 
 
@@ -640,7 +647,8 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
     wasm_rels = [f"{WASM_DIR}/{f.name}" for f in WASM_FILES if f.bundle] + [f"{WASM_DIR}/README.txt"] if local \
         else []
     pages = ["index.html", "sql.html"] + [f"tests/{page_name(t.id)}" for t in tests]
-    rels = [*pages, *asset_rels, *parquet.values(), *arrow.values(), *wasm_rels]
+    stimuli_rels = [f"{STIMULI_DIR}/{t.id}.{fmt}" for t in tests for fmt in ("csv", "parquet")]
+    rels = [*pages, *asset_rels, *parquet.values(), *arrow.values(), *wasm_rels, *stimuli_rels]
     target = _prepare(out, rels, db=db, registry_root=reg.root)
     before = set(target.entries)
     counts: dict[str, int] = {}
@@ -702,6 +710,9 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
             target.write_text(f"tests/{page_name(spec.id)}", tmpl.render(**common, **ctx, root="../",
                                                                         csp=csp(scripts=False)),
                               save=False, checked=True)
+            frame = _stimuli_frame(reg, spec)
+            put(f"{STIMULI_DIR}/{spec.id}.csv", lambda tmp, frame=frame: _write_csv(frame, Path(tmp)))
+            put(f"{STIMULI_DIR}/{spec.id}.parquet", lambda tmp, frame=frame: frame.to_parquet(tmp, index=False))
             if n % 500 == 499:
                 target.save()           # an interrupted site keeps the record of what it wrote
         for rel in before - set(rels):
@@ -713,6 +724,27 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
             "duckdb_wasm_bytes": sum(len(wasm[f.name]) for f in WASM_FILES if f.bundle) if local else 0,
             "selection": src.selection, "runs": len(runs_df),
             "results": common["n_results"]}
+
+
+def _stimuli_frame(reg: Registry, spec) -> pd.DataFrame:
+    """A test's stimuli as they enter the encoder, at every level that makes stimuli of its own (the table of
+    ``eatlas export --format csv``, truncated with seed 0); a level that cannot be built is left out."""
+    from ..registry.stimuli import build_test
+    from .export import export_levels, rows_frame, stimulus_rows
+
+    rows = []
+    for lv in export_levels(spec):
+        try:
+            rows += stimulus_rows(reg, build_test(reg, spec, lv, seed=0))
+        except EatlasError:
+            continue
+    return rows_frame(rows)
+
+
+def _write_csv(frame: pd.DataFrame, path: Path) -> None:
+    from ..guard import neutralise_csv
+
+    neutralise_csv(frame).to_csv(path, index=False)
 
 
 def _wasm_readme() -> str:
@@ -734,14 +766,42 @@ def _options(values) -> list[tuple[str, int]]:
     return sorted(counts.items())
 
 
+# The index opens on the tests people know: Caliskan et al.'s WEATs, May et al.'s SEATs, then the other English
+# tests, the other languages, the LLM IAT's prompt tests, and last the variants (a list as another source ran it).
+CANONICAL_PAPERS = ("caliskan2017", "may2019")
+
+
+def index_order(t) -> tuple:
+    """The place of test spec ``t`` on the index (see CANONICAL_PAPERS): group, then its id in natural order
+    (weat2 before weat10)."""
+    paper = t.source.get("paper")
+    if t.variant_of:
+        group = 5
+    elif t.methods and set(t.methods) == {"llm-iat"}:
+        group = 4
+    elif paper in CANONICAL_PAPERS:
+        group = CANONICAL_PAPERS.index(paper)
+    else:
+        group = 2 if t.language == "en" else 3
+    natural = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", t.id) if p)
+    return group, natural
+
+
+def compares(reg: Registry, t) -> str:
+    """What a test compares, from its sets' concepts: 'Flowers vs Insects × Pleasant vs Unpleasant'."""
+    c = {r: reg.get_set(t.sets[r]).concept for r in ("x", "y", "a", "b")}
+    return f"{c['x']} vs {c['y']} × {c['a']} vs {c['b']}"
+
+
 def _index_rows(reg: Registry, n_pub: dict, n_res: dict) -> list[dict]:
     rows = []
-    for t in reg.tests.values():
+    for t in sorted(reg.tests.values(), key=index_order):
         kinds = sorted({k for ref in t.sets.values() for k in reg.get_set(ref).source_kind})
-        rows.append({"id": t.id, "version": t.version, "title": t.title, "language": t.language,
-                     "bias_type": t.bias_type, "source": t.source.get("paper") or "", "source_kinds": kinds,
-                     "license": t.license, "levels": list(t.levels), "n_published": n_pub.get(t.id, 0),
-                     "n_results": n_res.get(t.id, 0)})
+        rows.append({"id": t.id, "version": t.version, "title": t.title, "compares": compares(reg, t),
+                     "language": t.language, "bias_type": t.bias_type, "source": t.source.get("paper") or "",
+                     "source_kinds": kinds, "license": t.license, "levels": list(t.levels),
+                     "n_published": n_pub.get(t.id, 0), "n_results": n_res.get(t.id, 0),
+                     "variant": bool(t.variant_of)})
     return rows
 
 
@@ -831,7 +891,7 @@ def _test_context(reg: Registry, spec, rows: list[dict], published: pd.DataFrame
     refs = [{"key": k, "bibtex": bib,
              "citation": (reg.sources.get(k) or {}).get("citation", "") if k in reg.sources else ""}
             for k, bib in keys.items()]
-    pub_rows = published.to_dict("records") if published is not None and len(published) else []
+    pub_rows = [_no_nan(r) for r in published.to_dict("records")] if published is not None and len(published) else []
     pub_groups: dict[tuple, dict] = {}
     for r in pub_rows:
         g = pub_groups.setdefault((r.get("paper"), r.get("table_id")),
@@ -846,9 +906,12 @@ def _test_context(reg: Registry, spec, rows: list[dict], published: pd.DataFrame
         forest = _forest(spec.id, res, prs, published, reg, by_run=by_run)
     paper = spec.source.get("paper")
     result_rows = []
+    paired = _paired(pairs)
     for r in rows:
+        r = _no_nan(r)
         result_rows.append({**r, "dropped_list": _dropped(r.get("dropped")), "notes_list": _list(r.get("notes")),
-                            "mark": "*" if _true(r.get("holm_significant")) else ""})
+                            "mark": "*" if _true(r.get("holm_significant")) else "",
+                            "published": paired.get((r.get("run_id"), r.get("level")), [])})
     result_rows.sort(key=lambda r: (list(spec.levels).index(r["level"]) if r["level"] in spec.levels else 99,
                                     str(r.get("run_model")), str(r.get("run_id"))))
     test_notes, test_diff = _split_difference(spec.notes)
@@ -861,7 +924,32 @@ def _test_context(reg: Registry, spec, rows: list[dict], published: pd.DataFrame
             "paper": paper, "paper_citation": (reg.sources.get(paper) or {}).get("citation", "") if paper else "",
             "test_notes": test_notes, "test_difference": test_diff,
             "source": {k: v for k, v in spec.source.items() if v not in (None, "", [])},
-            "sql_href": "../sql.html#" + quote("SELECT * FROM results WHERE test_id = '" + spec.id + "'", safe="")}
+            "sql_href": "../sql.html#" + quote("SELECT * FROM results WHERE test_id = '" + spec.id + "'", safe=""),
+            "stimuli_files": {fmt: f"../{STIMULI_DIR}/{quote(spec.id)}.{fmt}" for fmt in ("csv", "parquet")}}
+
+
+def _no_nan(row: dict) -> dict:
+    """A record with every NaN (pandas' missing value) as None, so that a page prints nothing (or '—' with its
+    reason), never 'nan'."""
+    return {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+
+
+def _paired(pairs: pd.DataFrame | None) -> dict[tuple, list[dict]]:
+    """(run_id, level) -> the printed effect sizes set beside that result (rows of reproduction_loose), the same
+    model's first: what the test page's 'published' column shows."""
+    out: dict[tuple, list[dict]] = {}
+    if pairs is None or not len(pairs):
+        return out
+    for r in pairs.to_dict("records"):
+        r = _no_nan(r)
+        if r.get("published_effect_size") is None:
+            continue
+        out.setdefault((r.get("run_id"), r.get("level")), []).append(
+            {"value": r["published_effect_size"], "paper": r.get("paper"), "table": r.get("table_id"),
+             "model": r.get("published_model"), "same": r.get("match") == "same_model"})
+    for v in out.values():
+        v.sort(key=lambda p: (not p["same"], str(p["paper"]), str(p["table"])))
+    return out
 
 
 def _sample(reg: Registry, spec, expansion: str) -> tuple:
