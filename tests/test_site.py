@@ -134,7 +134,8 @@ def test_index_lists_every_test_and_each_has_a_page(full):
     out, reg = full["out"], full["reg"]
     html = (out / "index.html").read_text(encoding="utf-8")
     linked = re.findall(r'<a href="tests/([^"]+)\.html">([^<]+)</a>', html)
-    assert [t for _, t in linked] == list(reg.tests) and len(linked) == len(reg.tests) > 600
+    assert [t for _, t in linked] == [t.id for t in sorted(reg.tests.values(), key=site_mod.index_order)]
+    assert len(linked) == len(reg.tests) > 600
     for tid in reg.tests:
         assert (out / "tests" / site_mod.page_name(tid)).is_file(), tid
     assert (out / "tests" / "weat+occ.html").is_file() and '<a href="tests/weat%2Bocc.html">weat+occ</a>' in html
@@ -186,6 +187,45 @@ def test_a_test_page_shows_sets_sentences_published_numbers_results_and_citation
     assert "Published by may2019 for other models at level word: 6 value(s)" in page
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page)[1]
     assert "script-src 'none'" in html.unescape(csp) and "default-src 'none'" in html.unescape(csp)
+
+
+def test_a_test_page_sets_the_papers_number_beside_ours_downloads_its_stimuli_and_prints_no_nan(full):
+    """The results table has a 'published, same model' column (the glove run's weat1 beside May et al.'s CBoW);
+    the page links its stimuli, written into the site as CSV and parquet at every level; no table cell says
+    'nan' (weat6's page printed 68 before)."""
+    out = full["out"]
+    page = (out / "tests" / "weat1.html").read_text(encoding="utf-8")
+    text = re.sub(r"<[^>]+>", " ", page)
+    assert "published, same model" in text
+    row = re.search(r"<tr><td>glove-840b-cbow</td>.*?</tr>", page, re.S)[0]
+    assert re.search(r'class="pub"[^>]*>\+1\.500( \(family\))? <span class="meta">may2019</span>', row), row
+    assert '<a href="../data/stimuli/weat1.csv" download>CSV</a>' in page
+    frame = __import__("pandas").read_csv(out / "data" / "stimuli" / "weat1.csv")
+    word = frame[frame["level"] == "word"]
+    reg = full["reg"]
+    assert list(word[word["role"] == "x"]["text"]) == [i.text for i in reg.get_set(reg.tests["weat1"].sets["x"]).items]
+    assert {"word", "sent"} <= set(frame["level"])
+    assert len(__import__("pandas").read_parquet(out / "data" / "stimuli" / "weat1.parquet")) == len(frame)
+    for tid in ("weat6", "weat1"):
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", (out / "tests" / f"{tid}.html").read_text(encoding="utf-8"), re.S)
+        assert not [c for c in cells if re.sub(r"<[^>]+>", "", c).strip().lower() in ("nan", "none")], tid
+    # the source in words, never a Python structure
+    assert "{&#39;" not in page and "source</dt><dd>Caliskan et al. (2017)" in page
+
+
+def test_the_index_opens_on_the_canonical_tests_saying_what_they_compare(full):
+    page = (full["out"] / "index.html").read_text(encoding="utf-8")
+    ids = re.findall(r'<td><a href="tests/[^"]+">([^<]+)</a></td>', page)
+    assert ids[:10] == [f"weat{i}" for i in range(1, 11)]
+    may = [t for t in full["reg"].tests.values() if t.source.get("paper") == "may2019" and not t.variant_of]
+    assert set(ids[10:10 + len(may)]) == {t.id for t in may}
+    tests = full["reg"].tests
+    llm = [n for n, i in enumerate(ids) if tests[i].methods == ("llm-iat",)]
+    english = [n for n, i in enumerate(ids) if tests[i].language == "en" and not tests[i].variant_of
+               and tests[i].methods != ("llm-iat",)]
+    variants = [n for n, i in enumerate(ids) if tests[i].variant_of]
+    assert llm and max(english) < min(llm) and max(llm) < min(variants)
+    assert '<span class="compares">Flowers vs Insects × Pleasant vs Unpleasant</span>' in page
 
 
 def test_markup_in_the_registry_is_text_on_every_page(marked):
@@ -327,7 +367,7 @@ def test_the_index_lists_every_test_and_filters_by_language(full, chrome):
         assert chrome.find_element(By.ID, "count").text == f"{len(hindi)} of {len(reg.tests)} test(s)"
         shown = chrome.execute_script("return Array.from(document.querySelectorAll('#tests tbody tr'))"
                                       ".filter(r => !r.hidden).map(r => r.cells[0].textContent)")
-        assert shown == [t.id for t in hindi]
+        assert shown == [t.id for t in sorted(hindi, key=site_mod.index_order)]
         # the filter is in the address, so the filtered list can be linked
         assert "language=hi" in chrome.current_url
         # text search by keyboard: the search box is a real input

@@ -865,7 +865,7 @@ def _test_context(reg: Registry, spec, rows: list[dict], published: pd.DataFrame
         notes, diff = _split_difference(s.notes)
         src = {k: v for k, v in (s.source or {}).items() if v not in (None, "", [])}
         sets.append({"role": ROLE_NAMES[role], "key": role, "set": s, "notes": notes, "difference": diff,
-                     "source": src, "license_note": s.raw.get("license_note")})
+                     "source": _source_pairs(reg, src), "license_note": s.raw.get("license_note")})
     samples = []
     for lv in spec.levels:
         level = LEVELS.get(lv)
@@ -923,9 +923,20 @@ def _test_context(reg: Registry, spec, rows: list[dict], published: pd.DataFrame
             "results": result_rows, "forest": forest, "figures": figures, "config": config_name(spec.id),
             "paper": paper, "paper_citation": (reg.sources.get(paper) or {}).get("citation", "") if paper else "",
             "test_notes": test_notes, "test_difference": test_diff,
-            "source": {k: v for k, v in spec.source.items() if v not in (None, "", [])},
+            "source": _source_pairs(reg, spec.source),
             "sql_href": "../sql.html#" + quote("SELECT * FROM results WHERE test_id = '" + spec.id + "'", safe=""),
             "stimuli_files": {fmt: f"../{STIMULI_DIR}/{quote(spec.id)}.{fmt}" for fmt in ("csv", "parquet")}}
+
+
+def _source_pairs(reg: Registry, source: dict | None) -> list[tuple[str, str]]:
+    """Where a set or test comes from, in words (as ``eatlas show`` says it), as (what, text) pairs."""
+    from ..registry.cite import source_lines
+
+    out = []
+    for line in source_lines(reg, source):
+        k, _, v = line.partition(": ")
+        out.append((k, v))
+    return out
 
 
 def _no_nan(row: dict) -> dict:
