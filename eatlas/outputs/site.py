@@ -16,20 +16,24 @@ write)::
                             published_models, the views (reproduction, reproduction_loose, mleat_reproduction, ...)
                             materialised for the shown results, and the registry's tests and sets
     assets/                 site.css, filter.js (the index's filters), sql.js (the SQL box), arrow-shim.mjs
-    duckdb-wasm/            with ``duckdb_wasm`` (``--duckdb-wasm DIR``) only: DuckDB-WASM's files, so the SQL box
-                            works offline
+    data/stimuli/<id>.csv   a test's stimuli at every level (eatlas export's table), and the same as .parquet
+    duckdb-wasm/            DuckDB-WASM's files (its 'eh' bundle and apache-arrow, about 35 MB), so the SQL box
+                            works offline; absent where they could not be had (the SQL page then says how)
 
 Which results: as the report (eatlas.outputs.report.selection_sql): the chosen runs, every run of a model, every
 run, or by default the newest result per model, test and level.
 
 DuckDB-WASM is the npm package ``@duckdb/duckdb-wasm`` at :data:`DUCKDB_WASM_VERSION`, with its dependency
-``apache-arrow`` at :data:`ARROW_VERSION`. By default the SQL page loads the files listed in :data:`WASM_FILES`
-from jsDelivr's copy of the npm packages, each checked against the sha384 recorded here (subresource integrity:
-the worker and the wasm are fetched with ``integrity`` and started from Blob URLs, the module through the import
-map's ``integrity``); ``duckdb_wasm`` copies the same files from a local folder (checked against the same
-hashes) so that nothing at all is fetched from the network. Every page carries a Content-Security-Policy: scripts
-from this site (and the CDN's pinned files on the SQL page) only, WebAssembly compiled, workers from Blob URLs,
-connections to this site (and the CDN) only.
+``apache-arrow`` at :data:`ARROW_VERSION`. By default the build takes the files listed in :data:`WASM_FILES` from
+the two npm tarballs (:data:`NPM_TARBALLS`, pinned with their sha512 ``integrity``), downloaded from the npm
+registry into the EATlas cache the first time (:func:`fetch_tarballs`; not with ``download=False`` or
+``EATLAS_OFFLINE=1``), each file checked against the sha384 recorded here, and copies them into the site.
+``duckdb_wasm`` takes them from a folder instead (``npm pack``'s tarballs, packed or unpacked), or, as 'cdn',
+copies none. A site without them loads the files from jsDelivr's copy of the npm packages, with the same hashes
+(subresource integrity: the worker and the wasm are fetched with ``integrity`` and started from Blob URLs, the
+module through the import map's ``integrity``), and its SQL page says which command bundles them. Every page
+carries a Content-Security-Policy: scripts from this site (and the CDN's pinned files on such a SQL page) only,
+WebAssembly compiled, workers from Blob URLs, connections to this site (and the CDN) only.
 """
 from __future__ import annotations
 
