@@ -203,7 +203,7 @@ def test_a_test_page_sets_the_papers_number_beside_ours_downloads_its_stimuli_an
     frame = __import__("pandas").read_csv(out / "data" / "stimuli" / "weat1.csv")
     word = frame[frame["level"] == "word"]
     reg = full["reg"]
-    assert list(word[word["role"] == "x"]["text"]) == [i.text for i in reg.get_set(reg.tests["weat1"].sets["x"]).items]
+    assert list(word[word["role"] == "X"]["text"]) == [i.text for i in reg.get_set(reg.tests["weat1"].sets["x"]).items]
     assert {"word", "sent"} <= set(frame["level"])
     assert len(__import__("pandas").read_parquet(out / "data" / "stimuli" / "weat1.parquet")) == len(frame)
     for tid in ("weat6", "weat1"):
