@@ -105,7 +105,8 @@ def full(tmp_path_factory, wasm_dir):
 
 @pytest.fixture(scope="module")
 def marked(tmp_path_factory):
-    """A small registry whose item, concept, notes and title hold markup, and its site (no database, CDN mode)."""
+    """A small registry whose item, concept, notes and title hold markup, and its site (no database, built offline
+    without DuckDB-WASM: CDN mode)."""
     r = MiniRegistry(tmp_path_factory.mktemp("reg") / "reg")
     r.add_set(make_set("roses", ["rose", "tulip", "daisy", SCRIPT], notes=f"Notes with {IMG}. DIFFERENCE: "
                        f"the last item is {SCRIPT}"))
@@ -116,7 +117,9 @@ def marked(tmp_path_factory):
     r.add_test(make_test("t+2", "roses@1.0.0", "bugs@1.0.0", "bad@1.0.0", "good@1.0.0"))
     r.sync()
     out = r.root.parent / "site"
-    assert main(["--registry", str(r.root), "--db", str(r.root.parent / "none.duckdb"), "site", str(out)]) == 0
+    # built offline with no DuckDB-WASM at hand (an empty cache): the SQL page says what bundles it
+    assert _with_env("EATLAS_CACHE", str(r.root.parent / "empty-cache"), lambda: main(
+        ["--registry", str(r.root), "--db", str(r.root.parent / "none.duckdb"), "site", str(out), "--offline"])) == 0
     return {"root": r.root, "out": out}
 
 
