@@ -14,7 +14,7 @@ class EatlasError(Exception):
         where = ", ".join(p for p in (
             self.file and f"file {self.file}",
             self.obj and f"{self.obj}",
-            self.field and f"field '{self.field}'",
+            self.field and (f"option {self.field}" if self.field.startswith("--") else f"field '{self.field}'"),
         ) if p)
         text = f"{where}: {self.message}" if where else self.message
         return f"{text} ({self.hint})" if self.hint else text

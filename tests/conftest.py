@@ -16,7 +16,8 @@ def pytest_configure(config):
     """The tests never read or write the user's embedding cache (~/.cache/eatlas): a session without
     EATLAS_CACHE set gets a fresh one of its own (tests that need another set theirs). Nor the user's Hugging
     Face cache (~/.cache/huggingface): the session gets an empty HF_HOME of its own, and HF_HUB_OFFLINE=1, so
-    that no test can download (tests of hub models build their own cache: fixture ``hf_cache``). And every run's
+    that no test can download (tests of hub models build their own cache: fixture ``hf_cache``); EATLAS_OFFLINE=1
+    keeps `eatlas site` from the npm registry. And every run's
     rows are checked before they are written (EATLAS_CHECK_ROWS=1)."""
     if not os.environ.get("EATLAS_CACHE"):
         os.environ["EATLAS_CACHE"] = tempfile.mkdtemp(prefix="eatlas-test-cache-")
@@ -27,6 +28,7 @@ def pytest_configure(config):
     os.environ.pop("HF_HUB_CACHE", None)
     os.environ.pop("HUGGINGFACE_HUB_CACHE", None)
     os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["EATLAS_OFFLINE"] = "1"      # nor does `eatlas site` fetch DuckDB-WASM from the npm registry
     import sys
     if "huggingface_hub.constants" in sys.modules:       # imported already (by a plugin): it read the old values
         from huggingface_hub import constants

@@ -639,7 +639,7 @@ def test_unknown_test_in_run(capsys, tmp_path):
 
 def test_unknown_model(capsys, tmp_path):
     says(*cli(capsys, "--db", tmp_path / "r.duckdb", "run", "--tests", "weat1", "--model", "no-such-model"),
-         "field 'model'", "unknown model 'no-such-model'", "eatlas models", code=2)
+         "option --model", "'no-such-model' is no registered model or local path", "eatlas models", code=2)
     assert not (tmp_path / "r.duckdb").exists()
 
 

@@ -138,7 +138,8 @@ def test_held_out_check_a_fresh_process_runs_a_cached_id_offline(hf_cache, tmp_p
     p = subprocess.run([*run, "--model", "tiny-org/not-cached"], env=env, capture_output=True, text=True, timeout=600)
     assert p.returncode == 2 and "Traceback" not in p.stderr
     line, = p.stderr.strip().splitlines()
-    assert "unknown model 'tiny-org/not-cached'" in line and "hf download tiny-org/not-cached" in line
+    assert "option --model: 'tiny-org/not-cached' is no registered model or local path" in line
+    assert "hf download tiny-org/not-cached" in line
     assert len(_rows(db, "SELECT * FROM runs")) == 1
 
 
@@ -158,9 +159,11 @@ def _bomb(hf_cache, tmp_path):
 
 
 REFUSALS = {
-    "not cached": ("tiny-org/not-cached", None, ["unknown model 'tiny-org/not-cached'", "HF_HUB_OFFLINE",
+    "not cached": ("tiny-org/not-cached", None, ["'tiny-org/not-cached' is no registered model", "HF_HUB_OFFLINE",
                                                  "hf download tiny-org/not-cached"]),
-    "bare name not cached": ("bert-base-uncased", None, ["unknown model 'bert-base-uncased'",
+    "bare name not cached": ("bert-base-uncased", None, ["'bert-base-uncased' is no registered model or local path, "
+                                                         "so it was read as a Hugging Face hub id",
+                                                         "your Hugging Face cache",
                                                          "hf download bert-base-uncased"]),
     "revision not cached": ("tiny-org/tiny-bert@nope", None, ["revision 'nope' of tiny-org/tiny-bert",
                                                               "main 78b3ba12002f", "v1 0f98b1f7eda3",

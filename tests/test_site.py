@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
@@ -39,23 +38,25 @@ IMG = '<img src="x" onerror="window.eatlasPwned = 1">'
 # ---------------------------------------------------------------------------------------------- fixtures
 
 @pytest.fixture(scope="module")
-def wasm_dir(tmp_path_factory) -> Path | None:
-    """DuckDB-WASM's npm tarballs (``npm pack``) in a folder, or None (and the reason in ``wasm_dir.why``):
-    EATLAS_TEST_DUCKDB_WASM names a folder that already holds them."""
+def wasm_dir() -> Path | None:
+    """A folder holding DuckDB-WASM's pinned npm tarballs (``npm pack``; tests never reach the network), or None:
+    EATLAS_TEST_DUCKDB_WASM names it (.ci/run packs the tarballs there before the tests; an earlier `eatlas site`
+    keeps them in ~/.cache/eatlas/npm)."""
     given = os.environ.get("EATLAS_TEST_DUCKDB_WASM")
-    if given:
-        return Path(given)
-    npm = shutil.which("npm")
-    if npm is None:
-        return None
-    folder = tmp_path_factory.mktemp("duckdb-wasm")
-    spec = [f"@duckdb/duckdb-wasm@{site_mod.DUCKDB_WASM_VERSION}", f"apache-arrow@{site_mod.ARROW_VERSION}"]
+    return Path(given) if given else None
+
+
+def _with_env(name: str, value: str, fn):
+    """``fn()`` with the environment variable ``name`` set to ``value`` (restored after)."""
+    old = os.environ.get(name)
+    os.environ[name] = value
     try:
-        subprocess.run([npm, "pack", *spec, "--pack-destination", str(folder)], check=True, capture_output=True,
-                       timeout=300)
-    except (subprocess.SubprocessError, OSError):
-        return None
-    return folder
+        return fn()
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
 
 
 def _glove_run(db: Path, reg, minute: int, cells: dict) -> str:
@@ -86,16 +87,26 @@ def full(tmp_path_factory, wasm_dir):
     _glove_run(db, reg, 1, {("weat1", "word"): (0.2, 0.5)})
     newest = _glove_run(db, reg, 2, {("weat1", "word"): (1.45, 1e-5), ("weat3", "word"): (1.3, 1e-4)})
     out = tmp / "out"
-    args = ["--db", str(db), "site", str(out)] + (["--duckdb-wasm", str(wasm_dir)] if wasm_dir else [])
+    # the default build, as a user's: DuckDB-WASM from the pinned tarballs in the EATlas cache (put there from
+    # wasm_dir: downloads stay off in the tests), copied into the site
+    cache, args = tmp / "cache", ["--db", str(db), "site", str(out)]
+    tarballs = {t.file: next(wasm_dir.rglob(t.file), None) for t in site_mod.NPM_TARBALLS} if wasm_dir else {}
+    if tarballs and all(tarballs.values()):
+        (cache / "npm").mkdir(parents=True)
+        for name, path in tarballs.items():
+            shutil.copy(path, cache / "npm" / name)
+    elif wasm_dir:                      # an unpacked folder: as --duckdb-wasm takes it
+        args += ["--duckdb-wasm", str(wasm_dir)]
     started = time.perf_counter()
-    assert main(args) == 0
+    assert _with_env("EATLAS_CACHE", str(cache), lambda: main(args)) == 0
     return {"db": db, "out": out, "reg": reg, "glove": newest, "local": wasm_dir is not None,
             "seconds": time.perf_counter() - started}
 
 
 @pytest.fixture(scope="module")
 def marked(tmp_path_factory):
-    """A small registry whose item, concept, notes and title hold markup, and its site (no database, CDN mode)."""
+    """A small registry whose item, concept, notes and title hold markup, and its site (no database, built offline
+    without DuckDB-WASM: CDN mode)."""
     r = MiniRegistry(tmp_path_factory.mktemp("reg") / "reg")
     r.add_set(make_set("roses", ["rose", "tulip", "daisy", SCRIPT], notes=f"Notes with {IMG}. DIFFERENCE: "
                        f"the last item is {SCRIPT}"))
@@ -106,7 +117,9 @@ def marked(tmp_path_factory):
     r.add_test(make_test("t+2", "roses@1.0.0", "bugs@1.0.0", "bad@1.0.0", "good@1.0.0"))
     r.sync()
     out = r.root.parent / "site"
-    assert main(["--registry", str(r.root), "--db", str(r.root.parent / "none.duckdb"), "site", str(out)]) == 0
+    # built offline with no DuckDB-WASM at hand (an empty cache): the SQL page says what bundles it
+    assert _with_env("EATLAS_CACHE", str(r.root.parent / "empty-cache"), lambda: main(
+        ["--registry", str(r.root), "--db", str(r.root.parent / "none.duckdb"), "site", str(out), "--offline"])) == 0
     return {"root": r.root, "out": out}
 
 
@@ -124,7 +137,8 @@ def test_index_lists_every_test_and_each_has_a_page(full):
     out, reg = full["out"], full["reg"]
     html = (out / "index.html").read_text(encoding="utf-8")
     linked = re.findall(r'<a href="tests/([^"]+)\.html">([^<]+)</a>', html)
-    assert [t for _, t in linked] == list(reg.tests) and len(linked) == len(reg.tests) > 600
+    assert [t for _, t in linked] == [t.id for t in sorted(reg.tests.values(), key=site_mod.index_order)]
+    assert len(linked) == len(reg.tests) > 600
     for tid in reg.tests:
         assert (out / "tests" / site_mod.page_name(tid)).is_file(), tid
     assert (out / "tests" / "weat+occ.html").is_file() and '<a href="tests/weat%2Bocc.html">weat+occ</a>' in html
@@ -176,6 +190,45 @@ def test_a_test_page_shows_sets_sentences_published_numbers_results_and_citation
     assert "Published by may2019 for other models at level word: 6 value(s)" in page
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page)[1]
     assert "script-src 'none'" in html.unescape(csp) and "default-src 'none'" in html.unescape(csp)
+
+
+def test_a_test_page_sets_the_papers_number_beside_ours_downloads_its_stimuli_and_prints_no_nan(full):
+    """The results table has a 'published, same model' column (the glove run's weat1 beside May et al.'s CBoW);
+    the page links its stimuli, written into the site as CSV and parquet at every level; no table cell says
+    'nan' (weat6's page printed 68 before)."""
+    out = full["out"]
+    page = (out / "tests" / "weat1.html").read_text(encoding="utf-8")
+    text = re.sub(r"<[^>]+>", " ", page)
+    assert "published, same model" in text
+    row = re.search(r"<tr><td>glove-840b-cbow</td>.*?</tr>", page, re.S)[0]
+    assert re.search(r'class="pub"[^>]*>\+1\.500( \(family\))? <span class="meta">may2019</span>', row), row
+    assert '<a href="../data/stimuli/weat1.csv" download>CSV</a>' in page
+    frame = __import__("pandas").read_csv(out / "data" / "stimuli" / "weat1.csv")
+    word = frame[frame["level"] == "word"]
+    reg = full["reg"]
+    assert list(word[word["role"] == "X"]["text"]) == [i.text for i in reg.get_set(reg.tests["weat1"].sets["x"]).items]
+    assert {"word", "sent"} <= set(frame["level"])
+    assert len(__import__("pandas").read_parquet(out / "data" / "stimuli" / "weat1.parquet")) == len(frame)
+    for tid in ("weat6", "weat1"):
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", (out / "tests" / f"{tid}.html").read_text(encoding="utf-8"), re.S)
+        assert not [c for c in cells if re.sub(r"<[^>]+>", "", c).strip().lower() in ("nan", "none")], tid
+    # the source in words, never a Python structure
+    assert "{&#39;" not in page and "source</dt><dd>Caliskan et al. (2017)" in page
+
+
+def test_the_index_opens_on_the_canonical_tests_saying_what_they_compare(full):
+    page = (full["out"] / "index.html").read_text(encoding="utf-8")
+    ids = re.findall(r'<td><a href="tests/[^"]+">([^<]+)</a></td>', page)
+    assert ids[:10] == [f"weat{i}" for i in range(1, 11)]
+    may = [t for t in full["reg"].tests.values() if t.source.get("paper") == "may2019" and not t.variant_of]
+    assert set(ids[10:10 + len(may)]) == {t.id for t in may}
+    tests = full["reg"].tests
+    llm = [n for n, i in enumerate(ids) if tests[i].methods == ("llm-iat",)]
+    english = [n for n, i in enumerate(ids) if tests[i].language == "en" and not tests[i].variant_of
+               and tests[i].methods != ("llm-iat",)]
+    variants = [n for n, i in enumerate(ids) if tests[i].variant_of]
+    assert llm and max(english) < min(llm) and max(llm) < min(variants)
+    assert '<span class="compares">Flowers vs Insects × Pleasant vs Unpleasant</span>' in page
 
 
 def test_markup_in_the_registry_is_text_on_every_page(marked):
@@ -230,10 +283,15 @@ def test_the_pinned_hashes_are_those_of_the_npm_tarballs(wasm_dir):
     """WASM_FILES records each file's sha384; recomputed here from the tarballs npm gives (skipped without npm).
     The arrow shim hands on every name the DuckDB bundle takes from apache-arrow."""
     if wasm_dir is None:
-        pytest.skip("npm is not available (or 'npm pack' failed): the hashes cannot be recomputed here")
+        pytest.skip("no npm tarballs of DuckDB-WASM (EATLAS_TEST_DUCKDB_WASM: a folder 'npm pack' wrote, as .ci/run "
+                    "prepares): the hashes cannot be recomputed here")
     files = site_mod.read_wasm_files(wasm_dir)          # checks each hash
     assert {f.name: site_mod.sri(files[f.name]) for f in site_mod.WASM_FILES} == \
         {f.name: f.sha384 for f in site_mod.WASM_FILES}
+    for t in site_mod.NPM_TARBALLS:                     # the sha512 the build checks a downloaded tarball against
+        path = next(wasm_dir.rglob(t.file), None)
+        if path is not None:
+            assert site_mod._integrity(path.read_bytes()) == t.integrity, t.file
     bundle = files["duckdb-browser.mjs"].decode("utf-8")
     spaces = re.findall(r'import\*as (\w+) from"apache-arrow"', bundle)
     assert spaces and not re.search(r'import\{[^}]*\}from"apache-arrow"', bundle)
@@ -241,6 +299,32 @@ def test_the_pinned_hashes_are_those_of_the_npm_tarballs(wasm_dir):
     shim = (site_mod.ASSETS / "arrow-shim.mjs").read_text()
     exported = set(re.findall(r"\b([A-Za-z_]\w*)\b", shim[shim.index("export const {"):shim.index("} = A;")]))
     assert used - {"ts"} <= exported, used - exported
+
+
+def test_the_default_build_carries_duckdb_wasm_and_loads_nothing_from_elsewhere(full):
+    """Built where the pinned tarballs are at hand (the EATlas cache), the site carries DuckDB-WASM's eh bundle and
+    apache-arrow (about 35 MB), and its SQL page names no other host."""
+    if not full["local"]:
+        pytest.skip("no npm tarballs of DuckDB-WASM (EATLAS_TEST_DUCKDB_WASM, as .ci/run prepares)")
+    wasm = full["out"] / site_mod.WASM_DIR
+    names = {p.name for p in wasm.iterdir()}
+    assert {f.name for f in site_mod.WASM_FILES if f.bundle} | {"README.txt"} == names
+    assert "duckdb-mvp.wasm" not in names
+    size = sum(p.stat().st_size for p in wasm.iterdir())
+    assert 30e6 < size < 40e6, size
+    page = (full["out"] / "sql.html").read_text(encoding="utf-8")
+    assert "cdn.jsdelivr.net" not in page and "wasm-note" not in page
+
+
+def test_a_site_built_offline_without_the_tarballs_says_what_bundles_them(marked, no_network):
+    """No copy in the cache and downloads off: the site is written, its SQL page says (before any query) which
+    command bundles DuckDB-WASM; fetching the tarballs asks nothing of the network."""
+    page = (marked["out"] / "sql.html").read_text(encoding="utf-8")
+    note = html.unescape(re.search(r'<p class="note" id="wasm-note">(.*?)</p>', page, re.S).group(1))
+    assert site_mod.NPM_PACK in " ".join(note.split()) and "--duckdb-wasm wasm" in note
+    assert not (marked["out"] / site_mod.WASM_DIR).exists()
+    folder, why = site_mod.fetch_tarballs(allow_download=False)
+    assert folder is None and "downloads are off" in why
 
 
 # ---------------------------------------------------------------------------------------------- in Chromium
@@ -286,7 +370,7 @@ def test_the_index_lists_every_test_and_filters_by_language(full, chrome):
         assert chrome.find_element(By.ID, "count").text == f"{len(hindi)} of {len(reg.tests)} test(s)"
         shown = chrome.execute_script("return Array.from(document.querySelectorAll('#tests tbody tr'))"
                                       ".filter(r => !r.hidden).map(r => r.cells[0].textContent)")
-        assert shown == [t.id for t in hindi]
+        assert shown == [t.id for t in sorted(hindi, key=site_mod.index_order)]
         # the filter is in the address, so the filtered list can be linked
         assert "language=hi" in chrome.current_url
         # text search by keyboard: the search box is a real input
@@ -340,6 +424,16 @@ def test_registry_markup_shows_as_text_and_runs_nothing(marked, chrome):
         assert [u for u in browser.requested(chrome) if u.startswith("http") and not u.startswith(served.url)] == []
 
 
+@needs_browser
+def test_offline_the_sql_box_of_a_site_without_duckdb_wasm_says_what_to_do(marked, chrome):
+    with browser.Served(marked["out"]) as served:
+        browser.console(chrome)
+        chrome.get(served.url + "sql.html")
+        status = _query(chrome, "SELECT 1")
+        assert status.startswith("Error: DuckDB-WASM could not be loaded from jsDelivr")
+        assert site_mod.NPM_PACK in status and "eatlas site OUT --duckdb-wasm wasm" in status
+
+
 def _query(driver, sql: str) -> str:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -369,6 +463,15 @@ def test_the_sql_box_counts_results_and_reproduction_offline(full, chrome):
         assert _query(chrome, "SELECT * FROM reproduction").startswith(f"{n_repro} row(s) in ")
         cells = {td.text for td in chrome.find_elements(By.CSS_SELECTOR, "#result tbody td")}
         assert {"may2019", "glove-840b-cbow"} <= cells
+        # a wide result scrolls sideways: every header on one line, no word broken letter by letter
+        heads = chrome.execute_script(
+            "const line = parseFloat(getComputedStyle(document.body).lineHeight) || 20;"
+            "return Array.from(document.querySelectorAll('#result thead th, #result td.short'))"
+            ".filter(c => c.getClientRects()[0].height > 2 * line).map(c => c.textContent)")
+        assert heads == []
+        assert chrome.execute_script("const r = document.getElementById('result');"
+                                     "return r.scrollWidth > r.clientWidth")
+        _shot(chrome, "site-sql-wide.png")
         # the query box reads nothing but its tables
         assert _query(chrome, "SELECT * FROM read_csv('data/x.csv')").startswith("Error")
         chrome.find_element(By.CSS_SELECTOR, "button.example[data-example='1']").click()

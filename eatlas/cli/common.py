@@ -59,3 +59,38 @@ def refuse_contradictions(args, given) -> None:
         if getattr(args, dest, None) is not None and getattr(args, other, value) != value:
             raise EatlasError(f"{flag(dest)} acts only with {flag(other)} {value}", field=flag(dest),
                               hint=f"add {flag(other)} {value}, or leave out {flag(dest)}")
+
+
+def fits(console, columns: list[str], rows: list[tuple], *, flexible: int = 0, gap: int = 3) -> bool:
+    """Whether a table of ``columns`` and ``rows`` (plain text) fits ``console``'s width with every cell on one
+    line, except the last ``flexible`` columns, which may wrap at spaces down to their longest word."""
+    widths = []
+    for i, head in enumerate(columns):
+        cells = [str(head), *(str(r[i]) for r in rows)]
+        if i >= len(columns) - flexible:
+            widths.append(max((len(w) for c in cells for w in c.split()), default=1))
+        else:
+            widths.append(max(len(c) for c in cells))
+    return sum(widths) + gap * len(columns) <= console.width
+
+
+def print_records(console, columns: list[str], rows: list[tuple], *, title: str | None = None,
+                  label=None) -> None:
+    """Rows as blocks, one line per column (``name  value``), for a table too wide for the terminal: nothing
+    is cut or broken inside a word. ``label(n, row)``: the block's heading (default: its number)."""
+    from rich.markup import escape
+
+    from ..console import visible
+
+    if title:
+        console.print(escape(title), highlight=False)
+    width = max((len(str(c)) for c in columns), default=0)
+    for n, row in enumerate(rows, 1):
+        head = label(n, row) if label else f"row {n}"
+        console.print(escape(f"-- {head} " + "-" * max(3, min(console.width, 60) - len(head) - 4)), highlight=False)
+        for c, v in zip(columns, row):
+            value = visible("" if v is None else str(v))
+            lines = value.split("\n") or [""]
+            console.print(escape(f"{str(c):<{width}}  {lines[0]}"), highlight=False, soft_wrap=True)
+            for more in lines[1:]:
+                console.print(escape(f"{'':<{width}}  {more}"), highlight=False, soft_wrap=True)

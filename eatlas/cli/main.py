@@ -167,7 +167,11 @@ def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
     """The parser of every subcommand. ``methods=False`` leaves out what the method plug-ins declare (run's
     per-method options, sweep's --method): main() builds it so when neither 'run' nor 'sweep' is on the
     command line, and a command that cannot reach them does not import the plug-ins (or numpy) first."""
+    from .. import __version__
+
     p = argparse.ArgumentParser(prog="eatlas", description="Embedding Association Tests: registry, runs, results.")
+    p.add_argument("--version", action="version", version=f"eatlas {__version__}",
+                   help="print EATlas's version and exit")
     _global_options(p, sub_level=False)
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -194,9 +198,11 @@ def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
     s.add_argument("query", help="one SQL statement (DuckDB)")
     s.add_argument("--write", action="store_true", help="open the database for writing, and let the statement "
                    "read or write other files (default: read-only, this database only)")
-    s.add_argument("--format", choices=("table", "csv", "json"), default="table",
+    s.add_argument("--format", choices=("table", "vertical", "csv", "json"), default="table",
                    help="table: for reading, floats rounded to 6 significant digits (1.88987 for "
-                        "1.8898680441288913); csv and json: every digit, for other programs")
+                        "1.8898680441288913), one block of lines per row (as vertical) when the columns are too wide "
+                        "for the terminal; vertical: one block per row, a line per column; csv and json: every "
+                        "digit, for other programs")
     s.set_defaults(fn=results_cmds.cmd_sql)
 
     ls = sub.add_parser("list", help="list tests")
@@ -267,15 +273,22 @@ def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
     ex.add_argument("--seed", type=SEED, default=0, help="seed of the truncation of unequal expanded sets")
     ex.set_defaults(fn=results_cmds.cmd_export)
 
-    rp = sub.add_parser("report", help="write a self-contained HTML report of the results database")
-    rp.add_argument("out", help="the HTML file to write")
+    rp = sub.add_parser("report", help="write a self-contained HTML report of the results database",
+                        description="Write one HTML file, OUT, that needs nothing else to open (no network, no "
+                        "scripts; the figures are inline SVG): the runs shown, a matrix of tests x models (effect "
+                        "sizes with their Holm-Bonferroni marks), forest plots with the published numbers marked, "
+                        "each result's most influential stimuli, each method's own sections (ML-EAT's EAT-Maps, "
+                        "CEAT's draws, the LLM IAT), ours beside the papers' numbers, and the provenance and "
+                        "references of the tests used. It reads the results database and never writes it; OUT is "
+                        "never written over a file eatlas did not write. '*' marks a result its run found "
+                        "significant after Holm-Bonferroni correction at that run's --alpha.")
+    rp.add_argument("out", help="the HTML file to write (e.g. report.html)")
+    rp.add_argument("--alpha", help=argparse.SUPPRESS)     # refused with the reason (cmd_report): it never acted
     rp.add_argument("--run", help="one run id (or a unique prefix)")
     rp.add_argument("--runs", nargs="+", help="run ids or unique prefixes (space- or comma-separated)")
     rp.add_argument("--model", help="only the runs of this model")
     rp.add_argument("--all", action="store_true", help="every run, not only the newest result per model, test and "
                     "level (the default)")
-    rp.add_argument("--alpha", type=PROBABILITY, default=0.01, help="ignored: '*' marks what each run found "
-                    "Holm-significant at its own alpha")
     rp.set_defaults(fn=results_cmds.cmd_report)
 
     st = sub.add_parser("site", help="write the atlas as a static site: every test, every result, SQL in the browser",
@@ -292,9 +305,14 @@ def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
     st.add_argument("--model", help="only the runs of this model (default: every model)")
     st.add_argument("--all", action="store_true", help="every run, not only the newest result per model, test and "
                     "level")
-    st.add_argument("--duckdb-wasm", metavar="DIR", help="copy DuckDB-WASM's files from DIR (the npm tarballs of "
-                    "'npm pack @duckdb/duckdb-wasm@1.32.0 apache-arrow@17.0.0', packed or unpacked) so the site works "
-                    "offline (default: the SQL page loads them from jsDelivr, each checked against its pinned hash)")
+    st.add_argument("--duckdb-wasm", metavar="DIR", help="take DuckDB-WASM's files from DIR (the npm tarballs of "
+                    "'npm pack @duckdb/duckdb-wasm@1.32.0 apache-arrow@17.0.0', packed or unpacked), or 'cdn': copy "
+                    "none, the SQL page loads them from jsDelivr (each checked against its pinned hash) (default: "
+                    "the pinned npm tarballs, downloaded from the npm registry into the EATlas cache once, each "
+                    "checked against its sha512; 35 MB copied into the site, so its SQL box works offline)")
+    st.add_argument("--offline", action="store_true", help="download nothing: DuckDB-WASM comes from the EATlas "
+                    "cache, or, where it holds none, the SQL page loads it from jsDelivr and says how to bundle it "
+                    "(as EATLAS_OFFLINE=1)")
     st.add_argument("--figures", choices=("results", "all", "none"), default="results",
                     help="forest plots for the tests with results shown (results), also for those with printed "
                          "numbers only (all: slower), or none")

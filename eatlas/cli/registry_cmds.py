@@ -129,6 +129,7 @@ def _show_criterion(out, c, args) -> int:
 
 def cmd_show(args) -> int:
     from ..registry import load_registry
+    from ..registry.cite import source_lines
     from ..registry.stimuli import build_test
 
     out, _ = _console()
@@ -138,7 +139,9 @@ def cmd_show(args) -> int:
     if args.id in reg.sets:
         s = reg.sets[args.id]
         out.print(f"[bold]set {esc(s.ref)}[/bold]  {esc(s.concept)}  ({esc(s.file)})")
-        out.print(f"source: {esc(s.source)}  license: {esc(s.license)}")
+        for line in source_lines(reg, s.source):
+            out.print(esc(line), highlight=False)
+        out.print(f"licence: {esc(s.license)}", highlight=False)
         if s.notes:
             out.print(f"notes: {esc(s.notes)}")
         for i in s.items:
@@ -149,13 +152,19 @@ def cmd_show(args) -> int:
     spec = reg.get_test_spec(args.id)
     t = build_test(reg, spec, args.level, seed=args.seed)
     out.print(f"[bold]test {esc(spec.ref)}[/bold]  {esc(spec.title)}  ({esc(spec.file)})")
-    out.print(f"source: {esc(spec.source)}  license: {esc(spec.license)}  levels: {esc(', '.join(spec.levels))}")
+    for line in source_lines(reg, spec.source):
+        out.print(esc(line), highlight=False)
+    out.print(f"licence: {esc(spec.license)}; levels: {esc(', '.join(spec.levels))}", highlight=False)
     if spec.methods is not None:
         out.print(f"methods: {esc(', '.join(spec.methods))} (only these run it)")
     if spec.notes:
         out.print(f"notes: {esc(spec.notes)}")
-    out.print(f"level {esc(t.level)}" + (f", template {esc(t.template)}" if t.template else "") +
-              (f", truncated {t.truncated} with seed {t.truncation_seed}" if t.truncated else ""))
+    out.print(f"level {esc(t.level)}" + (f", template {esc(t.template)}" if t.template else ""), highlight=False)
+    for role, (before, after) in sorted(t.truncated.items()):
+        other = {"x": "y", "y": "x", "a": "b", "b": "a"}[role]
+        what = "items" if t.level == "word" else "sentences"
+        out.print(esc(f"truncated to {after} of {before} {what} of set {role.upper()} with seed {t.truncation_seed} "
+                      f"(as many as {other.upper()} has; --seed draws another subset)"), highlight=False)
     for role, c in t.concepts.items():
         out.print(f"[bold]{role.upper()}[/bold] {esc(c.name)} ({esc(c.set_ref)}, {len(c)} items)")
         shown = c.items if args.all else c.items[:args.limit]
@@ -167,33 +176,62 @@ def cmd_show(args) -> int:
 
 
 def cmd_models(args) -> int:
-    from rich.table import Table
-
     from ..encoders import entry_installed, model_entries
     from ..encoders.identity import entry_identity
 
     out, _ = _console()
     entries = model_entries()
-    table = Table(title="registered models",
-                  caption="identity: what a paper's model must match for the reproduction view; install: what "
-                          "installs a model that is not installed here")
-    # a model id is never cut: it is what --model takes (the other columns wrap instead)
-    table.add_column("id", no_wrap=True, min_width=max((len(m) for m in entries), default=2))
-    for head in ("default", "backend", "family", "identity (name, size, corpus)", "dim", "pooling, layer",
-                 "licence"):
-        table.add_column(head)
-    table.add_column("installed", overflow="fold")
+    main, about, missing = [], [], []
     for mid, e in entries.items():
         static = e.get("backend") in ("static", "spacy-vectors")       # word vectors: a text is their mean
         ident = ", ".join(v for v in entry_identity(e).values() if v) or "-"
         default = "yes" if e.get("default") else "other languages" if e.get("multilingual_default") else ""
         pooling = "cbow" if static else f"{e.get('pooling') or '-'}, {e.get('layer', -1)}"
-        table.add_row(*map(esc, (mid, default, e.get("backend", ""), e.get("family", ""), ident,
-                                 str(e.get("dimension", "")), pooling, e.get("license", ""),
-                                 "yes" if entry_installed(e) else f"no: {e.get('install', '')}")))
-    out.print(table)
+        installed = entry_installed(e)
+        if not installed:
+            missing.append((mid, " ".join(str(e.get("install") or "").split())))
+        main.append((mid, default, e.get("family", ""), str(e.get("dimension", "")), pooling,
+                     "yes" if installed else "no (below)"))
+        about.append((mid, e.get("backend", ""), e.get("license", ""), ident))
+    # Nothing is cut with '…' and nothing breaks inside a word: the short columns never wrap, the identity wraps at
+    # spaces, a terminal too narrow for that gets one block per model; install commands come last, one a line,
+    # never wrapped, so that each copies whole.
+    _table_or_records(out, "registered models", ("id", "default", "family", "dim", "pooling, layer", "installed"),
+                      main, caption="default: the model a run takes without --model (in English; 'other languages':"
+                                    " in every other language)")
+    _table_or_records(out, "what each model is", ("id", "backend", "licence", "identity (name, size, corpus)"),
+                      about, caption="identity: what a paper's model must match for the reproduction view",
+                      flexible=1)
+    if missing:
+        out.print("Not installed here; each installs with the command after its id:", highlight=False)
+        width = max(len(m) for m, _ in missing)
+        for mid, cmd in missing:
+            out.print(esc(f"  {mid:<{width}}  {cmd or '(no install command recorded: see its loader entry)'}"),
+                      highlight=False, soft_wrap=True)
     _hub_models(out)
     return 0
+
+
+def _table_or_records(out, title: str, columns, rows, *, caption: str = "", flexible: int = 0) -> None:
+    """A table whose cells never break inside a word (the last ``flexible`` columns wrap at spaces), or, where the
+    terminal is too narrow for it, one block per row."""
+    from rich import box
+    from rich.table import Table
+
+    from .common import fits, print_records
+
+    if not fits(out, list(columns), rows, flexible=flexible):
+        print_records(out, list(columns), rows, title=title, label=lambda n, r: str(r[0]))
+        if caption:
+            out.print(esc(caption), highlight=False)
+        return
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, caption=caption or None)
+    for i, head in enumerate(columns):
+        flex = i >= len(columns) - flexible
+        table.add_column(head, no_wrap=not flex, overflow="fold", ratio=1 if flex else None)
+    for r in rows:
+        table.add_row(*map(esc, r))
+    out.print(table)
 
 
 def _hub_models(out) -> None:

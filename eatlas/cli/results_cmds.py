@@ -31,7 +31,7 @@ def cmd_sql(args) -> int:
         elif args.format == "json":
             _write_json(res)
         else:
-            _print_table(res, out, err)
+            _print_table(res, out, err, vertical=args.format == "vertical")
     return 0
 
 
@@ -88,21 +88,36 @@ def json_value(v):
     return str(v)
 
 
-def _print_table(res, out, err) -> None:
+def _print_table(res, out, err, *, vertical: bool = False) -> None:
+    """The rows as a table, or (``vertical``, or when the columns would not fit the terminal unbroken) one block
+    per row, a line per column: a header or a word is never broken into fragments."""
     from rich.table import Table
-    t = Table()                 # every value whole: a long one folds onto the next line, never cut with '…'
-    for c in res.columns:
-        t.add_column(esc(c), overflow="fold")
-    n, more = 0, False
+
+    from .common import fits, print_records
+
+    rows, more = [], False
     for chunk in res.rows(TABLE_MAX_ROWS + 1):
-        for row in chunk:
-            if n == TABLE_MAX_ROWS:
-                more = True
-                break
-            t.add_row(*map(_sql_cell, row))
-            n += 1
+        rows = [tuple(map(_sql_text, row)) for row in chunk[:TABLE_MAX_ROWS]]
+        more = len(chunk) > TABLE_MAX_ROWS
         break
-    out.print(t)
+    columns = [str(c) for c in res.columns]
+    if not vertical and not fits(out, columns, rows, flexible=len(columns)):
+        vertical = True
+        err.print(f"note: {len(columns)} columns are too wide for {out.width} characters, so each row is a block "
+                  "of lines (--format vertical); --format csv or json writes them for other programs", highlight=False,
+                  soft_wrap=True)
+    if vertical and not rows:
+        out.print(esc(f"columns: {', '.join(columns)}"), highlight=False)
+    elif vertical:
+        print_records(out, columns, rows)
+    else:
+        t = Table()                 # every value whole: a long one wraps at its spaces, never cut with '…'
+        for c in columns:
+            t.add_column(esc(c), overflow="fold")
+        for r in rows:
+            t.add_row(*map(esc, r))
+        out.print(t)
+    n = len(rows)
     if more:
         out.print(f"{n} row(s) shown, more follow: the table shows the first {TABLE_MAX_ROWS}; --format csv or "
                   "--format json writes every row", highlight=False)
@@ -110,20 +125,32 @@ def _print_table(res, out, err) -> None:
         out.print(f"{n} row(s)")
 
 
-def _sql_cell(v) -> str:
-    """A cell of `eatlas sql`'s table: NULL blank, NaN and infinities as such, a float to SQL_DIGITS significant
-    digits, a BLOB as its bytes' escapes."""
+def _sql_text(v) -> str:
+    """A cell of `eatlas sql`'s table as text: NULL blank, NaN and infinities as such, a float to SQL_DIGITS
+    significant digits, control characters (and a BLOB's bytes) as escapes."""
+    from ..console import visible
+
     if v is None:
         return ""
     if isinstance(v, float):
         return "NaN" if v != v else f"{v:.{SQL_DIGITS}g}"
-    return esc(v)
+    return visible(v)
+
+
+def _sql_cell(v) -> str:
+    """A cell of `eatlas sql`'s table, ready for rich markup."""
+    return esc(_sql_text(v))
 
 
 def cmd_report(args) -> int:
     from ..outputs.report import write_report
     from ..store import default_db
 
+    if args.alpha is not None:
+        from ..errors import EatlasError
+        raise EatlasError("report takes no --alpha: '*' marks what each run found significant after Holm-Bonferroni "
+                          "correction at the alpha it ran with", field="--alpha",
+                          hint="leave it out; for another level, run again: eatlas run --alpha X")
     out, _ = _console()
     db = Path(args.db) if args.db else default_db()
     runs = [r for v in (args.runs or []) for r in v.split(",") if r]
@@ -140,12 +167,20 @@ def cmd_site(args) -> int:
     out, _ = _console()
     db = Path(args.db) if args.db else default_db()
     s = write_site(db, args.out, registry=args.registry, runs=args.runs, model=args.model, all_runs=args.all,
-                   duckdb_wasm=args.duckdb_wasm, figures=args.figures, dataset=args.dataset)
+                   duckdb_wasm=args.duckdb_wasm, figures=args.figures, dataset=args.dataset,
+                   download=False if args.offline else None)
     tables = ", ".join(f"{name} {n}" for name, n in s["tables"].items())
+    wasm = (f"copied into the site ({s['duckdb_wasm_bytes'] / 1e6:.0f} MB: its SQL box works offline)"
+            if s["duckdb_wasm"] == "local" else f"not copied ({s['duckdb_wasm_why']}): the SQL page loads it from "
+            "jsDelivr (pinned, hashed) and needs the network")
     out.print(f"site written to {esc(s['out'])}: {s['tests']} test page(s), {s['figures']} forest plot(s), "
-              f"{s['results']} result(s) of {s['runs']} run(s) ({esc(s['selection'])}); DuckDB-WASM "
-              f"{'copied into the site' if s['duckdb_wasm'] == 'local' else 'from jsDelivr (pinned, hashed)'}; "
+              f"{s['results']} result(s) of {s['runs']} run(s) ({esc(s['selection'])}); DuckDB-WASM {esc(wasm)}; "
               f"tables (rows): {esc(tables)}", highlight=False, soft_wrap=True)
+    if s["duckdb_wasm"] != "local" and s["duckdb_wasm_why"] != "built with --duckdb-wasm cdn":
+        from ..outputs.site import NPM_PACK
+        out.print(esc(f"to bundle it: run 'eatlas site {s['out']}' again where registry.npmjs.org can be reached, or "
+                      f"mkdir wasm && cd wasm && {NPM_PACK} && cd .. && eatlas site {s['out']} --duckdb-wasm wasm"),
+                  highlight=False, soft_wrap=True)
     out.print(f"view it: python -m http.server -d {esc(s['out'])} (then open http://127.0.0.1:8000/)",
               highlight=False, soft_wrap=True)
     return 0

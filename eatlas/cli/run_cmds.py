@@ -141,8 +141,14 @@ def cmd_run(args) -> int:
     if method.inputs == "matrices" and method.effect_size and not args.quiet:
         from ..store import reproduction_counts
         from .run_summary import pairing_line
+        try:
+            from ..registry import load_registry
+            reg = load_registry(getattr(args, "registry", None))
+            languages = {reg.tests[r["test_id"]].language for r in outcome.results if r.get("test_id") in reg.tests}
+        except Exception:           # the hint is only a hint: without the registry, it is given
+            languages = None
         out.print(esc(pairing_line(reproduction_counts(db, outcome.run["run_id"]), outcome.run["model"],
-                                   {r.get("convention") for r in outcome.results})),
+                                   {r.get("convention") for r in outcome.results}, languages)),
                   highlight=False, soft_wrap=True)
     return 0
 

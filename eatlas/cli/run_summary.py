@@ -211,11 +211,12 @@ REPRODUCE_COMMAND = (f"eatlas run --method mleat --model {REPRODUCE_MODEL} --lev
                      "weat4 weat6 weat7 weat8 wolfe2024_gnews_weat2 wolfe2024_gnews_weat5 wolfe2024_gnews_weat9")
 
 
-def pairing_line(counts: dict, model: str, conventions: set | None = None) -> str:
+def pairing_line(counts: dict, model: str, conventions: set | None = None, languages: set | None = None) -> str:
     """One line after a run: how many of its results pair with a number a paper printed (view reproduction),
     how many only with another model of the family (reproduction_loose), and, where none does, which command
     gives some. ``conventions``: those of the run's results (a d with the population standard deviation pairs
-    with no paper of the registry: the line says so)."""
+    with no paper of the registry: the line says so). ``languages``: those of the run's tests; the English
+    ML-EAT command is suggested only to a run of English tests (None: not known, suggested)."""
     n, same, loose = counts["results"], counts["same_model"], counts["loose_only"]
     why = f", e.g. differing in: {counts['loose_differs']}" if counts.get("loose_differs") else ""
     population = sorted(c for c in conventions or () if c in CONVENTIONS and CONVENTIONS[c].ddof == 0)
@@ -237,7 +238,7 @@ def pairing_line(counts: dict, model: str, conventions: set | None = None) -> st
     if counts.get("mleat"):
         line += (f"; ML-EAT: {counts['mleat_agree']} of {counts['mleat']} printed Level 1-3 numbers agree with ours "
                  "(mleat_reproduction)")
-    if not same:
+    if not same and model != REPRODUCE_MODEL and (languages is None or "en" in languages):
         line += f"; for numbers beside a paper's, run: {REPRODUCE_COMMAND}"
         try:
             from ..encoders import entry_installed, model_entries

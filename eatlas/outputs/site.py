@@ -16,20 +16,24 @@ write)::
                             published_models, the views (reproduction, reproduction_loose, mleat_reproduction, ...)
                             materialised for the shown results, and the registry's tests and sets
     assets/                 site.css, filter.js (the index's filters), sql.js (the SQL box), arrow-shim.mjs
-    duckdb-wasm/            with ``duckdb_wasm`` (``--duckdb-wasm DIR``) only: DuckDB-WASM's files, so the SQL box
-                            works offline
+    data/stimuli/<id>.csv   a test's stimuli at every level (eatlas export's table), and the same as .parquet
+    duckdb-wasm/            DuckDB-WASM's files (its 'eh' bundle and apache-arrow, about 35 MB), so the SQL box
+                            works offline; absent where they could not be had (the SQL page then says how)
 
 Which results: as the report (eatlas.outputs.report.selection_sql): the chosen runs, every run of a model, every
 run, or by default the newest result per model, test and level.
 
 DuckDB-WASM is the npm package ``@duckdb/duckdb-wasm`` at :data:`DUCKDB_WASM_VERSION`, with its dependency
-``apache-arrow`` at :data:`ARROW_VERSION`. By default the SQL page loads the files listed in :data:`WASM_FILES`
-from jsDelivr's copy of the npm packages, each checked against the sha384 recorded here (subresource integrity:
-the worker and the wasm are fetched with ``integrity`` and started from Blob URLs, the module through the import
-map's ``integrity``); ``duckdb_wasm`` copies the same files from a local folder (checked against the same
-hashes) so that nothing at all is fetched from the network. Every page carries a Content-Security-Policy: scripts
-from this site (and the CDN's pinned files on the SQL page) only, WebAssembly compiled, workers from Blob URLs,
-connections to this site (and the CDN) only.
+``apache-arrow`` at :data:`ARROW_VERSION`. By default the build takes the files listed in :data:`WASM_FILES` from
+the two npm tarballs (:data:`NPM_TARBALLS`, pinned with their sha512 ``integrity``), downloaded from the npm
+registry into the EATlas cache the first time (:func:`fetch_tarballs`; not with ``download=False`` or
+``EATLAS_OFFLINE=1``), each file checked against the sha384 recorded here, and copies them into the site.
+``duckdb_wasm`` takes them from a folder instead (``npm pack``'s tarballs, packed or unpacked), or, as 'cdn',
+copies none. A site without them loads the files from jsDelivr's copy of the npm packages, with the same hashes
+(subresource integrity: the worker and the wasm are fetched with ``integrity`` and started from Blob URLs, the
+module through the import map's ``integrity``), and its SQL page says which command bundles them. Every page
+carries a Content-Security-Policy: scripts from this site (and the CDN's pinned files on such a SQL page) only,
+WebAssembly compiled, workers from Blob URLs, connections to this site (and the CDN) only.
 """
 from __future__ import annotations
 
@@ -69,6 +73,7 @@ class WasmFile:
     path: str           # inside the package (npm pack: under package/)
     sha384: str         # subresource integrity, 'sha384-<base64>'
     load: bool = True
+    bundle: bool = True     # copied into a site that carries DuckDB-WASM (the mvp bundle is not: see BUNDLE_NOTE)
 
     @property
     def url(self) -> str:
@@ -90,9 +95,9 @@ WASM_FILES = (
              "sha384-hw3GjeJZY5QapQ8mwqMHXBPVmTLO+jKm5dlDwkGsEfjyu/HcXx1d0Rwlr/ZAShjq"),
     WasmFile("duckdb-browser-mvp.worker.js", "@duckdb/duckdb-wasm", DUCKDB_WASM_VERSION,
              "dist/duckdb-browser-mvp.worker.js",
-             "sha384-ABB4QFgUoQqfiMRv4Eme20RCo+rO//OBEOJfiUbiZFBRH/4T4xy8Vcu4hLXgPxQ0"),
+             "sha384-ABB4QFgUoQqfiMRv4Eme20RCo+rO//OBEOJfiUbiZFBRH/4T4xy8Vcu4hLXgPxQ0", bundle=False),
     WasmFile("duckdb-mvp.wasm", "@duckdb/duckdb-wasm", DUCKDB_WASM_VERSION, "dist/duckdb-mvp.wasm",
-             "sha384-aPxDmtovNQyMTy8S7zolNUiHoQNvtkLGOWJdPtQpW1T52DQuqeGutmEdb0ycBoNs"),
+             "sha384-aPxDmtovNQyMTy8S7zolNUiHoQNvtkLGOWJdPtQpW1T52DQuqeGutmEdb0ycBoNs", bundle=False),
     WasmFile("Arrow.es2015.min.js", "apache-arrow", ARROW_VERSION, "Arrow.es2015.min.js",
              "sha384-o0NAvZLrsqSiiIs62e876tz3P1Hg140RXcPkhBnT4wA90iCtIL230llnh6dB8/Fv"),
     WasmFile("LICENSE.txt", "apache-arrow", ARROW_VERSION, "LICENSE.txt",
@@ -101,11 +106,38 @@ WASM_FILES = (
              "sha384-T5882Tu2/PCf31qrg6u9MOUXypzL55Z4G3q9ASQIIaiB6/9U4lS2x0K+1GpNjYn6", load=False),
 )
 NPM_PACK = f"npm pack @duckdb/duckdb-wasm@{DUCKDB_WASM_VERSION} apache-arrow@{ARROW_VERSION}"
+# A site that carries DuckDB-WASM carries its 'eh' bundle only (WebAssembly exceptions: Chrome 95, Firefox 100,
+# Safari 15.2 and later), 35 MB; the 'mvp' bundle for older browsers would add 40 MB more.
+BUNDLE_NOTE = "WebAssembly exception handling (Chrome 95, Firefox 100, Safari 15.2 or newer)"
+
+
+@dataclass(frozen=True)
+class NpmTarball:
+    """A pinned npm tarball the site build takes DuckDB-WASM's files from: where the npm registry serves it, and
+    its ``integrity`` (sha512, as the registry's metadata and package-lock.json record it)."""
+    package: str
+    version: str
+    file: str           # the name 'npm pack' gives it
+    integrity: str
+
+    @property
+    def url(self) -> str:
+        return f"{NPM_REGISTRY}/{self.package}/-/{self.package.rsplit('/', 1)[-1]}-{self.version}.tgz"
+
+
+NPM_REGISTRY = "https://registry.npmjs.org"
+NPM_TARBALLS = (
+    NpmTarball("@duckdb/duckdb-wasm", DUCKDB_WASM_VERSION, f"duckdb-duckdb-wasm-{DUCKDB_WASM_VERSION}.tgz",
+               "sha512-IewXTNYEjsZCPE9weUWgtjGxUlMRo7qhX0GF6tq/KjK8bnY+RAl4cyUdYUfcdzbyb4b9ZxPC+FOsCcxgaKFWMg=="),
+    NpmTarball("apache-arrow", ARROW_VERSION, f"apache-arrow-{ARROW_VERSION}.tgz",
+               "sha512-X0p7auzdnGuhYMVKYINdQssS4EcKec9TCXyez/qtJt32DrIMGbzqiaMiQ0X6fQlQpw8Fl0Qygcv4dfRAr5Gu9Q=="),
+)
 
 # The views materialised as parquet, for the shown results (a view a database lacks is left out)
 VIEWS = ("reproduction", "reproduction_loose", "mleat_reproduction", "mleat_reproduction_loose")
 ROLE_NAMES = {"x": "X (target)", "y": "Y (target)", "a": "A (attribute)", "b": "B (attribute)"}
 SAMPLE = 4          # expanded sentences shown per set and level on a test page
+STIMULI_DIR = "data/stimuli"    # a test's stimuli at every level it has (eatlas export's table), CSV and parquet
 
 
 def sri(data: bytes) -> str:
@@ -148,7 +180,7 @@ def read_wasm_files(folder: str | Path) -> dict[str, bytes]:
             except (tarfile.TarError, OSError, EOFError) as e:
                 raise EatlasError(f"unreadable npm tarball: {e}", file=str(p), field="--duckdb-wasm",
                                   hint=f"remove it, or make the folder again: {NPM_PACK}") from None
-    missing = [f for f in WASM_FILES if f.name not in found]
+    missing = [f for f in WASM_FILES if f.bundle and f.name not in found]
     if missing:
         f = missing[0]
         other = seen.get(f.name)
@@ -158,6 +190,54 @@ def read_wasm_files(folder: str | Path) -> dict[str, bytes]:
                           file=other or str(root), field="--duckdb-wasm",
                           hint=f"make the folder with: {NPM_PACK} (the tarballs may stay packed)")
     return found
+
+
+def npm_cache() -> Path:
+    """Where the build keeps the npm tarballs it downloaded (``$EATLAS_CACHE/npm``): a folder ``--duckdb-wasm``
+    also reads."""
+    from ..paths import cache_dir
+
+    return cache_dir() / "npm"
+
+
+def offline() -> bool:
+    """Downloads are off: ``EATLAS_OFFLINE=1`` (``eatlas site --offline`` sets it for the build)."""
+    import os
+
+    return os.environ.get("EATLAS_OFFLINE", "").strip().upper() in ("1", "ON", "YES", "TRUE")
+
+
+def _integrity(data: bytes) -> str:
+    return "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode("ascii")
+
+
+def fetch_tarballs(*, allow_download: bool = True, timeout: float = 60.0) -> tuple[Path | None, str | None]:
+    """The folder holding the pinned npm tarballs of DuckDB-WASM and apache-arrow (:data:`NPM_TARBALLS`), each
+    checked against its sha512: the EATlas cache, filled from the npm registry the first time (unless
+    ``allow_download`` is false). Returns (folder, None), or (None, why not)."""
+    import os
+    import urllib.error
+    import urllib.request
+
+    folder = npm_cache()
+    for t in NPM_TARBALLS:
+        path = folder / t.file
+        if path.is_file() and _integrity(path.read_bytes()) == t.integrity:
+            continue
+        if not allow_download:
+            return None, f"downloads are off and the EATlas cache ({folder}) has no {t.file}"
+        try:
+            with urllib.request.urlopen(t.url, timeout=timeout) as r:       # noqa: S310 (a fixed https URL)
+                data = r.read()
+        except (urllib.error.URLError, OSError, TimeoutError) as e:
+            return None, f"the npm registry could not be reached ({t.url}: {getattr(e, 'reason', e)})"
+        if _integrity(data) != t.integrity:
+            return None, f"{t.url} is not the pinned {t.package}@{t.version} (its sha512 differs)"
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    return folder, None
 
 
 # ------------------------------------------------------------------ the data
@@ -337,6 +417,12 @@ def _p(v) -> str:
     return f"{v:.2e}" if 0 < v < 1e-3 else f"{v:.4f}"
 
 
+def _count(v) -> str:
+    """A count (a whole number, though pandas may hold it as a float): '–' where none is stored."""
+    v = _num(v)
+    return "–" if v is None else str(int(v)) if v == int(v) else str(v)
+
+
 def _split_difference(notes: str | None) -> tuple[str, str]:
     """A set's or test's notes, and the part after 'DIFFERENCE:' (how a variant differs from its original)."""
     text = notes or ""
@@ -435,7 +521,7 @@ def _env():
     env = Environment(loader=FileSystemLoader(str(ASSETS)), autoescape=select_autoescape(["j2", "html"],
                       default_for_string=True, default=True), undefined=StrictUndefined, trim_blocks=True,
                       lstrip_blocks=True)
-    env.filters.update(f=_f, p=_p, href=page_href)
+    env.filters.update(f=_f, p=_p, href=page_href, count=_count)
     return env
 
 
@@ -490,7 +576,8 @@ def _examples(results: pd.DataFrame, reg: Registry) -> list[dict]:
 
 def write_site(db: str | Path | None, out: str | Path, *, registry: str | Path | None = None,
                runs: list[str] | None = None, model: str | None = None, all_runs: bool = False,
-               duckdb_wasm: str | Path | None = None, figures: str = "results", dataset: str | None = None) -> dict:
+               duckdb_wasm: str | Path | None = None, figures: str = "results", dataset: str | None = None,
+               download: bool | None = None) -> dict:
     """Write the site into ``out``; returns a summary (counts, the parquet tables and their rows). ``figures``:
     draw a test's forest plot where it has shown results (``results``), also where it has printed numbers only
     (``all``, slower: matplotlib draws each), or never (``none``). ``dataset``: a Hugging Face dataset repo id
@@ -506,13 +593,30 @@ def write_site(db: str | Path | None, out: str | Path, *, registry: str | Path |
                           hint="ORG/NAME, as 'eatlas publish --push ORG/NAME' took it")
     out = Path(out)
     reg = load_registry(registry)
-    wasm = read_wasm_files(duckdb_wasm) if duckdb_wasm is not None else None
+    wasm, why = _wasm(duckdb_wasm, download)
     db = Path(db) if db is not None else None
     src = _Source(db, reg, runs=runs, model=model, all_runs=all_runs)
     try:
-        return _write(src, reg, out, db=db, wasm=wasm, figures=figures, dataset=dataset)
+        return _write(src, reg, out, db=db, wasm=wasm, figures=figures, dataset=dataset, wasm_why=why)
     finally:
         src.close()
+
+
+def _wasm(duckdb_wasm, download: bool | None) -> tuple[dict[str, bytes] | None, str | None]:
+    """DuckDB-WASM's files to copy into the site, or (None, why not): from ``duckdb_wasm`` (a folder; 'cdn': none,
+    the SQL page loads them from jsDelivr), by default from the pinned npm tarballs in the EATlas cache, downloaded
+    from the npm registry once (not when ``download`` is false, or None and EATLAS_OFFLINE=1)."""
+    if duckdb_wasm is not None and str(duckdb_wasm) == "cdn":
+        return None, "built with --duckdb-wasm cdn"
+    if duckdb_wasm is not None:
+        return read_wasm_files(duckdb_wasm), None
+    folder, why = fetch_tarballs(allow_download=not offline() if download is None else download)
+    if folder is None:
+        return None, why
+    try:
+        return read_wasm_files(folder), None
+    except EatlasError as e:            # a cache changed by hand: say so on the page, build the rest
+        return None, e.message
 
 
 def _prepare(out: Path, rels: list[str], *, db, registry_root):
@@ -535,7 +639,8 @@ def _prepare(out: Path, rels: list[str], *, db, registry_root):
     return target
 
 
-def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, dataset: str | None) -> dict:
+def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, dataset: str | None,
+           wasm_why: str | None = None) -> dict:
     con = src.con
     table_sql = src.table_sql()
     results = src.frame("SELECT t.*, r.model AS run_model FROM (SELECT * FROM results SEMI JOIN "
@@ -562,7 +667,8 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
     parquet = {name: f"data/{name}.parquet" for name in [*table_sql, *reg_frames]}
     arrow = {name: f"data/{name}.arrow" for name in parquet}
     asset_rels = ["assets/site.css", "assets/filter.js", "assets/sql.js", "assets/arrow-shim.mjs"]
-    wasm_rels = [f"{WASM_DIR}/{f.name}" for f in WASM_FILES] + [f"{WASM_DIR}/README.txt"] if local else []
+    wasm_rels = [f"{WASM_DIR}/{f.name}" for f in WASM_FILES if f.bundle] + [f"{WASM_DIR}/README.txt"] if local \
+        else []
     pages = ["index.html", "sql.html"] + [f"tests/{page_name(t.id)}" for t in tests]
     from .site_validity import criteria_index, criterion_page, page_rel  # the validity criteria's pages
     pages += [page_rel(c) for c in getattr(reg, "criteria", {})]
@@ -570,7 +676,8 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
                          "USING (run_id)") if "validity_results" in table_sql else pd.DataFrame()
     validity_items = src.frame(f"SELECT * FROM {table_sql['validity_items']}") \
         if "validity_items" in table_sql and len(validity) else pd.DataFrame()
-    rels = [*pages, *asset_rels, *parquet.values(), *arrow.values(), *wasm_rels]
+    stimuli_rels = [f"{STIMULI_DIR}/{t.id}.{fmt}" for t in tests for fmt in ("csv", "parquet")]
+    rels = [*pages, *asset_rels, *parquet.values(), *arrow.values(), *wasm_rels, *stimuli_rels]
     target = _prepare(out, rels, db=db, registry_root=reg.root)
     before = set(target.entries)
     counts: dict[str, int] = {}
@@ -601,7 +708,7 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
             data = (ASSETS / Path(rel).name).read_bytes()
             put(rel, lambda tmp, data=data: Path(tmp).write_bytes(data))
         if local:
-            for f in WASM_FILES:
+            for f in (f for f in WASM_FILES if f.bundle):
                 target.write(f"{WASM_DIR}/{f.name}", lambda tmp, data=wasm[f.name]: Path(tmp).write_bytes(data),
                              save=False, checked=True)
             target.write_text(f"{WASM_DIR}/README.txt", _wasm_readme(), save=False, checked=True)
@@ -619,7 +726,8 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
             source_kinds=_options(k for r in index_rows for k in r["source_kinds"]),
             runs=_runs_rows(runs_df, results), criteria=criteria_index(reg, validity))
         target.write_text("index.html", page, save=False, checked=True)
-        target.write_text("sql.html", _sql_page(env, common, results, reg, counts, parquet, arrow, local, columns),
+        target.write_text("sql.html", _sql_page(env, common, results, reg, counts, parquet, arrow, local, columns,
+                                                wasm_why),
                           save=False, checked=True)
         pub_by_test = {t: g for t, g in published.groupby("test_id")} if len(published) else {}
         pairs_by_test = {t: g for t, g in pairs.groupby("published_test_id")} if len(pairs) else {}
@@ -631,6 +739,9 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
             target.write_text(f"tests/{page_name(spec.id)}", tmpl.render(**common, **ctx, root="../",
                                                                         csp=csp(scripts=False)),
                               save=False, checked=True)
+            frame = _stimuli_frame(reg, spec)
+            put(f"{STIMULI_DIR}/{spec.id}.csv", lambda tmp, frame=frame: _write_csv(frame, Path(tmp)))
+            put(f"{STIMULI_DIR}/{spec.id}.parquet", lambda tmp, frame=frame: frame.to_parquet(tmp, index=False))
             if n % 500 == 499:
                 target.save()           # an interrupted site keeps the record of what it wrote
         for cid in getattr(reg, "criteria", {}):
@@ -642,15 +753,38 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
     finally:
         target.save()
     return {"out": out, "tests": len(tests), "pages": len(pages), "tables": counts, "figures": n_figures,
-            "duckdb_wasm": "local" if local else "cdn", "selection": src.selection, "runs": len(runs_df),
+            "duckdb_wasm": "local" if local else "cdn", "duckdb_wasm_why": wasm_why,
+            "duckdb_wasm_bytes": sum(len(wasm[f.name]) for f in WASM_FILES if f.bundle) if local else 0,
+            "selection": src.selection, "runs": len(runs_df),
             "results": common["n_results"]}
+
+
+def _stimuli_frame(reg: Registry, spec) -> pd.DataFrame:
+    """A test's stimuli as they enter the encoder, at every level that makes stimuli of its own (the table of
+    ``eatlas export --format csv``, truncated with seed 0); a level that cannot be built is left out."""
+    from ..registry.stimuli import build_test
+    from .export import export_levels, rows_frame, stimulus_rows
+
+    rows = []
+    for lv in export_levels(spec):
+        try:
+            rows += stimulus_rows(reg, build_test(reg, spec, lv, seed=0))
+        except EatlasError:
+            continue
+    return rows_frame(rows)
+
+
+def _write_csv(frame: pd.DataFrame, path: Path) -> None:
+    from ..guard import neutralise_csv
+
+    neutralise_csv(frame).to_csv(path, index=False)
 
 
 def _wasm_readme() -> str:
     lines = ["The files of this folder are copied unchanged from the npm packages named below, so that the SQL",
              "page of this site runs DuckDB-WASM with nothing fetched from the network. Each file's sha384 is the",
              "one eatlas records for it (eatlas/outputs/site.py, WASM_FILES).", ""]
-    for f in WASM_FILES:
+    for f in (f for f in WASM_FILES if f.bundle):
         lines.append(f"{f.name}: {f.package}@{f.version} {f.path} {f.sha384}")
     lines += ["", f"@duckdb/duckdb-wasm@{DUCKDB_WASM_VERSION}: licence MIT (its package.json; "
               "https://github.com/duckdb/duckdb-wasm).",
@@ -665,14 +799,42 @@ def _options(values) -> list[tuple[str, int]]:
     return sorted(counts.items())
 
 
+# The index opens on the tests people know: Caliskan et al.'s WEATs, May et al.'s SEATs, then the other English
+# tests, the other languages, the LLM IAT's prompt tests, and last the variants (a list as another source ran it).
+CANONICAL_PAPERS = ("caliskan2017", "may2019")
+
+
+def index_order(t) -> tuple:
+    """The place of test spec ``t`` on the index (see CANONICAL_PAPERS): group, then its id in natural order
+    (weat2 before weat10)."""
+    paper = t.source.get("paper")
+    if t.variant_of:
+        group = 5
+    elif t.methods and set(t.methods) == {"llm-iat"}:
+        group = 4
+    elif paper in CANONICAL_PAPERS:
+        group = CANONICAL_PAPERS.index(paper)
+    else:
+        group = 2 if t.language == "en" else 3
+    natural = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", t.id) if p)
+    return group, natural
+
+
+def compares(reg: Registry, t) -> str:
+    """What a test compares, from its sets' concepts: 'Flowers vs Insects × Pleasant vs Unpleasant'."""
+    c = {r: reg.get_set(t.sets[r]).concept for r in ("x", "y", "a", "b")}
+    return f"{c['x']} vs {c['y']} × {c['a']} vs {c['b']}"
+
+
 def _index_rows(reg: Registry, n_pub: dict, n_res: dict) -> list[dict]:
     rows = []
-    for t in reg.tests.values():
+    for t in sorted(reg.tests.values(), key=index_order):
         kinds = sorted({k for ref in t.sets.values() for k in reg.get_set(ref).source_kind})
-        rows.append({"id": t.id, "version": t.version, "title": t.title, "language": t.language,
-                     "bias_type": t.bias_type, "source": t.source.get("paper") or "", "source_kinds": kinds,
-                     "license": t.license, "levels": list(t.levels), "n_published": n_pub.get(t.id, 0),
-                     "n_results": n_res.get(t.id, 0)})
+        rows.append({"id": t.id, "version": t.version, "title": t.title, "compares": compares(reg, t),
+                     "language": t.language, "bias_type": t.bias_type, "source": t.source.get("paper") or "",
+                     "source_kinds": kinds, "license": t.license, "levels": list(t.levels),
+                     "n_published": n_pub.get(t.id, 0), "n_results": n_res.get(t.id, 0),
+                     "variant": bool(t.variant_of)})
     return rows
 
 
@@ -688,10 +850,14 @@ def _runs_rows(runs_df: pd.DataFrame, results: pd.DataFrame) -> list[dict]:
 
 
 def _sql_page(env, common: dict, results: pd.DataFrame, reg: Registry, counts: dict[str, int],
-              parquet: dict[str, str], arrow: dict[str, str], local: bool, columns: dict[str, list]) -> str:
+              parquet: dict[str, str], arrow: dict[str, str], local: bool, columns: dict[str, list],
+              why: str | None = None) -> str:
     base = f"./{WASM_DIR}/" if local else None     # import maps take './' paths, not bare ones
-    url = {f.name: (base + f.name if local else f.url) for f in WASM_FILES if f.load}
-    integrity = {url[f.name]: f.sha384 for f in WASM_FILES if f.load}
+    url = {f.name: (base + f.name if local and f.bundle else f.url) for f in WASM_FILES if f.load}
+    if local:       # the eh bundle only (BUNDLE_NOTE): a browser without WebAssembly exceptions is told so
+        url["duckdb-mvp.wasm"], url["duckdb-browser-mvp.worker.js"] = url["duckdb-eh.wasm"], \
+            url["duckdb-browser-eh.worker.js"]
+    integrity = {url[f.name]: f.sha384 for f in WASM_FILES if f.load and (f.bundle or not local)}
     importmap = json.dumps({"imports": {"@duckdb/duckdb-wasm": url["duckdb-browser.mjs"],
                                         "apache-arrow": "./assets/arrow-shim.mjs"},
                             "integrity": {url["duckdb-browser.mjs"]: integrity[url["duckdb-browser.mjs"]]}},
@@ -699,7 +865,8 @@ def _sql_page(env, common: dict, results: pd.DataFrame, reg: Registry, counts: d
     digest = "sha256-" + base64.b64encode(hashlib.sha256(importmap.encode("utf-8")).digest()).decode("ascii")
     config = {"bundles": {b: {"mainModule": url[f"duckdb-{b}.wasm"], "mainWorker": url[f"duckdb-browser-{b}.worker.js"]}
                           for b in ("mvp", "eh")},
-              "integrity": integrity, "maxRows": MAX_ROWS,
+              "integrity": integrity, "maxRows": MAX_ROWS, "ehOnly": local, "ehNote": BUNDLE_NOTE,
+              "fix": None if local else _fix_hint(why),
               "arrow": {"url": url["Arrow.es2015.min.js"], "integrity": integrity[url["Arrow.es2015.min.js"]]},
               "tables": [{"name": n, "url": rel} for n, rel in arrow.items()]}
     tables = [{"name": n, "rows": counts.get(n, 0), "url": rel, "arrow": arrow[n], "columns": columns.get(n, [])}
@@ -707,7 +874,15 @@ def _sql_page(env, common: dict, results: pd.DataFrame, reg: Registry, counts: d
     return env.get_template("sql.html.j2").render(
         **common, root="", csp=csp(scripts=True, sql=True, cdn=not local, inline_hashes=(digest,)),
         importmap=importmap, config=config, examples=_examples(results, reg), tables=tables,
-        local=local, duckdb_version=DUCKDB_WASM_VERSION, arrow_version=ARROW_VERSION)
+        local=local, duckdb_version=DUCKDB_WASM_VERSION, arrow_version=ARROW_VERSION, why=why,
+        fix=None if local else _fix_hint(why))
+
+
+def _fix_hint(why: str | None) -> str:
+    """What the SQL page of a site without DuckDB-WASM says to do, should jsDelivr be out of reach."""
+    return ("build the site again where the npm registry can be reached (eatlas site OUT downloads DuckDB-WASM "
+            "into the EATlas cache once and copies it into the site), or from npm's tarballs: mkdir wasm && cd wasm "
+            f"&& {NPM_PACK} && cd .. && eatlas site OUT --duckdb-wasm wasm")
 
 
 def _test_context(reg: Registry, spec, rows: list[dict], published: pd.DataFrame | None,
@@ -723,7 +898,7 @@ def _test_context(reg: Registry, spec, rows: list[dict], published: pd.DataFrame
         notes, diff = _split_difference(s.notes)
         src = {k: v for k, v in (s.source or {}).items() if v not in (None, "", [])}
         sets.append({"role": ROLE_NAMES[role], "key": role, "set": s, "notes": notes, "difference": diff,
-                     "source": src, "license_note": s.raw.get("license_note")})
+                     "source": _source_pairs(reg, src), "license_note": s.raw.get("license_note")})
     samples = []
     for lv in spec.levels:
         level = LEVELS.get(lv)
@@ -749,7 +924,7 @@ def _test_context(reg: Registry, spec, rows: list[dict], published: pd.DataFrame
     refs = [{"key": k, "bibtex": bib,
              "citation": (reg.sources.get(k) or {}).get("citation", "") if k in reg.sources else ""}
             for k, bib in keys.items()]
-    pub_rows = published.to_dict("records") if published is not None and len(published) else []
+    pub_rows = [_no_nan(r) for r in published.to_dict("records")] if published is not None and len(published) else []
     pub_groups: dict[tuple, dict] = {}
     for r in pub_rows:
         g = pub_groups.setdefault((r.get("paper"), r.get("table_id")),
@@ -764,9 +939,12 @@ def _test_context(reg: Registry, spec, rows: list[dict], published: pd.DataFrame
         forest = _forest(spec.id, res, prs, published, reg, by_run=by_run)
     paper = spec.source.get("paper")
     result_rows = []
+    paired = _paired(pairs)
     for r in rows:
+        r = _no_nan(r)
         result_rows.append({**r, "dropped_list": _dropped(r.get("dropped")), "notes_list": _list(r.get("notes")),
-                            "mark": "*" if _true(r.get("holm_significant")) else "", **interval_cell(r)})
+                            "mark": "*" if _true(r.get("holm_significant")) else "", **interval_cell(r),
+                            "published": paired.get((r.get("run_id"), r.get("level")), [])})
     result_rows.sort(key=lambda r: (list(spec.levels).index(r["level"]) if r["level"] in spec.levels else 99,
                                     str(r.get("run_model")), str(r.get("run_id"))))
     test_notes, test_diff = _split_difference(spec.notes)
@@ -778,8 +956,44 @@ def _test_context(reg: Registry, spec, rows: list[dict], published: pd.DataFrame
             "results": result_rows, "forest": forest, "figures": figures, "config": config_name(spec.id),
             "paper": paper, "paper_citation": (reg.sources.get(paper) or {}).get("citation", "") if paper else "",
             "test_notes": test_notes, "test_difference": test_diff,
-            "source": {k: v for k, v in spec.source.items() if v not in (None, "", [])},
-            "sql_href": "../sql.html#" + quote("SELECT * FROM results WHERE test_id = '" + spec.id + "'", safe="")}
+            "source": _source_pairs(reg, spec.source),
+            "sql_href": "../sql.html#" + quote("SELECT * FROM results WHERE test_id = '" + spec.id + "'", safe=""),
+            "stimuli_files": {fmt: f"../{STIMULI_DIR}/{quote(spec.id)}.{fmt}" for fmt in ("csv", "parquet")}}
+
+
+def _source_pairs(reg: Registry, source: dict | None) -> list[tuple[str, str]]:
+    """Where a set or test comes from, in words (as ``eatlas show`` says it), as (what, text) pairs."""
+    from ..registry.cite import source_lines
+
+    out = []
+    for line in source_lines(reg, source):
+        k, _, v = line.partition(": ")
+        out.append((k, v))
+    return out
+
+
+def _no_nan(row: dict) -> dict:
+    """A record with every NaN (pandas' missing value) as None, so that a page prints nothing (or '—' with its
+    reason), never 'nan'."""
+    return {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+
+
+def _paired(pairs: pd.DataFrame | None) -> dict[tuple, list[dict]]:
+    """(run_id, level) -> the printed effect sizes set beside that result (rows of reproduction_loose), the same
+    model's first: what the test page's 'published' column shows."""
+    out: dict[tuple, list[dict]] = {}
+    if pairs is None or not len(pairs):
+        return out
+    for r in pairs.to_dict("records"):
+        r = _no_nan(r)
+        if r.get("published_effect_size") is None:
+            continue
+        out.setdefault((r.get("run_id"), r.get("level")), []).append(
+            {"value": r["published_effect_size"], "paper": r.get("paper"), "table": r.get("table_id"),
+             "model": r.get("published_model"), "same": r.get("match") == "same_model"})
+    for v in out.values():
+        v.sort(key=lambda p: (not p["same"], str(p["paper"]), str(p["table"])))
+    return out
 
 
 def _sample(reg: Registry, spec, expansion: str) -> tuple:

@@ -789,8 +789,13 @@ class Registry:
                 "recorded_hash": [[k, i, h] for (k, i), h in self.recorded_hash.items()], "entries": {}}
         entries = []
         for kind in _PLAIN:
-            head["entries"][kind] = [[eid, obj.version, obj.file] for eid, obj in getattr(self, kind).items()]
-            entries += [_plain_entry(obj) for obj in getattr(self, kind).values()]
+            store = getattr(self, kind)
+            # an entry of a registry from the cache that was never decoded is written back as the cache's own
+            # bytes (checked), not decoded and encoded again: 'eatlas add' keeps the registry with one entry more
+            d = store._d if isinstance(store, LazyEntries) else store
+            head["entries"][kind] = [[eid, obj.version, obj.file] for eid, obj in d.items()]
+            entries += [(store.raw(eid) if isinstance(store, LazyEntries) else None) or _plain_entry(store[eid])
+                        for eid in d]
         return head, entries
 
     @classmethod
@@ -821,7 +826,7 @@ class Registry:
                     pass
                 path = reg.resolve(p.file, "catalog.yaml", f"catalog {_singular(kind)} {eid}")
                 return parse(read_yaml(path, shown=p.file), p.file)
-            setattr(reg, kind, LazyEntries(pending, decode))
+            setattr(reg, kind, LazyEntries(pending, decode, getattr(entry, "raw", None)))
         if at != n:
             raise ValueError("the index does not match the entries")
         return reg
@@ -853,8 +858,30 @@ class LazyEntries(MutableMapping):
     when first read: a run of one test decodes its own four sets, not the registry's thousands. Iterating
     over the values decodes them all. Pickled (e.g. for a Ray worker), it is a plain dict."""
 
-    def __init__(self, pending: dict, decode):
-        self._d, self._decode = pending, decode
+    def __init__(self, pending: dict, decode, raw=None, cached: dict | None = None):
+        self._d, self._decode, self._raw = pending, decode, raw
+        # id -> its place in the cache file, while the entry is the one read from there (decoded or not)
+        self._cached = dict(cached) if cached is not None else {k: v for k, v in pending.items()
+                                                               if isinstance(v, _Pending)}
+
+    def raw(self, key) -> bytes | None:
+        """The cache's bytes of an entry still as read from the cache (its line, checked), or None."""
+        p = self._cached.get(key)
+        if self._raw is None or p is None:
+            return None
+        try:
+            return self._raw(p.n)
+        except ValueError:
+            return None
+
+    def copy(self) -> LazyEntries:
+        """Another mapping of the same entries, the pending ones still pending."""
+        return LazyEntries(dict(self._d), self._decode, self._raw, self._cached)
+
+    def with_entries(self, d: dict) -> LazyEntries:
+        """A mapping of ``d`` (this mapping's entries, pending or read, and new ones), kept as lazy as this."""
+        return LazyEntries(d, self._decode, self._raw, {k: p for k, p in self._cached.items()
+                                                        if k in d and d[k] is self._d.get(k)})
 
     def __getitem__(self, key):
         v = self._d[key]
@@ -864,9 +891,11 @@ class LazyEntries(MutableMapping):
 
     def __setitem__(self, key, value):
         self._d[key] = value
+        self._cached.pop(key, None)
 
     def __delitem__(self, key):
         del self._d[key]
+        self._cached.pop(key, None)
 
     def __contains__(self, key) -> bool:
         return key in self._d

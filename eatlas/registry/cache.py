@@ -202,7 +202,7 @@ def _encode(key: str, reg) -> bytes | None:
     """The file of ``reg`` (its ``to_plain()``: head and entries), or None when a value has no plain form."""
     try:
         head, entries = reg.to_plain()
-        lines = [_dumps(e) for e in entries]
+        lines = [e if isinstance(e, bytes) else _dumps(e) for e in entries]     # bytes: a line kept as it was
         offset, index = 0, []
         for line in lines:
             index.append([offset, len(line), zlib.crc32(line)])
@@ -230,13 +230,18 @@ def _decode(key: str, data: bytes, restore: Callable):
         return None
     body = memoryview(data)[end + 1:]
 
-    def entry(n: int) -> Any:
-        """Entry ``n``, decoded; ValueError when its bytes are not those written."""
+    def raw(n: int) -> bytes:
+        """Entry ``n``'s line, as written; ValueError when its bytes are not those written."""
         offset, size, crc = index[n]
         line = bytes(body[offset:offset + size])
         if len(line) != size or zlib.crc32(line) != crc:
             raise ValueError(f"entry {n} of the registry cache is damaged")
-        return from_json(line)
+        return line
+
+    def entry(n: int) -> Any:
+        """Entry ``n``, decoded; ValueError when its bytes are not those written."""
+        return from_json(raw(n))
+    entry.raw = raw
 
     try:
         return restore(top["head"], entry, len(index))

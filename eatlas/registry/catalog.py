@@ -15,6 +15,7 @@ import yaml
 from ..errors import EatlasError, ValidationFailed
 from ..files import write_text
 from .base import (
+    LazyEntries,
     Registry,
     _singular,
     check_id,
@@ -320,17 +321,21 @@ def add(root: Path, file: Path) -> Added:
         before = check_registry(reg) + unindexed(root, reg.catalog)
         if not any(p.file == rel for p in before):      # a leftover of an interrupted add is no state to keep
             registry_cache.record_validation(getattr(reg, "_state", None), problem_rows(before))
-    touched = {f"{what} {eid}"} | {f"{what} {o.id}" for o in store.values() if o.variant_of == eid} | (
-        {f"test {t}" for t in tests_naming(reg, eid)} if kind == "sets" else set())
+    # what the entry touches, among the entries 'before' found a problem in (the others' outcome it cannot change;
+    # looking only there leaves the registry's thousands of entries unread)
+    named = {p.obj for p in before}
+    touched = {f"{what} {eid}"} | {o for o in named if o.startswith(f"{what} ") and o[len(what) + 1:] in store
+                                   and store[o[len(what) + 1:]].variant_of == eid} | (
+        {f"test {t}" for t in tests_naming(reg, eid, named)} if kind == "sets" else set())
     rest = [p for p in before if p.obj not in touched and p.file != rel]
 
     if obj is not None and not collides:
         new = copy.copy(reg)                    # the registry with the entry, in memory; nothing is written
         new.__dict__.pop("_validation_expansions", None)
-        new.sets, new.tests, new.recorded_hash = dict(reg.sets), dict(reg.tests), dict(reg.recorded_hash)
+        new.sets, new.tests, new.recorded_hash = _copied(reg.sets), _copied(reg.tests), dict(reg.recorded_hash)
         (new.sets if kind == "sets" else new.tests)[obj.id] = obj
         new.recorded_hash[(kind, obj.id)] = obj.hash()
-        found = check_entry(new, kind, obj.id)
+        found = check_entry(new, kind, obj.id, among=named)
         if kind == "sets":          # the items read without fault, by their place in the file
             faulty = {int(m[1]) for p in own if (m := _ITEM.match(str(p.field)))}
             found = _renumbered(found, obj, [n for n in range(len(doc["items"])) if n not in faulty])
@@ -373,6 +378,11 @@ def add(root: Path, file: Path) -> Added:
     return Added(what, entry.id, dest, [_renamed(p, shown, rel) for p in warnings], checked_whole)
 
 
+def _copied(entries):
+    """A copy of a registry's mapping of entries; one from the cache stays lazy (nothing decoded)."""
+    return entries.copy() if isinstance(entries, LazyEntries) else dict(entries)
+
+
 def _registry_with(reg: Registry, kind: str, entry, cat: dict) -> Registry:
     """``reg`` with one more entry, as :class:`Registry` reads the folder once the entry's file and its
     catalog line are written (the entries in the catalog's order)."""
@@ -383,7 +393,11 @@ def _registry_with(reg: Registry, kind: str, entry, cat: dict) -> Registry:
     new.__dict__.pop("_state", None)
     new.catalog = cat
     old = getattr(reg, kind)
-    setattr(new, kind, {e["id"]: entry if e["id"] == entry.id else old[e["id"]] for e in cat[kind]})
+    if isinstance(old, LazyEntries):        # the entries not read stay unread (kept as the cache's bytes)
+        setattr(new, kind, old.with_entries({e["id"]: entry if e["id"] == entry.id else old._d[e["id"]]
+                                             for e in cat[kind]}))
+    else:
+        setattr(new, kind, {e["id"]: entry if e["id"] == entry.id else old[e["id"]] for e in cat[kind]})
     new.recorded_hash = {**reg.recorded_hash, (kind, entry.id): entry.hash()}       # its catalog line's sha256
     return new
 

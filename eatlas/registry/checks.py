@@ -150,6 +150,8 @@ def kind_problems(reg: Registry, sets: list[StimulusSet]) -> list[EatlasError]:
     id or tags say occupations, professions, workers, people or persons (the majority of its items are
     then things to the templates), or when most of those items are people (group_term, name) in the
     registry's own sets of the same language. Nothing is guessed from capital letters."""
+    if not any(it.kind in THING_KINDS for s in sets for it in s.items):
+        return []                   # nothing to warn about: the registry's sets are not read (eatlas add of a set)
     index = person_items(reg)
     occupation_sets = sorted(o.id for o in reg.sets.values() if _people_words(o) and o.items
                              and sum(i.kind == "group_term" for i in o.items) * 2 > len(o.items))
@@ -220,11 +222,22 @@ def role_problems(spec: TestSpec, sets: dict[str, StimulusSet]) -> list[EatlasEr
                 exact.append(kp[k])
             elif skeleton(k) in sp:
                 alike.append((i.text, sp[skeleton(k)]))
-        if exact and (p, q) not in (("x", "y"), ("a", "b")):   # x/y and a/b: reported by schemas.check_test
+        declared = (spec.overlap or {}).get(f"{p}/{q}")
+        if (p, q) in (("x", "y"), ("a", "b")):
+            pass                    # x/y and a/b: reported (or their declaration checked) by schemas.check_test
+        elif declared is not None:
+            keys = {item_key(t, _case_sensitive(sets[p])) for t in declared}
+            if keys != {item_key(t, _case_sensitive(sets[p])) for t in exact}:
+                out.append(EatlasError(f"overlap declares {', '.join(map(repr, declared))} in both {p} and {q}, "
+                                       f"but the sets share {', '.join(map(repr, exact)) or 'none'}",
+                                       field=f"overlap.{p}/{q}", hint="list exactly the items both sets hold",
+                                       **where))
+        elif exact:
             out.append(ValidationWarning(f"item(s) in both {ROLE_NAMES[p]} and {ROLE_NAMES[q]}: "
                                          f"{', '.join(map(_show, exact))}", field=f"{p}/{q}",
-                                         hint="the item is compared with itself (cosine 1); kept because the "
-                                              "authors' lists hold it, say so in the test's notes", **where))
+                                         hint=f"the item is compared with itself (cosine 1); where the authors' lists "
+                                              f"hold it, declare it (overlap: {{{p}/{q}: [...]}}) and say so in the "
+                                              "test's notes", **where))
         for mine, theirs in alike:
             out.append(EatlasError(f"{_show(mine)} in {q} looks like {_show(theirs)} in {p}: "
                                    f"{', '.join(differing(mine, theirs)) or 'look-alike characters'}",

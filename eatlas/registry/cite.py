@@ -200,3 +200,43 @@ def bibtex_for_tests(reg, test_ids, *, include_eatlas: bool = True) -> list[tupl
     if include_eatlas:
         out.append(("eatlas", eatlas_bibtex()))
     return out
+
+
+def source_lines(reg, source: dict | None) -> list[str]:
+    """Where a set or test comes from, in words: the paper (its authors and year), where in it, the authors' file(s)
+    and commit, then any other field of ``source`` on a line of its own."""
+    src = {k: v for k, v in (source or {}).items() if v not in (None, "", [], {})}
+    if not src:
+        return ["source: not recorded"]
+    paper = src.pop("paper", None)
+    entry = reg.sources.get(paper) if paper and reg.sources else None
+    who = paper or "an unnamed source"
+    if isinstance(entry, dict) and entry.get("authors"):
+        names = [str(a).split(",")[0].strip() for a in entry["authors"]]
+        lead = names[0] if len(names) == 1 else f"{names[0]} and {names[1]}" if len(names) == 2 \
+            else f"{names[0]} et al."
+        who = f"{lead} ({entry.get('year', 'n.d.')}), {entry.get('title', paper)} [{paper}]"
+    where = [str(src.pop(k)) if k != "page" else f"p. {src.pop(k)}" for k in ("table", "section", "page") if k in src]
+    lines = [f"source: {who}" + (f", {', '.join(where)}" if where else "")]
+    files = src.pop("authors_files", None) or src.pop("authors_file", None)
+    commit = src.pop("commit", None) or src.pop("authors_commit", None)
+    if files:
+        files = files if isinstance(files, list) else [files]
+        shown = "; ".join(map(str, files[:3])) + (f"; and {len(files) - 3} more" if len(files) > 3 else "")
+        lines.append(f"authors' file{'s' if len(files) > 1 else ''}: {shown}" + (f" (commit {commit})" if commit
+                                                                                    else ""))
+    elif commit:
+        lines.append(f"commit: {commit}")
+    diffs = src.pop("differences", None)
+    if isinstance(diffs, list) and diffs:
+        shown = "; ".join(", ".join(f"{v}" if k == "text" else f"{k} {v}" for k, v in d.items())
+                          if isinstance(d, dict) else str(d) for d in diffs[:3])
+        lines.append(f"differences from the authors' file ({len(diffs)}): {shown}"
+                     + ("; ..." if len(diffs) > 3 else ""))
+    for k, v in src.items():
+        if isinstance(v, dict):
+            v = ", ".join(f"{a}: {b}" for a, b in v.items())
+        elif isinstance(v, list):
+            v = "; ".join(map(str, v))
+        lines.append(f"{k.replace('_', ' ')}: {v}")
+    return lines

@@ -202,8 +202,9 @@ class TestFile(_File):
         json_schema_extra={"uniqueItems": True})
     overlap: Annotated[dict[Literal[OVERLAP_PAIRS], Annotated[list[Annotated[StrictStr, StringConstraints(
         min_length=1)]], Field(min_length=1)]], Field(min_length=1)] | None = Field(
-        None, description="x/y or a/b -> the items the authors' lists put in both sets (a variant kept as the "
-                          "authors ran it; validate checks them against the sets)")
+        None, description="a pair of roles (x/y, a/b, or a target and an attribute: x/a, x/b, y/a, y/b) -> the "
+                          "items the authors' lists put in both sets (kept as the authors ran them; validate checks "
+                          "them against the sets)")
     tags: Any = Field(None, description="a list of ids that select the test for a purpose (checked by validate)")
 
 
@@ -321,7 +322,7 @@ WHOLE: dict[tuple[type, str], tuple[str, str]] = {
     (TestFile, "aliases"): ("aliases must be a list of {paper, name}", "write - {paper: may2019, name: sent-weat1}"),
     (TestFile, "methods"): ("methods must be a non-empty list of method names",
                             "e.g. methods: [weat, mleat]; leave it out for every method"),
-    (TestFile, "overlap"): ("overlap must map x/y or a/b to the list of items in both sets",
+    (TestFile, "overlap"): ("overlap must map x/y, a/b, x/a, x/b, y/a or y/b to the list of items in both sets",
                             "e.g. overlap: {a/b: [su]}"),
     (TestFile, "expansions"): ("expansions must be a mapping level -> {template: id@version}",
                                "e.g. expansions: {sent: {template: may2019_bleached@1.0.0}}"),

@@ -24,6 +24,23 @@ SCHEMA_FILE = schema_file()
 
 
 def _register_checks():
+    # pandera's registration imports its data-synthesis strategies, hence hypothesis, whose import loads every
+    # installed hypothesis plug-in (trio's alone takes a second). EATlas synthesises no data: unless hypothesis is
+    # imported already (a test session), it is imported here without its plug-ins.
+    import os
+    import sys
+
+    quiet = "hypothesis" not in sys.modules and "HYPOTHESIS_NO_PLUGINS" not in os.environ
+    if quiet:
+        os.environ["HYPOTHESIS_NO_PLUGINS"] = "1"
+    try:
+        _register()
+    finally:
+        if quiet:
+            os.environ.pop("HYPOTHESIS_NO_PLUGINS", None)
+
+
+def _register():
     def reg(fn, **kw):
         try:
             extensions.register_check_method(**kw)(fn)
@@ -308,24 +325,30 @@ def check_tests(reg: Registry, test_ids: list[str]) -> list[EatlasError]:
                   [reg.templates[i] for i in reg.templates if i in tmpl_ids])
 
 
-def tests_naming(reg: Registry, set_id: str) -> list[str]:
-    """The tests that name a set (in any role)."""
-    return [t for t, spec in reg.tests.items() if any(ref.split("@")[0] == set_id for ref in spec.sets.values())]
+def tests_naming(reg: Registry, set_id: str, among: set[str] | None = None) -> list[str]:
+    """The tests that name a set (in any role); with ``among`` ("test ID", ...), only those of them."""
+    ids = reg.tests if among is None else [t for t in reg.tests if f"test {t}" in among]
+    return [t for t in ids if any(ref.split("@")[0] == set_id for ref in reg.tests[t].sets.values())]
 
 
-def check_entry(reg: Registry, kind: str, eid: str) -> list[EatlasError]:
+def check_entry(reg: Registry, kind: str, eid: str, among: set[str] | None = None) -> list[EatlasError]:
     """Every check of ``validate`` whose outcome an entry new to the registry can change, on a registry
     that holds it (``eatlas add``): the entry's own fields and items; for a set, every test that names it
     and the variants that name it; for a test, its sets, templates and sentence expansions as it uses them.
-    The rest of the registry is as ``validate`` found it before the entry came."""
+    The rest of the registry is as ``validate`` found it before the entry came.
+
+    ``among`` ("set ID", "test ID"): the entries other than the new one that may name it, where the caller knows
+    them: an entry can name an id new to the registry only where ``validate`` found that name missing, so these are
+    the entries of its problems; the others are then not read (a registry from the cache decodes none of them)."""
     if kind == "sets":
         s = reg.sets[eid]
-        return _check(reg, [s], tests_naming(reg, eid), [], only={("set", eid)})
-    return _check(reg, [], [eid], [], only={("test", eid)})
+        tests = tests_naming(reg, eid, among)
+        return _check(reg, [s], tests, [], only={("set", eid)}, among=among)
+    return _check(reg, [], [eid], [], only={("test", eid)}, among=among)
 
 
 def _check(reg: Registry, sets: list, test_ids: list[str], templates: list,
-           only: set | None = None) -> list[EatlasError]:
+           only: set | None = None, among: set[str] | None = None) -> list[EatlasError]:
     from .checks import kind_problems, tag_problems, template_problems, text_problems
 
     problems = check_stimuli(sets)
@@ -367,7 +390,7 @@ def _check(reg: Registry, sets: list, test_ids: list[str], templates: list,
             problems.append(e)
             continue
         problems += template_problems(t)
-    problems += check_variants(reg, only)
+    problems += check_variants(reg, only, among=None if among is None else among | {f"{k} {i}" for k, i in only})
     for tid in test_ids:
         problems += check_test(reg, tid)
     problems += check_hashes(reg, {"sets": {s.id for s in sets}, "tests": set(test_ids),
@@ -379,17 +402,23 @@ def _check(reg: Registry, sets: list, test_ids: list[str], templates: list,
     return problems
 
 
-def check_variants(reg: Registry, only: set | None = None) -> list[EatlasError]:
+def check_variants(reg: Registry, only: set | None = None, among: set[str] | None = None) -> list[EatlasError]:
     """``variant_of`` names a canonical entry of the same kind, which is not itself a variant; a test's
     language is the language of its sets and of the templates of its levels. With ``only`` ({(kind, id)}),
-    the checks those entries bear on: theirs, those of the variants naming them, of the tests using them."""
+    the checks those entries bear on: theirs, those of the variants naming them, of the tests using them;
+    ``among`` ("set ID", "test ID"): only these entries are looked at (see :func:`check_entry`)."""
+    def entries(kind, store):
+        if among is None:
+            return store.values()
+        return [store[i] for i in store if f"{kind} {i}" in among]
+
     def wanted(kind, obj) -> bool:
         return only is None or (kind, obj.id) in only or (kind, obj.variant_of) in only or (
             kind == "test" and any(("set", ref.split("@")[0]) in only for ref in obj.sets.values()))
 
     out = []
     for kind, store in (("set", reg.sets), ("test", reg.tests)):
-        for obj in store.values():
+        for obj in entries(kind, store):
             if obj.variant_of is None or not wanted(kind, obj):
                 continue
             where = {"file": obj.file, "obj": f"{kind} {obj.id}", "field": "variant_of"}
@@ -401,7 +430,7 @@ def check_variants(reg: Registry, only: set | None = None) -> list[EatlasError]:
                 out.append(EatlasError(f"names {canon.id}, which is itself a variant of {canon.variant_of}",
                                        hint=f"link every variant to the canonical {kind}: "
                                             f"variant_of: {canon.variant_of}", **where))
-    for spec in reg.tests.values():
+    for spec in entries("test", reg.tests):
         if not wanted("test", spec):
             continue
         where = {"file": spec.file, "obj": f"test {spec.id}"}
@@ -440,9 +469,10 @@ def check_published(reg: Registry) -> list[EatlasError]:
 def check_hashes(reg: Registry, only: dict | None = None) -> list[EatlasError]:
     out = []
     for kind, store in (("sets", reg.sets), ("tests", reg.tests), ("templates", reg.templates)):
-        for eid, obj in store.items():
+        for eid in store:
             if only is not None and eid not in only[kind]:
-                continue
+                continue            # not read: a registry from the cache decodes only the entries checked
+            obj = store[eid]
             recorded = reg.recorded_hash.get((kind, eid))
             if recorded is None:
                 out.append(EatlasError("no sha256 recorded in catalog.yaml", file="catalog.yaml",

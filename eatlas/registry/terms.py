@@ -26,8 +26,9 @@ LANGUAGE_RE = re.compile(LANGUAGE_PATTERN)
 
 KINDS = ("name", "noun", "group_term", "mass_noun", "adjective", "verb", "pronoun", "sentence", "word")
 ROLES = ("x", "y", "a", "b")
-# A test's `overlap:` names the items its authors' lists put in both targets (x/y) or both attributes (a/b).
-OVERLAP_PAIRS = ("x/y", "a/b")
+# A test's `overlap:` names the items its authors' lists put in both targets (x/y), both attributes (a/b), or a
+# target and an attribute (x/a, x/b, y/a, y/b: allowed, but warned about unless declared).
+OVERLAP_PAIRS = ("x/y", "a/b", "x/a", "x/b", "y/a", "y/b")
 DEFAULT_LANGUAGE = "en"
 
 # The fields of each kind of file (the models' fields; tests/test_registry_models.py keeps them equal).

@@ -44,8 +44,19 @@ async function start() {
     throw new Error("the SQL box needs the site served over HTTP (e.g. python -m http.server in its folder)");
   }
   status("Starting DuckDB-WASM…");
-  if (!globalThis.Arrow) await loadScript(config.arrow.url, config.arrow.integrity);
-  const duckdb = await import("@duckdb/duckdb-wasm");
+  let duckdb;
+  try {
+    if (!globalThis.Arrow) await loadScript(config.arrow.url, config.arrow.integrity);
+    duckdb = await import("@duckdb/duckdb-wasm");
+  } catch (e) {
+    // a site built without DuckDB-WASM, out of reach of the CDN: say what makes it work
+    if (config.fix) throw new Error(`DuckDB-WASM could not be loaded from jsDelivr (${e && e.message ? e.message : e}). `
+      + `This site was built without its own copy. To query it offline, ${config.fix}`);
+    throw e;
+  }
+  if (config.ehOnly && !(await duckdb.getPlatformFeatures()).wasmExceptions) {
+    throw new Error(`this site's DuckDB-WASM needs ${config.ehNote}; this browser lacks it`);
+  }
   const bundle = await duckdb.selectBundle(config.bundles);
   const worker = new Worker(await blobUrl(bundle.mainWorker, "text/javascript"));
   const db = new duckdb.AsyncDuckDB(new duckdb.VoidLogger(), worker);
@@ -107,8 +118,10 @@ function show(table) {
     for (let c = 0; c < fields.length; c++) {
       const td = tr.insertCell();
       const v = columns[c].get(r);
-      td.textContent = cell(v, types[c]);
+      const text = cell(v, types[c]);
+      td.textContent = text;
       if (numeric[c]) td.className = "num";
+      else if (text.length <= 48) td.className = "short";     // an id, a model, a label: on one line
     }
   }
   result.replaceChildren(t);
