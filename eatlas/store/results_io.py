@@ -115,14 +115,20 @@ def export_results(db: str | Path, out: str | Path) -> dict:
     if out.exists() and not out.is_dir():
         raise EatlasError("not a folder", file=str(out), hint="export writes a folder of parquet files")
     old = _own_files(out) if out.exists() else set()
-    con = connect(db, read_only=True)
+    if not Path(db).exists():
+        raise EatlasError("no such database", file=str(db), hint="run 'eatlas run' first, or pass --db FILE")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = new_temp_dir(out.parent, f".{out.name}.")      # its contents become the user's files: umask modes
+    try:
+        con = connect(db, read_only=True, writes_to=tmp)   # sandboxed: DuckDB writes into tmp and nowhere else
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     try:
         tables, other = _run_tables(con)
         if "runs" not in tables:
             raise EatlasError("no runs to export", file=str(db), hint="run 'eatlas run' first")
         left_out = list(other)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = new_temp_dir(out.parent, f".{out.name}.")      # its contents become the user's files: umask modes
         try:
             manifest = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "eatlas_version": __version__,
                         "exported_at": _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat(),
@@ -157,6 +163,7 @@ def export_results(db: str | Path, out: str | Path) -> dict:
             shutil.rmtree(tmp, ignore_errors=True)
     finally:
         con.close()
+        shutil.rmtree(tmp, ignore_errors=True)
     return {**manifest, "left_out": left_out}
 
 
