@@ -218,7 +218,7 @@ class Outputs:
         and its subfolders: eatlas alone names files so, and one that is not renamed into place is never used."""
         gone = []
         if self.folder.is_dir():
-            for base, dirs, files in os.walk(self.folder):      # symbolic links to folders are not followed
+            for base, _dirs, files in os.walk(self.folder):     # symbolic links to folders are not followed
                 for name in files:
                     p = Path(base) / name
                     if name.startswith(TEMP_PREFIX) and p.is_file() and not p.is_symlink() and \

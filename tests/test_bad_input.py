@@ -824,3 +824,187 @@ def test_a_test_or_level_named_twice_runs_once(tiny_bert, tmp_path, capsys):
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT test_id, level FROM results").fetchall() == [("weat1", "word")]
     assert con.execute("SELECT tests, levels FROM runs").fetchone() == (["weat1"], ["word"])
+
+
+# ----------------------------------------------------------------------------- outputs turned against their user
+# A manifest is a file in a folder someone may share or unpack: each writer refuses one naming a file outside its
+# folder (climbing out, absolute, through a symbolic link) or a protected file, before touching anything.
+def _stored_run(capsys, mini, tmp_path, *extra) -> Path:
+    from tests.cli_helpers import cli as cli3
+    from tests.test_data_loss import vectors
+    db = tmp_path / "R.duckdb"
+    rc, _, err = cli3(capsys, "--registry", mini.root, "--db", db, "run", "--model", vectors(tmp_path / "vec.txt"),
+                      "--tests", "t1", "--levels", "word", "--n-samples", "200", "--no-cache", "--quiet", *extra)
+    assert rc == 0, err
+    return db
+
+
+def _victims(tmp_path) -> dict[str, Path]:
+    """Files outside an output folder, each named as a manifest entry would name it (relative to OUT)."""
+    (tmp_path / "victim").mkdir()
+    out = {"../victim/precious.txt": tmp_path / "victim" / "precious.txt",
+           str(tmp_path / "victim" / "absolute.txt"): tmp_path / "victim" / "absolute.txt",
+           "link/through.txt": tmp_path / "victim" / "through.txt"}
+    for p in out.values():
+        p.write_text(f"the user's own {p.name}\n")
+    return out
+
+
+WRITERS = {     # name -> (the command, given OUT, the db and the registry; the manifest's name; its layout)
+    "site": (lambda out, db, reg: ["--registry", reg, "site", out, "--db", db, "--figures", "none"], "guard"),
+    "publish": (lambda out, db, reg: ["--registry", reg, "publish", out, "--db", db], "guard"),
+    "export": (lambda out, db, reg: ["--registry", reg, "export", out, "--format", "csv", "--db", db], "guard"),
+    "EAT-Maps": (lambda out, db, reg: ["--registry", reg, "--db", db, "run", "--model", db.parent / "vec.txt",
+                                       "--tests", "t1", "--levels", "word", "--n-samples", "200", "--no-cache",
+                                       "--quiet", "--method", "mleat", "--maps", out], "guard"),
+    "results export": (lambda out, db, reg: ["results", "export", out, "--db", db], "results"),
+}
+
+
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_a_planted_manifest_naming_files_outside_its_folder_is_refused_by_every_writer(mini, tmp_path, capsys,
+                                                                                     writer):
+    import json
+
+    from eatlas.guard import MANIFEST, sha256_of
+    from tests.cli_helpers import cli as cli3
+    db = _stored_run(capsys, mini, tmp_path)
+    out = tmp_path / "OUT"
+    out.mkdir()
+    (out / "link").symlink_to(tmp_path / "victim", target_is_directory=True)
+    victims = _victims(tmp_path)
+    entries = {rel: sha256_of(p) for rel, p in victims.items()}
+    entries[str(db)] = sha256_of(db)
+    command, layout = WRITERS[writer]
+    if layout == "guard":
+        (out / MANIFEST).write_text(json.dumps({"written_by": "eatlas", "files": entries}))
+    else:
+        (out / "manifest.json").write_text(json.dumps({"tables": {"runs": {"files": entries}}}))
+    db_before = db.read_bytes()
+    rc, _, err = cli3(capsys, *command(out, db, mini.root))
+    assert rc != 0 and "manifest lists" in err and "refused" in err, err
+    assert all(p.is_file() for p in victims.values()) and db.read_bytes() == db_before
+    assert sorted(p.name for p in out.iterdir()) == sorted(["link", MANIFEST if layout == "guard" else
+                                                            "manifest.json"])      # nothing written either
+
+
+def test_a_manifest_naming_the_database_or_a_registry_file_inside_the_folder_removes_neither(mini, tmp_path):
+    import json
+
+    from eatlas.guard import MANIFEST, Outputs, sha256_of
+    out = tmp_path / "OUT"
+    out.mkdir()
+    db = out / "R.duckdb"
+    db.write_bytes(b"not really a database, but the one the user named")
+    (out / MANIFEST).write_text(json.dumps({"written_by": "eatlas", "files": {"R.duckdb": sha256_of(db)}}))
+    with pytest.raises(EatlasError, match="results database"):
+        Outputs(out, db=db)
+    shutil_reg = mini.root / "registry" / "testpaper" / "sets" / "roses.yaml"
+    (mini.root / MANIFEST).write_text(json.dumps({"written_by": "eatlas",
+                                                  "files": {"registry/testpaper/sets/roses.yaml":
+                                                            sha256_of(shutil_reg)}}))
+    with pytest.raises(EatlasError, match="inside the registry"):
+        Outputs(mini.root, registry_root=mini.root)
+    assert db.is_file() and shutil_reg.is_file()
+
+
+def test_a_report_leaves_nothing_but_itself_and_never_replaces_a_file_it_did_not_write(mini, tmp_path, capsys):
+    from tests.cli_helpers import cli as cli3
+    db = _stored_run(capsys, mini, tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    rc, _, err = cli3(capsys, "--registry", mini.root, "--db", db, "report", home / "report.html")
+    assert rc == 0, err
+    assert [p.name for p in home.iterdir()] == ["report.html"]
+    rc, _, err = cli3(capsys, "--registry", mini.root, "--db", db, "report", home / "report.html")
+    assert rc == 0, err     # its own, unchanged: replaced
+    (home / "report.html").write_text((home / "report.html").read_text() + "<p>my note</p>\n")
+    rc, _, err = cli3(capsys, "--registry", mini.root, "--db", db, "report", home / "report.html")
+    assert rc != 0 and "changed since" in err and "my note" in (home / "report.html").read_text()
+    (home / "mine.html").write_text("<p>mine</p>")
+    rc, _, err = cli3(capsys, "--registry", mini.root, "--db", db, "report", home / "mine.html")
+    assert rc != 0 and (home / "mine.html").read_text() == "<p>mine</p>"
+
+
+# A results file from elsewhere is data, never a program: a declared table that is a view over a local file, or a
+# macro that replaces a built-in function, is refused by every command that reads the file; EATlas's own views are
+# read as this EATlas defines them. No byte of the local file reaches any output.
+SECRET = "S3CRET-0f-the-user-4d1a"
+
+
+def _hostile(db: Path, secret_file: Path, kind: str) -> Path:
+    import duckdb
+    con = duckdb.connect(str(db))
+    try:
+        src = f"read_text('{secret_file}')"
+        if kind == "published_results":
+            con.execute("DROP TABLE published_results")
+            con.execute(f"CREATE VIEW published_results AS SELECT content AS paper, content AS test_id, "
+                        f"content AS value, false AS missing FROM {src}")
+        elif kind == "run_inputs":
+            con.execute("DROP TABLE run_inputs")
+            con.execute(f"CREATE VIEW run_inputs AS SELECT r.run_id, s.content AS path FROM runs r, {src} s")
+        elif kind == "macro":
+            con.execute("CREATE MACRO lower(x) AS upper(x)")
+        elif kind == "reproduction":
+            con.execute(f"CREATE OR REPLACE VIEW reproduction AS SELECT content AS test_id FROM {src}")
+    finally:
+        con.close()
+    return db
+
+
+READERS = {
+    "site": lambda out, db, reg, rid: ["--registry", reg, "site", out, "--db", db, "--figures", "none"],
+    "report": lambda out, db, reg, rid: ["--registry", reg, "--db", db, "report", out / "r.html"],
+    "show-influence": lambda out, db, reg, rid: ["--registry", reg, "--db", db, "show-influence", rid, "t1"],
+    "results export": lambda out, db, reg, rid: ["results", "export", out, "--db", db],
+    "results import": lambda out, db, reg, rid: ["results", "import", db, "--db", out / "new.duckdb"],
+    "run (its store check)": lambda out, db, reg, rid: [
+        "--registry", reg, "--db", db, "run", "--model", db.parent / "vec.txt", "--tests", "t1", "--levels", "word",
+        "--n-samples", "200", "--no-cache", "--quiet"],
+    "sweep --resume": lambda out, db, reg, rid: [
+        "--registry", reg, "--db", db, "sweep", "--models", db.parent / "vec.txt", "--tests", "t1", "--levels",
+        "word", "--n-samples", "200", "--no-cache", "--resume"],
+}
+
+
+def _no_secret_anywhere(out: Path, text: str) -> None:
+    assert SECRET not in text
+    for p in out.rglob("*") if out.exists() else []:
+        if p.is_file():
+            assert SECRET.encode() not in p.read_bytes(), p
+
+
+@pytest.mark.parametrize("reader, kind", [(r, k) for r in READERS for k in ("published_results", "run_inputs", "macro")
+                                           if k == "run_inputs" or r in ("site", "report", "run (its store check)")])
+def test_a_hostile_results_file_is_refused_by_every_reader_and_nothing_of_a_local_file_leaks(
+        mini, tmp_path, capsys, reader, kind):
+    from eatlas.store.db import connect
+    from tests.cli_helpers import cli as cli3
+    db = _stored_run(capsys, mini, tmp_path)
+    con = connect(db, read_only=True)
+    rid = con.execute("SELECT run_id FROM runs").fetchone()[0]
+    con.close()
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET)
+    _hostile(db, secret, kind)
+    out = tmp_path / "OUT"
+    rc, stdout, err = cli3(capsys, *READERS[reader](out, db, mini.root, rid))
+    assert rc != 0, err
+    name = {"macro": "lower"}.get(kind, kind)
+    assert name in err and ("view" in err or "macro" in err), err
+    _no_secret_anywhere(out, stdout + err)
+
+
+def test_a_results_file_whose_own_views_read_a_local_file_is_read_through_eatlas_views(mini, tmp_path, capsys):
+    from tests.cli_helpers import cli as cli3
+    db = _stored_run(capsys, mini, tmp_path)
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET)
+    _hostile(db, secret, "reproduction")
+    out = tmp_path / "OUT"
+    rc, stdout, err = cli3(capsys, "--registry", mini.root, "--db", db, "report", out / "r.html")
+    assert rc == 0, err
+    rc2, stdout2, err2 = cli3(capsys, "--registry", mini.root, "site", out / "site", "--db", db, "--figures", "none")
+    assert rc2 == 0, err2
+    _no_secret_anywhere(out, stdout + err + stdout2 + err2)

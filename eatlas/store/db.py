@@ -380,6 +380,7 @@ def check_writable(path: str | Path) -> None:
                           hint="make it writable, or pass another --db FILE")
     if path.stat().st_size == 0:
         return          # a 0-byte leftover: connect() replaces it
+    check_schema(path)      # read first as data (sandboxed, read_as_data): a view or macro in its place is refused
     try:
         con = connect(path)
     except EatlasError as e:
@@ -827,19 +828,20 @@ def _sandboxed(path: Path, writes_to: str | Path | None = None) -> duckdb.DuckDB
         raise
 
 
-def hostile_objects(con: duckdb.DuckDBPyConnection) -> list[str]:
+def hostile_objects(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> list[str]:
     """What in an opened results file would make reading it run something other than EATlas's queries: a table
     EATlas declares that is a view (or anything but a table) there, a function or macro the file defines (it
     would replace a built-in one, e.g. ``lower``, in every query). Each named."""
     out = []
     declared = declared_tables()
+    cat = _sql_text(catalog) if catalog else "current_database()"
     for name, kind in con.execute("SELECT table_name, table_type FROM information_schema.tables "
-                                  "WHERE table_catalog = current_database() AND table_schema = 'main' "
+                                  f"WHERE table_catalog = {cat} AND table_schema = 'main' "
                                   "ORDER BY table_name").fetchall():
         if name in declared and kind != "BASE TABLE":
             out.append(f"{name} is a {kind.lower()}, where EATlas keeps a table")
     for name, kind in con.execute("SELECT DISTINCT function_name, function_type FROM duckdb_functions() "
-                                  "WHERE database_name = current_database() AND NOT internal "
+                                  f"WHERE database_name = {cat} AND NOT internal "
                                   "ORDER BY function_name").fetchall():
         out.append(f"the file defines the {kind} {name}, which EATlas never writes")
     return out

@@ -36,6 +36,7 @@ from .db import (
     connect,
     declared_tables,
     duck,
+    hostile_objects,
     init_schema,
     rollback,
     schema_problems,
@@ -114,7 +115,7 @@ def export_results(db: str | Path, out: str | Path) -> dict:
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise EatlasError("not a folder", file=str(out), hint="export writes a folder of parquet files")
-    old = _own_files(out) if out.exists() else set()
+    old = _own_files(out, db) if out.exists() else set()
     if not Path(db).exists():
         raise EatlasError("no such database", file=str(db), hint="run 'eatlas run' first, or pass --db FILE")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -181,7 +182,7 @@ def _registry_state(con) -> dict:
     return {"commits": commits, "test_versions": tests}
 
 
-def _own_files(out: Path) -> set[Path]:
+def _own_files(out: Path, db: str | Path | None = None) -> set[Path]:
     """The files of an earlier export in ``out`` (which an export may replace): each listed in its manifest with
     the content it has now. Refuses a folder holding any other file (one the user put there, or one changed since,
     even under a name the manifest lists): nothing of it is removed."""
@@ -200,6 +201,13 @@ def _own_files(out: Path) -> set[Path]:
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError, OSError):
         raise EatlasError("unreadable export manifest", file=str(m),
                           hint="export into a new or empty folder; nothing was written") from None
+    from ..guard import outside_reason, protected_reason
+    for rel in listed:      # a manifest someone else wrote names nothing outside the folder, nor the database
+        why = outside_reason(out, rel) or protected_reason(out / rel, db=db)
+        if why:
+            raise EatlasError(f"the export manifest lists {rel!r}, which an export never writes ({why}); refused, "
+                              "nothing was written or removed", file=str(m),
+                              hint="export into a new or empty folder")
     own = {m}
     for f in files - {m}:
         rel = f.relative_to(out).as_posix()
@@ -578,6 +586,10 @@ def _stage_duckdb(mem, src: Path) -> list[str]:
         declared = declared_tables()
         if kinds.get("runs") != "BASE TABLE":
             _refuse("holds no runs table", src, hint="not an eatlas results file; nothing was written")
+        hostile = hostile_objects(mem, "src")       # a view in a table's place, a macro: data only, never a program
+        if hostile:
+            _refuse(f"not a results file EATlas reads: {hostile[0]}", src,
+                    hint="a results file holds tables only; nothing was written")
         for name, kind in sorted(kinds.items()):
             if kind == "BASE TABLE" and name not in declared:
                 _refuse(f"holds table {name}, which is not a table this EATlas writes", src,
