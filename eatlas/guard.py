@@ -31,6 +31,32 @@ REGISTRY_PARTS = ("registry", "templates", "schemas", "loaders")    # folders of
 REGISTRY_FILES = ("catalog.yaml",)
 
 
+# What this process has written through here, folder -> (what, files): an interrupted command says so, rather
+# than "nothing was written" (main() clears it at the start of each command).
+_WRITTEN: dict[Path, list] = {}
+
+
+def clear_written() -> None:
+    _WRITTEN.clear()
+
+
+def _note(folder: Path, what: str) -> None:
+    _WRITTEN.setdefault(Path(folder), [what, 0])[1] += 1
+
+
+def written_summary() -> str:
+    """What the command wrote before it was stopped, for its last line: each folder and how many files, which
+    its manifest records (a new run of the command replaces them), or "nothing was written"."""
+    if not _WRITTEN:
+        return "nothing was written"
+    parts = []
+    for folder, (what, n) in _WRITTEN.items():
+        rec = f", recorded in {folder / MANIFEST}" if (folder / MANIFEST).is_file() and what != "report" else ""
+        parts.append(f"{n} file(s) of the {what} in {folder}{rec}")
+    return ("wrote " + "; ".join(parts) + "; the rest was not written (files of an earlier one are left as they "
+            "were): run the command again to finish")
+
+
 def sha256_of(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -200,6 +226,7 @@ class Outputs:
             self.check(rel)
         dest = self._replace(rel, write)
         self.entries[rel] = sha256_of(dest)
+        _note(self.folder, self.what)
         if save:
             self.save()
         return dest
@@ -291,7 +318,9 @@ def write_single(path: str | Path, text: str, *, db: str | Path | None = None,
         return p
     data = stamped(text).encode("utf-8")
     p.parent.mkdir(parents=True, exist_ok=True)
-    return write_atomic(p, lambda tmp: Path(tmp).write_bytes(data), prefix=TEMP_PREFIX)
+    done = write_atomic(p, lambda tmp: Path(tmp).write_bytes(data), prefix=TEMP_PREFIX)
+    _note(p.parent, what)
+    return done
 
 
 def _listed_unchanged(p: Path) -> bool:

@@ -1008,3 +1008,37 @@ def test_a_results_file_whose_own_views_read_a_local_file_is_read_through_eatlas
     rc2, stdout2, err2 = cli3(capsys, "--registry", mini.root, "site", out / "site", "--db", db, "--figures", "none")
     assert rc2 == 0, err2
     _no_secret_anywhere(out, stdout + err + stdout2 + err2)
+
+
+def test_ctrl_c_during_a_site_says_what_it_wrote(mini, tmp_path, capsys, monkeypatch):
+    from eatlas.outputs import site
+    from tests.cli_helpers import cli as cli3
+    real, calls = site._test_context, []
+
+    def stop_at_the_second_page(*a, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*a, **kw)
+
+    monkeypatch.setattr(site, "_test_context", stop_at_the_second_page)
+    mini.add_test(make_test("t2", "bugs@1.0.0", "roses@1.0.0", "good@1.0.0", "bad@1.0.0"))
+    mini.sync()
+    out = tmp_path / "OUT"
+    rc, _, err = cli3(capsys, "--registry", mini.root, "site", out, "--figures", "none")
+    assert rc == 130 and "nothing was written" not in err
+    written = [p for p in out.rglob("*") if p.is_file() and p.name != ".eatlas-manifest.json"]
+    assert f"wrote {len(written)} file(s) of the site in {out}" in err and "run the command again" in err, err
+    assert (out / ".eatlas-manifest.json").is_file()
+
+
+def test_ctrl_c_before_any_file_says_nothing_was_written(tmp_path, capsys, monkeypatch):
+    from eatlas.outputs import site
+    from tests.cli_helpers import cli as cli3
+
+    def stop(*a, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(site, "_Source", stop)
+    rc, _, err = cli3(capsys, "site", tmp_path / "OUT")
+    assert rc == 130 and "interrupted: nothing was written" in err
