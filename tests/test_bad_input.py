@@ -1042,3 +1042,32 @@ def test_ctrl_c_before_any_file_says_nothing_was_written(tmp_path, capsys, monke
     monkeypatch.setattr(site, "_Source", stop)
     rc, _, err = cli3(capsys, "site", tmp_path / "OUT")
     assert rc == 130 and "interrupted: nothing was written" in err
+
+
+def test_cache_clear_removes_only_what_the_cache_wrote(tmp_path, monkeypatch, capsys):
+    import numpy as np
+
+    from eatlas.encoders.cache import EmbeddingCache
+    from eatlas.registry import cache as registry_cache
+    root = tmp_path / "cache"
+    monkeypatch.setenv("EATLAS_CACHE", str(root))
+    cache = EmbeddingCache(root)
+    cache.put({"model": "m"}, [("rose", None)], np.ones((1, 3)), np.array([False]))
+    mixed = root / next(p.name for p in root.iterdir())
+    (mixed / "notes.txt").write_text("mine")                      # a user's file beside the shards
+    (root / "photos").mkdir()
+    (root / "photos" / "a.npz").write_bytes(b"not a shard")     # a folder of someone else's .npz
+    (root / "registry").mkdir()
+    (root / "registry" / "thesis.tex").write_text("mine too")
+    (root / "registry" / ("a" * 32 + ".jsonl")).write_text("{}")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "key.json").write_text("{}")
+    (root / "link").symlink_to(elsewhere, target_is_directory=True)
+    assert main(["cache", "clear"]) == 0
+    assert (mixed / "notes.txt").read_text() == "mine" and not list(mixed.glob("*.npz"))
+    assert not (mixed / "key.json").exists()
+    assert (root / "photos" / "a.npz").is_file() and (root / "registry" / "thesis.tex").is_file()
+    assert not (root / "registry" / ("a" * 32 + ".jsonl")).exists()
+    assert (elsewhere / "key.json").is_file()
+    assert registry_cache.folder() == root / "registry"
