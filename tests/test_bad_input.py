@@ -1071,3 +1071,30 @@ def test_cache_clear_removes_only_what_the_cache_wrote(tmp_path, monkeypatch, ca
     assert not (root / "registry" / ("a" * 32 + ".jsonl")).exists()
     assert (elsewhere / "key.json").is_file()
     assert registry_cache.folder() == root / "registry"
+
+
+def test_a_site_after_several_runs_per_model_publishes_every_run_its_rows_join(mini, tmp_path, capsys):
+    import duckdb
+
+    from tests.cli_helpers import cli as cli3
+    from tests.test_data_loss import vectors
+    mini.add_test(make_test("t2", "bugs@1.0.0", "roses@1.0.0", "good@1.0.0", "bad@1.0.0"))
+    mini.sync()
+    db, a, b = tmp_path / "R.duckdb", vectors(tmp_path / "a.txt"), vectors(tmp_path / "b.txt", seed=3)
+    for model, tests, extra in [(a, ["t1", "t2"], []), (a, ["t1"], ["--seed", "5"]), (b, ["t2"], []),
+                                (b, ["t1", "t2"], ["--method", "mleat"]), (a, ["t2"], ["--seed", "9"])]:
+        rc, _, err = cli3(capsys, "--registry", mini.root, "--db", db, "run", "--model", model, "--tests", *tests,
+                          "--levels", "word", "--n-samples", "200", "--no-cache", "--quiet", *extra)
+        assert rc == 0, err
+    out = tmp_path / "site"
+    rc, said, err = cli3(capsys, "--registry", mini.root, "--db", db, "site", out, "--figures", "none")
+    assert rc == 0, err
+    con = duckdb.connect()
+    runs = {r[0] for r in con.execute(f"SELECT run_id FROM '{out}/data/runs.parquet'").fetchall()}
+    shown = set()
+    for t in ("results", "influence", "mleat_results", "run_inputs"):
+        ids = {r[0] for r in con.execute(f"SELECT DISTINCT run_id FROM '{out}/data/{t}.parquet'").fetchall()}
+        assert ids <= runs, (t, ids - runs)         # every published row joins a published run
+        shown |= ids
+    assert runs == shown and len(runs) == 3         # the newest result per model, test and level: 3 of the 5 runs
+    assert f"of {len(runs)} run(s)" in said and f"runs {len(runs)}," in said    # the summary counts them once
