@@ -1098,3 +1098,26 @@ def test_a_site_after_several_runs_per_model_publishes_every_run_its_rows_join(m
         shown |= ids
     assert runs == shown and len(runs) == 3         # the newest result per model, test and level: 3 of the 5 runs
     assert f"of {len(runs)} run(s)" in said and f"runs {len(runs)}," in said    # the summary counts them once
+
+
+@pytest.mark.parametrize("sql, needles", [
+    ("UPDATE runs SET method = 'nosuchmethod'", ("method 'nosuchmethod'", "does not have")),
+    ("UPDATE runs SET started_at = '1900-01-01', finished_at = '9999-12-31'", ("1900-01-01", "outside")),
+    ("UPDATE runs SET finished_at = started_at - INTERVAL 1 HOUR", ("finished before it started",)),
+    ("UPDATE results SET model = 'some-other-model'", ("model 'some-other-model'", "its run of model")),
+    ("UPDATE results SET test_id = 'weat6'", ("test 'weat6'", "did not run")),
+], ids=["unknown method", "implausible times", "finished before started", "model of a result", "test of a result"])
+def test_results_import_refuses_rows_that_disagree_with_their_run(mini, tmp_path, capsys, sql, needles):
+    import duckdb
+
+    from tests.cli_helpers import cli as cli3
+    src = _stored_run(capsys, mini, tmp_path)
+    con = duckdb.connect(str(src))
+    con.execute(sql)
+    con.close()
+    target = tmp_path / "new.duckdb"
+    rc, _, err = cli3(capsys, "--registry", mini.root, "results", "import", src, "--db", target)
+    assert rc != 0 and all(n in err for n in needles), err
+    assert "nothing was written" in err
+    from tests.cli_helpers import rows
+    assert not target.exists() or rows(target, "SELECT count(*) FROM runs") == [(0,)]

@@ -307,7 +307,7 @@ def connect(path: str | Path, *, read_only: bool = False, wait_s: float = 0.0,
         try:
             if sandbox or read_only:
                 con = _sandboxed(path, writes_to)
-                if read_only:
+                if read_only and not sandbox:       # sql reads the file as it is (its own views too), sandboxed
                     try:
                         read_as_data(con, path)
                     except BaseException:
@@ -814,7 +814,7 @@ def _sandboxed(path: Path, writes_to: str | Path | None = None) -> duckdb.DuckDB
     con = duck()
     try:
         alias = path.stem if re.fullmatch(r"[A-Za-z_]\w*", path.stem) and path.stem.lower() not in (
-            "memory", "system", "temp", "main") else "results_db"
+            "memory", "system", "temp", "main", "information_schema", "pg_catalog") else "results_db"
         quoted = str(path.resolve()).replace("'", "''")
         con.execute(f"ATTACH '{quoted}' AS \"{alias}\" (READ_ONLY)")
         con.execute(f'USE "{alias}".main')      # catalog and schema: a stem such as pg_catalog names no schema
@@ -835,11 +835,10 @@ def hostile_objects(con: duckdb.DuckDBPyConnection, catalog: str | None = None) 
     out = []
     declared = declared_tables()
     cat = _sql_text(catalog) if catalog else "current_database()"
-    for name, kind in con.execute("SELECT table_name, table_type FROM information_schema.tables "
-                                  f"WHERE table_catalog = {cat} AND table_schema = 'main' "
-                                  "ORDER BY table_name").fetchall():
-        if name in declared and kind != "BASE TABLE":
-            out.append(f"{name} is a {kind.lower()}, where EATlas keeps a table")
+    for (name,) in con.execute("SELECT view_name FROM duckdb_views() WHERE database_name = " + cat +
+                               " AND schema_name = 'main' AND NOT internal ORDER BY view_name").fetchall():
+        if name in declared:
+            out.append(f"{name} is a view, where EATlas keeps a table")
     for name, kind in con.execute("SELECT DISTINCT function_name, function_type FROM duckdb_functions() "
                                   f"WHERE database_name = {cat} AND NOT internal "
                                   "ORDER BY function_name").fetchall():
