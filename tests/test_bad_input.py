@@ -777,11 +777,26 @@ def test_mutated_set_in_a_registry_validates_or_reports(mini, text):
 
 
 def test_read_yaml_of_a_folder_or_device(tmp_path):
-    with pytest.raises(EatlasError, match="file not found"):
+    with pytest.raises(EatlasError, match="is a folder, not a regular file"):
         read_yaml(tmp_path)
     if os.path.exists("/dev/zero"):
-        with pytest.raises(EatlasError, match="file not found"):
+        with pytest.raises(EatlasError, match="is a character device, not a regular file"):
             read_yaml(Path("/dev/zero"))
+    with pytest.raises(EatlasError, match="file not found"):
+        read_yaml(tmp_path / "nothing.yaml")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_add_names_a_fifo_a_device_or_a_folder_and_never_reads_a_fifo(mini, tmp_path, capsys):
+    from tests.cli_helpers import cli as cli3
+    fifo = tmp_path / "set.yaml"
+    os.mkfifo(fifo)         # no writer: reading it would block for ever
+    for path, what in ((fifo, "a named pipe (FIFO)"), (tmp_path, "a folder"),
+                       (Path("/dev/zero"), "a character device")):
+        if not path.exists():
+            continue
+        rc, _, err = cli3(capsys, "--registry", mini.root, "add", path)
+        assert rc != 0 and f"is {what}, not a regular file" in err and "catalog --sync" not in err, err
 
 
 # ----------------------------------------------------------------------------- command-line values
@@ -1121,3 +1136,20 @@ def test_results_import_refuses_rows_that_disagree_with_their_run(mini, tmp_path
     assert "nothing was written" in err
     from tests.cli_helpers import rows
     assert not target.exists() or rows(target, "SELECT count(*) FROM runs") == [(0,)]
+
+
+def test_a_set_may_not_take_a_tests_id_in_add_or_validate(mini, tmp_path, capsys):
+    from tests.cli_helpers import cli as cli3
+    doc = make_set("t1", ["rose", "tulip", "daisy", "lily"])
+    write_yaml(tmp_path / "t1.yaml", doc)
+    rc, _, err = cli3(capsys, "--registry", mini.root, "add", tmp_path / "t1.yaml")
+    assert rc == 1 and "set id 't1' is the id of a test" in err and "nothing was written" in err, err
+    assert not (mini.root / "registry" / "testpaper" / "sets" / "t1.yaml").exists()
+    test = make_test("roses", "roses@1.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0")     # the reverse
+    write_yaml(tmp_path / "roses.yaml", test)
+    rc, _, err = cli3(capsys, "--registry", mini.root, "add", tmp_path / "roses.yaml")
+    assert rc == 1 and "test id 'roses' is the id of a set" in err, err
+    mini.add_set(doc)       # placed by hand: validate names it
+    mini.sync()
+    rc, err = validate(mini, capsys)
+    says(rc, err, "set 't1' has the id of a test", "t1.yaml", "field 'id'", code=1)
