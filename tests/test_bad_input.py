@@ -1153,3 +1153,31 @@ def test_a_set_may_not_take_a_tests_id_in_add_or_validate(mini, tmp_path, capsys
     mini.sync()
     rc, err = validate(mini, capsys)
     says(rc, err, "set 't1' has the id of a test", "t1.yaml", "field 'id'", code=1)
+
+
+def test_sql_csv_keeps_null_nan_exact_numbers_blobs_and_structs_apart(tmp_path, capsys):
+    import csv
+    import io
+
+    import duckdb
+    db = tmp_path / "types.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t AS SELECT NULL::DOUBLE AS a, 'NaN'::DOUBLE AS b, "
+                "170141183460469231731687303715884105727::HUGEINT AS h, "
+                "12345678901234567890123456789.123456789::DECIMAL(38,9) AS d, '\\xAA\\xBB'::BLOB AS bl, "
+                "{'x': 1, 'y': [1.5, 'NaN'::DOUBLE]} AS st, [1, 2] AS li, 0.1::DOUBLE AS f, '-inf'::DOUBLE AS i")
+    con.close()
+    assert main(["--db", str(db), "sql", "SELECT * FROM t", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert rows == [{"a": "", "b": "NaN", "h": "170141183460469231731687303715884105727",
+                     "d": "12345678901234567890123456789.123456789", "bl": "qrs=", "st": '{"x": 1, "y": [1.5, NaN]}',
+                     "li": "[1, 2]", "f": "0.1", "i": "-Infinity"}]
+
+
+def test_sql_table_cuts_a_huge_cell_with_a_note(tmp_path, capsys):
+    assert main(["--db", str(tmp_path / "none.duckdb"), "sql", "SELECT repeat('x', 5000000) AS s"]) == 0
+    out = capsys.readouterr().out
+    import re
+    flat = re.sub(r"[\s│]", "", out)       # the note as folded into the table's column
+    assert "[cut:5,000,000characters;--formatcsvor--formatjsonwritesitwhole]" in flat
+    assert len(out) < 20_000
