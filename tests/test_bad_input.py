@@ -1181,3 +1181,32 @@ def test_sql_table_cuts_a_huge_cell_with_a_note(tmp_path, capsys):
     flat = re.sub(r"[\s│]", "", out)       # the note as folded into the table's column
     assert "[cut:5,000,000characters;--formatcsvor--formatjsonwritesitwhole]" in flat
     assert len(out) < 20_000
+
+
+def test_models_says_yes_only_for_a_cached_hub_model_a_run_would_load(hf_cache, tmp_path):
+    import json
+    import shutil
+
+    import torch
+
+    from eatlas.encoders.hub import cached_models
+    from tests.hub_cache import commit_id, pickle_bomb_model
+    base = hf_cache.models["bert-a"]
+    tok = tmp_path / "tok-code"
+    shutil.copytree(base, tok)
+    (tok / "tokenizer_config.json").write_text(json.dumps({"auto_map": {"AutoTokenizer": ["tok.T", None]}}))
+    hf_cache.put("tiny-org/tok-code", tok, commit_id(901))
+    hf_cache.put("tiny-org/bomb", pickle_bomb_model(tmp_path / "bomb", tmp_path / "ran", base), commit_id(902))
+    unsafe = tmp_path / "unsafe"
+    shutil.copytree(base, unsafe, ignore=shutil.ignore_patterns("*.safetensors", "*.bin"))
+    torch.save({"w": torch.ones(2), "path": Path("x")}, unsafe / "pytorch_model.bin")     # a class not allowed
+    hf_cache.put("tiny-org/unsafe", unsafe, commit_id(903))
+    repo = next(hf_cache.cache.glob("models--tiny-org--tiny-bert"))
+    (repo / "refs" / "pr").mkdir(parents=True)
+    (repo / "refs" / "pr" / "1").write_text(commit_id(999))       # a ref to a commit not in the cache
+    got = {(r["id"], r["refs"]): r["usable"] for r in cached_models()[1]}
+    assert got[("tiny-org/tok-code", "main")] == "only with --trust-remote-code"
+    assert got[("tiny-org/bomb", "main")].startswith("no: pytorch_model.bin is not a checkpoint")
+    assert got[("tiny-org/unsafe", "main")].startswith("no: pytorch_model.bin names code")
+    assert got[("tiny-org/tiny-bert", "main")] == got[("tiny-org/tiny-bert", "v1")] == "yes"     # still listed
+    assert not (tmp_path / "ran").exists()
