@@ -47,6 +47,27 @@ where it bears on the tests run):
   file name, YAML tags; the project's loaders): 11;
 - paths (sources.yaml or catalog.yaml linked outside the registry): 2;
 - tags (a list of ids, matched whole): 2.
+
+Outputs that cannot be turned against their user (at the end of this file):
+- a planted manifest listing files outside its folder ('..', an absolute path, through a symbolic link) and
+  the results database, refused with nothing written or removed, by each writer (5): site, publish, export,
+  EAT-Maps, results export; a manifest naming the database or a registry file inside its folder (guard); a
+  report that leaves no manifest and never replaces a file it did not write or one edited since;
+- a hostile results file (a declared table as a view over a local file, a macro replacing a built-in) refused
+  by each reader with nothing of the file read (13): site, report and the run's store check (published_results
+  view, run_inputs view, macro), show-influence, results export, results import, sweep --resume (run_inputs
+  view); a file whose own reproduction view reads a local file, read through EATlas's views (report, site);
+- Ctrl-C in a site after a page (what it wrote is said) and before any file ("nothing was written");
+- cache clear beside a user's file, another program's .npz folder, a file in the registry cache folder and a
+  symbolic link out: only the cache's own files removed;
+- a site after five runs of two models: every published row joins a published run, counted once;
+- results import of a run of an unknown method, of implausible times, finished before started, with a result
+  of another model, of a test the run did not run (5);
+- a set with a test's id and a test with a set's id, in add and in validate;
+- add of a FIFO (never read), a folder, /dev/zero; read_yaml of a folder and a device;
+- sql csv of NULL, NaN, HUGEINT, DECIMAL(38,9), BLOB, struct, list, infinity; a 5 MB cell in the table format;
+- models on cached hub models: a tokenizer auto_map, a bare pickle, a torch checkpoint naming an unsafe
+  class, a repository with a ref to a commit not in the cache.
 """
 from __future__ import annotations
 

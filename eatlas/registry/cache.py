@@ -327,7 +327,7 @@ def record_validation(key: str | None, rows: list[dict]) -> None:
 
 
 # ------------------------------------------------------------------ eatlas cache clear
-_OWN = re.compile(r"[0-9a-f]{16,64}(\.jsonl|\.valid-[0-9a-f]{16}|\.validate\.json|\.stat)|\.tmp-[0-9a-f]+")
+_OWN = re.compile(r"[0-9a-f]{16,64}(\.jsonl|\.pickle|\.valid-[0-9a-f]{16}|\.validate\.json|\.stat)|\.tmp-[0-9a-f]+")
 
 
 def clear() -> int:
