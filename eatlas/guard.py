@@ -287,13 +287,21 @@ def stamped(text: str) -> str:
 
 def stamp_intact(path: str | Path) -> bool:
     """``path`` ends with the :data:`STAMP` line of the text above it: eatlas wrote it and no one changed it."""
+    return _stamp(path) == "intact"
+
+
+def _stamp(path: str | Path) -> str | None:
+    """"intact" (:func:`stamp_intact`), "changed" (it holds eatlas's stamp line, but the text is not the one the
+    line records), or None (no stamp: eatlas did not write it)."""
     try:
         data = Path(path).read_bytes()
     except OSError:
-        return False
+        return None
     cut = data.rfind(b"<!-- written by eatlas;")
-    m = _STAMP_RE.match(data[cut:].decode("utf-8", "replace")) if cut >= 0 else None
-    return bool(m) and hashlib.sha256(data[:cut]).hexdigest() == m[1]
+    if cut < 0:
+        return None
+    m = _STAMP_RE.match(data[cut:].decode("utf-8", "replace"))
+    return "intact" if m and hashlib.sha256(data[:cut]).hexdigest() == m[1] else "changed"
 
 
 def write_single(path: str | Path, text: str, *, db: str | Path | None = None,
@@ -309,8 +317,13 @@ def write_single(path: str | Path, text: str, *, db: str | Path | None = None,
     elif why is None and p.exists():
         if not p.is_file():
             why = "it is not a regular file"
-        elif not stamp_intact(p) and not _listed_unchanged(p):
-            why = "it exists and eatlas did not write it, or it was changed since"
+        else:
+            state = _stamp(p)
+            if state == "changed" or (state is None and p.name in _manifest_entries(p.parent)
+                                      and not _listed_unchanged(p)):
+                why = "it was changed since eatlas wrote it"
+            elif state is None and not _listed_unchanged(p):
+                why = "it exists and eatlas did not write it"
     if why:
         raise EatlasError(f"will not write the {what} there: {why}", file=str(p),
                           hint="choose another path, or move that file away first")
@@ -321,6 +334,13 @@ def write_single(path: str | Path, text: str, *, db: str | Path | None = None,
     done = write_atomic(p, lambda tmp: Path(tmp).write_bytes(data), prefix=TEMP_PREFIX)
     _note(p.parent, what)
     return done
+
+
+def _manifest_entries(folder: Path) -> dict:
+    try:
+        return Outputs(folder).entries
+    except EatlasError:
+        return {}
 
 
 def _listed_unchanged(p: Path) -> bool:
