@@ -12,6 +12,7 @@ Also here: :func:`neutralise_csv`, the OWASP defence against formula injection i
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -74,19 +75,24 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
-def _registry_roots(registry_root: str | Path | None) -> list[Path]:
-    """The registries an output must never touch: the one given, the one ``EATLAS_REGISTRY`` names and the
-    bundled one (whatever a caller passed)."""
+def _registry_roots(registry_root: str | Path | None) -> tuple[Path, ...]:
+    """The registries an output must never touch, resolved: the one given, the one ``EATLAS_REGISTRY`` names and
+    the bundled one (whatever a caller passed)."""
+    return _resolved_roots(None if registry_root is None else str(registry_root), os.environ.get("EATLAS_REGISTRY"))
+
+
+@functools.lru_cache(maxsize=32)
+def _resolved_roots(registry_root: str | None, env: str | None) -> tuple[Path, ...]:
     from .paths import data_root
 
     roots = [Path(registry_root)] if registry_root is not None else []
-    if os.environ.get("EATLAS_REGISTRY"):
-        roots.append(Path(os.environ["EATLAS_REGISTRY"]))
+    if env:
+        roots.append(Path(env))
     try:
         roots.append(data_root())
     except Exception:      # noqa: BLE001 - no bundled registry found: nothing more to protect
         pass
-    return roots
+    return tuple(dict.fromkeys(r.resolve() for r in roots))
 
 
 def protected_reason(path: str | Path, *, db: str | Path | None = None,
@@ -100,8 +106,7 @@ def protected_reason(path: str | Path, *, db: str | Path | None = None,
             if _same(p, q):
                 return "it is the results database" if q == dbp else "it is the results database's log"
     rp = p.resolve()
-    for r in _registry_roots(registry_root):
-        root = r.resolve()
+    for root in _registry_roots(registry_root):
         if any(rp == root / f for f in REGISTRY_FILES) or \
                 any(rp.is_relative_to(root / d) for d in REGISTRY_PARTS):
             return f"it is inside the registry ({root})"
