@@ -865,13 +865,30 @@ def test_a_test_or_level_named_twice_runs_once(tiny_bert, tmp_path, capsys):
 # ----------------------------------------------------------------------------- outputs turned against their user
 # A manifest is a file in a folder someone may share or unpack: each writer refuses one naming a file outside its
 # folder (climbing out, absolute, through a symbolic link) or a protected file, before touching anything.
+_STORED: dict[tuple, Path] = {}     # one run of the mini registry per session, copied for each test
+
+
 def _stored_run(capsys, mini, tmp_path, *extra) -> Path:
+    """``tmp_path/R.duckdb`` holding one run of test t1 on ``tmp_path/vec.txt`` (the mini registry's content is the
+    same in every test, so the run is made once and copied)."""
+    import shutil
+
     from tests.cli_helpers import cli as cli3
     from tests.test_data_loss import vectors
     db = tmp_path / "R.duckdb"
+    first = _STORED.get(extra)
+    if first is not None and first.is_file():
+        shutil.copy(first, db)
+        shutil.copy(first.parent / "vec.txt", tmp_path / "vec.txt")
+        return db
     rc, _, err = cli3(capsys, "--registry", mini.root, "--db", db, "run", "--model", vectors(tmp_path / "vec.txt"),
                       "--tests", "t1", "--levels", "word", "--n-samples", "200", "--no-cache", "--quiet", *extra)
     assert rc == 0, err
+    keep = tmp_path / "pristine"
+    keep.mkdir()
+    shutil.copy(db, keep / "R.duckdb")
+    shutil.copy(tmp_path / "vec.txt", keep / "vec.txt")
+    _STORED[extra] = keep / "R.duckdb"
     return db
 
 
