@@ -1248,3 +1248,14 @@ def test_models_says_yes_only_for_a_cached_hub_model_a_run_would_load(hf_cache, 
     assert got[("tiny-org/unsafe", "main")].startswith("no: pytorch_model.bin names code")
     assert got[("tiny-org/tiny-bert", "main")] == got[("tiny-org/tiny-bert", "v1")] == "yes"     # still listed
     assert not (tmp_path / "ran").exists()
+
+
+def test_every_eatlas_view_is_made_again_for_a_file_read_as_data():
+    from eatlas.store.db import _VIEW_NAMES, _VIEW_STATEMENTS, duck, init_schema
+    con = duck()
+    init_schema(con)
+    for stmt in _VIEW_STATEMENTS:
+        con.execute(stmt.replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP VIEW", 1))
+    temp = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE temporary AND NOT internal"
+                                      ).fetchall()}
+    assert len(_VIEW_STATEMENTS) == len(_VIEW_NAMES) and temp == set(_VIEW_NAMES)

@@ -846,7 +846,9 @@ def hostile_objects(con: duckdb.DuckDBPyConnection, catalog: str | None = None) 
     return out
 
 
-_VIEW_STATEMENTS = tuple(s.strip() for s in VIEWS.split(";") if "CREATE OR REPLACE VIEW" in s)
+# each view's statement, its comments left out (a comment may hold a ';')
+_VIEW_STATEMENTS = tuple(s.strip() for s in re.sub(r"--[^\n]*", "", VIEWS).split(";")
+                         if "CREATE OR REPLACE VIEW" in s)
 
 
 def read_as_data(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
