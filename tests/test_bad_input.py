@@ -47,6 +47,27 @@ where it bears on the tests run):
   file name, YAML tags; the project's loaders): 11;
 - paths (sources.yaml or catalog.yaml linked outside the registry): 2;
 - tags (a list of ids, matched whole): 2.
+
+Outputs that cannot be turned against their user (at the end of this file):
+- a planted manifest listing files outside its folder ('..', an absolute path, through a symbolic link) and
+  the results database, refused with nothing written or removed, by each writer (5): site, publish, export,
+  EAT-Maps, results export; a manifest naming the database or a registry file inside its folder (guard); a
+  report that leaves no manifest and never replaces a file it did not write or one edited since;
+- a hostile results file (a declared table as a view over a local file, a macro replacing a built-in) refused
+  by each reader with nothing of the file read (13): site, report and the run's store check (published_results
+  view, run_inputs view, macro), show-influence, results export, results import, sweep --resume (run_inputs
+  view); a file whose own reproduction view reads a local file, read through EATlas's views (report, site);
+- Ctrl-C in a site after a page (what it wrote is said) and before any file ("nothing was written");
+- cache clear beside a user's file, another program's .npz folder, a file in the registry cache folder and a
+  symbolic link out: only the cache's own files removed;
+- a site after five runs of two models: every published row joins a published run, counted once;
+- results import of a run of an unknown method, of implausible times, finished before started, with a result
+  of another model, of a test the run did not run (5);
+- a set with a test's id and a test with a set's id, in add and in validate;
+- add of a FIFO (never read), a folder, /dev/zero; read_yaml of a folder and a device;
+- sql csv of NULL, NaN, HUGEINT, DECIMAL(38,9), BLOB, struct, list, infinity; a 5 MB cell in the table format;
+- models on cached hub models: a tokenizer auto_map, a bare pickle, a torch checkpoint naming an unsafe
+  class, a repository with a ref to a commit not in the cache.
 """
 from __future__ import annotations
 
@@ -777,11 +798,26 @@ def test_mutated_set_in_a_registry_validates_or_reports(mini, text):
 
 
 def test_read_yaml_of_a_folder_or_device(tmp_path):
-    with pytest.raises(EatlasError, match="file not found"):
+    with pytest.raises(EatlasError, match="is a folder, not a regular file"):
         read_yaml(tmp_path)
     if os.path.exists("/dev/zero"):
-        with pytest.raises(EatlasError, match="file not found"):
+        with pytest.raises(EatlasError, match="is a character device, not a regular file"):
             read_yaml(Path("/dev/zero"))
+    with pytest.raises(EatlasError, match="file not found"):
+        read_yaml(tmp_path / "nothing.yaml")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_add_names_a_fifo_a_device_or_a_folder_and_never_reads_a_fifo(mini, tmp_path, capsys):
+    from tests.cli_helpers import cli as cli3
+    fifo = tmp_path / "set.yaml"
+    os.mkfifo(fifo)         # no writer: reading it would block for ever
+    for path, what in ((fifo, "a named pipe (FIFO)"), (tmp_path, "a folder"),
+                       (Path("/dev/zero"), "a character device")):
+        if not path.exists():
+            continue
+        rc, _, err = cli3(capsys, "--registry", mini.root, "add", path)
+        assert rc != 0 and f"is {what}, not a regular file" in err and "catalog --sync" not in err, err
 
 
 # ----------------------------------------------------------------------------- command-line values
@@ -824,3 +860,402 @@ def test_a_test_or_level_named_twice_runs_once(tiny_bert, tmp_path, capsys):
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT test_id, level FROM results").fetchall() == [("weat1", "word")]
     assert con.execute("SELECT tests, levels FROM runs").fetchone() == (["weat1"], ["word"])
+
+
+# ----------------------------------------------------------------------------- outputs turned against their user
+# A manifest is a file in a folder someone may share or unpack: each writer refuses one naming a file outside its
+# folder (climbing out, absolute, through a symbolic link) or a protected file, before touching anything.
+_STORED: dict[tuple, Path] = {}     # one run of the mini registry per session, copied for each test
+
+
+def _stored_run(capsys, mini, tmp_path, *extra) -> Path:
+    """``tmp_path/R.duckdb`` holding one run of test t1 on ``tmp_path/vec.txt`` (the mini registry's content is the
+    same in every test, so the run is made once and copied)."""
+    import shutil
+
+    from tests.cli_helpers import cli as cli3
+    from tests.test_data_loss import vectors
+    db = tmp_path / "R.duckdb"
+    first = _STORED.get(extra)
+    if first is not None and first.is_file():
+        shutil.copy(first, db)
+        shutil.copy(first.parent / "vec.txt", tmp_path / "vec.txt")
+        return db
+    rc, _, err = cli3(capsys, "--registry", mini.root, "--db", db, "run", "--model", vectors(tmp_path / "vec.txt"),
+                      "--tests", "t1", "--levels", "word", "--n-samples", "200", "--no-cache", "--quiet", *extra)
+    assert rc == 0, err
+    keep = tmp_path / "pristine"
+    keep.mkdir()
+    shutil.copy(db, keep / "R.duckdb")
+    shutil.copy(tmp_path / "vec.txt", keep / "vec.txt")
+    _STORED[extra] = keep / "R.duckdb"
+    return db
+
+
+def _victims(tmp_path) -> dict[str, Path]:
+    """Files outside an output folder, each named as a manifest entry would name it (relative to OUT)."""
+    (tmp_path / "victim").mkdir()
+    out = {"../victim/precious.txt": tmp_path / "victim" / "precious.txt",
+           str(tmp_path / "victim" / "absolute.txt"): tmp_path / "victim" / "absolute.txt",
+           "link/through.txt": tmp_path / "victim" / "through.txt"}
+    for p in out.values():
+        p.write_text(f"the user's own {p.name}\n")
+    return out
+
+
+WRITERS = {     # name -> (the command, given OUT, the db and the registry; the manifest's name; its layout)
+    "site": (lambda out, db, reg: ["--registry", reg, "site", out, "--db", db, "--figures", "none"], "guard"),
+    "publish": (lambda out, db, reg: ["--registry", reg, "publish", out, "--db", db], "guard"),
+    "export": (lambda out, db, reg: ["--registry", reg, "export", out, "--format", "csv", "--db", db], "guard"),
+    "EAT-Maps": (lambda out, db, reg: ["--registry", reg, "--db", db, "run", "--model", db.parent / "vec.txt",
+                                       "--tests", "t1", "--levels", "word", "--n-samples", "200", "--no-cache",
+                                       "--quiet", "--method", "mleat", "--maps", out], "guard"),
+    "results export": (lambda out, db, reg: ["results", "export", out, "--db", db], "results"),
+}
+
+
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_a_planted_manifest_naming_files_outside_its_folder_is_refused_by_every_writer(mini, tmp_path, capsys,
+                                                                                     writer):
+    import json
+
+    from eatlas.guard import MANIFEST, sha256_of
+    from tests.cli_helpers import cli as cli3
+    db = _stored_run(capsys, mini, tmp_path)
+    out = tmp_path / "OUT"
+    out.mkdir()
+    (out / "link").symlink_to(tmp_path / "victim", target_is_directory=True)
+    victims = _victims(tmp_path)
+    entries = {rel: sha256_of(p) for rel, p in victims.items()}
+    entries[str(db)] = sha256_of(db)
+    command, layout = WRITERS[writer]
+    if layout == "guard":
+        (out / MANIFEST).write_text(json.dumps({"written_by": "eatlas", "files": entries}))
+    else:
+        (out / "manifest.json").write_text(json.dumps({"tables": {"runs": {"files": entries}}}))
+    db_before = db.read_bytes()
+    rc, _, err = cli3(capsys, *command(out, db, mini.root))
+    assert rc != 0 and "manifest lists" in err and "refused" in err, err
+    assert all(p.is_file() for p in victims.values()) and db.read_bytes() == db_before
+    assert sorted(p.name for p in out.iterdir()) == sorted(["link", MANIFEST if layout == "guard" else
+                                                            "manifest.json"])      # nothing written either
+
+
+def test_a_manifest_naming_the_database_or_a_registry_file_inside_the_folder_removes_neither(mini, tmp_path):
+    import json
+
+    from eatlas.guard import MANIFEST, Outputs, sha256_of
+    out = tmp_path / "OUT"
+    out.mkdir()
+    db = out / "R.duckdb"
+    db.write_bytes(b"not really a database, but the one the user named")
+    (out / MANIFEST).write_text(json.dumps({"written_by": "eatlas", "files": {"R.duckdb": sha256_of(db)}}))
+    with pytest.raises(EatlasError, match="results database"):
+        Outputs(out, db=db)
+    shutil_reg = mini.root / "registry" / "testpaper" / "sets" / "roses.yaml"
+    (mini.root / MANIFEST).write_text(json.dumps({"written_by": "eatlas",
+                                                  "files": {"registry/testpaper/sets/roses.yaml":
+                                                            sha256_of(shutil_reg)}}))
+    with pytest.raises(EatlasError, match="inside the registry"):
+        Outputs(mini.root, registry_root=mini.root)
+    assert db.is_file() and shutil_reg.is_file()
+
+
+def test_a_report_leaves_nothing_but_itself_and_never_replaces_a_file_it_did_not_write(mini, tmp_path, capsys):
+    from tests.cli_helpers import cli as cli3
+    db = _stored_run(capsys, mini, tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    rc, _, err = cli3(capsys, "--registry", mini.root, "--db", db, "report", home / "report.html")
+    assert rc == 0, err
+    assert [p.name for p in home.iterdir()] == ["report.html"]
+    rc, _, err = cli3(capsys, "--registry", mini.root, "--db", db, "report", home / "report.html")
+    assert rc == 0, err     # its own, unchanged: replaced
+    (home / "report.html").write_text((home / "report.html").read_text() + "<p>my note</p>\n")
+    rc, _, err = cli3(capsys, "--registry", mini.root, "--db", db, "report", home / "report.html")
+    assert rc != 0 and "changed since" in err and "my note" in (home / "report.html").read_text()
+    (home / "mine.html").write_text("<p>mine</p>")
+    rc, _, err = cli3(capsys, "--registry", mini.root, "--db", db, "report", home / "mine.html")
+    assert rc != 0 and (home / "mine.html").read_text() == "<p>mine</p>"
+
+
+# A results file from elsewhere is data, never a program: a declared table that is a view over a local file, or a
+# macro that replaces a built-in function, is refused by every command that reads the file; EATlas's own views are
+# read as this EATlas defines them. No byte of the local file reaches any output.
+SECRET = "S3CRET-0f-the-user-4d1a"
+
+
+def _hostile(db: Path, secret_file: Path, kind: str) -> Path:
+    import duckdb
+    con = duckdb.connect(str(db))
+    try:
+        src = f"read_text('{secret_file}')"
+        if kind == "published_results":
+            con.execute("DROP TABLE published_results")
+            con.execute(f"CREATE VIEW published_results AS SELECT content AS paper, content AS test_id, "
+                        f"content AS value, false AS missing FROM {src}")
+        elif kind == "run_inputs":
+            con.execute("DROP TABLE run_inputs")
+            con.execute(f"CREATE VIEW run_inputs AS SELECT r.run_id, s.content AS path FROM runs r, {src} s")
+        elif kind == "macro":
+            con.execute("CREATE MACRO lower(x) AS upper(x)")
+        elif kind == "reproduction":
+            con.execute(f"CREATE OR REPLACE VIEW reproduction AS SELECT content AS test_id FROM {src}")
+    finally:
+        con.close()
+    return db
+
+
+READERS = {
+    "site": lambda out, db, reg, rid: ["--registry", reg, "site", out, "--db", db, "--figures", "none"],
+    "report": lambda out, db, reg, rid: ["--registry", reg, "--db", db, "report", out / "r.html"],
+    "show-influence": lambda out, db, reg, rid: ["--registry", reg, "--db", db, "show-influence", rid, "t1"],
+    "results export": lambda out, db, reg, rid: ["results", "export", out, "--db", db],
+    "results import": lambda out, db, reg, rid: ["results", "import", db, "--db", out / "new.duckdb"],
+    "run (its store check)": lambda out, db, reg, rid: [
+        "--registry", reg, "--db", db, "run", "--model", db.parent / "vec.txt", "--tests", "t1", "--levels", "word",
+        "--n-samples", "200", "--no-cache", "--quiet"],
+    "sweep --resume": lambda out, db, reg, rid: [
+        "--registry", reg, "--db", db, "sweep", "--models", db.parent / "vec.txt", "--tests", "t1", "--levels",
+        "word", "--n-samples", "200", "--no-cache", "--resume"],
+}
+
+
+def _no_secret_anywhere(out: Path, text: str) -> None:
+    assert SECRET not in text
+    for p in out.rglob("*") if out.exists() else []:
+        if p.is_file():
+            assert SECRET.encode() not in p.read_bytes(), p
+
+
+@pytest.mark.parametrize("reader, kind", [(r, k) for r in READERS for k in ("published_results", "run_inputs", "macro")
+                                           if k == "run_inputs" or r in ("site", "report", "run (its store check)")])
+def test_a_hostile_results_file_is_refused_by_every_reader_and_nothing_of_a_local_file_leaks(
+        mini, tmp_path, capsys, reader, kind):
+    from eatlas.store.db import connect
+    from tests.cli_helpers import cli as cli3
+    db = _stored_run(capsys, mini, tmp_path)
+    con = connect(db, read_only=True)
+    rid = con.execute("SELECT run_id FROM runs").fetchone()[0]
+    con.close()
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET)
+    _hostile(db, secret, kind)
+    out = tmp_path / "OUT"
+    rc, stdout, err = cli3(capsys, *READERS[reader](out, db, mini.root, rid))
+    assert rc != 0, err
+    name = {"macro": "lower"}.get(kind, kind)
+    assert name in err and ("view" in err or "macro" in err), err
+    _no_secret_anywhere(out, stdout + err)
+
+
+def test_a_results_file_whose_own_views_read_a_local_file_is_read_through_eatlas_views(mini, tmp_path, capsys):
+    from tests.cli_helpers import cli as cli3
+    db = _stored_run(capsys, mini, tmp_path)
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET)
+    _hostile(db, secret, "reproduction")
+    out = tmp_path / "OUT"
+    rc, stdout, err = cli3(capsys, "--registry", mini.root, "--db", db, "report", out / "r.html")
+    assert rc == 0, err
+    rc2, stdout2, err2 = cli3(capsys, "--registry", mini.root, "site", out / "site", "--db", db, "--figures", "none")
+    assert rc2 == 0, err2
+    _no_secret_anywhere(out, stdout + err + stdout2 + err2)
+
+
+def test_ctrl_c_during_a_site_says_what_it_wrote(mini, tmp_path, capsys, monkeypatch):
+    from eatlas.outputs import site
+    from tests.cli_helpers import cli as cli3
+    real, calls = site._test_context, []
+
+    def stop_at_the_second_page(*a, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*a, **kw)
+
+    monkeypatch.setattr(site, "_test_context", stop_at_the_second_page)
+    mini.add_test(make_test("t2", "bugs@1.0.0", "roses@1.0.0", "good@1.0.0", "bad@1.0.0"))
+    mini.sync()
+    out = tmp_path / "OUT"
+    rc, _, err = cli3(capsys, "--registry", mini.root, "site", out, "--figures", "none")
+    assert rc == 130 and "nothing was written" not in err
+    written = [p for p in out.rglob("*") if p.is_file() and p.name != ".eatlas-manifest.json"]
+    assert f"wrote {len(written)} file(s) of the site in {out}" in err and "run the command again" in err, err
+    assert (out / ".eatlas-manifest.json").is_file()
+
+
+def test_ctrl_c_before_any_file_says_nothing_was_written(tmp_path, capsys, monkeypatch):
+    from eatlas.outputs import site
+    from tests.cli_helpers import cli as cli3
+
+    def stop(*a, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(site, "_Source", stop)
+    rc, _, err = cli3(capsys, "site", tmp_path / "OUT")
+    assert rc == 130 and "interrupted: nothing was written" in err
+
+
+def test_cache_clear_removes_only_what_the_cache_wrote(tmp_path, monkeypatch, capsys):
+    import numpy as np
+
+    from eatlas.encoders.cache import EmbeddingCache
+    from eatlas.registry import cache as registry_cache
+    root = tmp_path / "cache"
+    monkeypatch.setenv("EATLAS_CACHE", str(root))
+    cache = EmbeddingCache(root)
+    cache.put({"model": "m"}, [("rose", None)], np.ones((1, 3)), np.array([False]))
+    mixed = root / next(p.name for p in root.iterdir())
+    (mixed / "notes.txt").write_text("mine")                      # a user's file beside the shards
+    (root / "photos").mkdir()
+    (root / "photos" / "a.npz").write_bytes(b"not a shard")     # a folder of someone else's .npz
+    (root / "registry").mkdir()
+    (root / "registry" / "thesis.tex").write_text("mine too")
+    (root / "registry" / ("a" * 32 + ".jsonl")).write_text("{}")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "key.json").write_text("{}")
+    (root / "link").symlink_to(elsewhere, target_is_directory=True)
+    assert main(["cache", "clear"]) == 0
+    assert (mixed / "notes.txt").read_text() == "mine" and not list(mixed.glob("*.npz"))
+    assert not (mixed / "key.json").exists()
+    assert (root / "photos" / "a.npz").is_file() and (root / "registry" / "thesis.tex").is_file()
+    assert not (root / "registry" / ("a" * 32 + ".jsonl")).exists()
+    assert (elsewhere / "key.json").is_file()
+    assert registry_cache.folder() == root / "registry"
+
+
+def test_a_site_after_several_runs_per_model_publishes_every_run_its_rows_join(mini, tmp_path, capsys):
+    import duckdb
+
+    from tests.cli_helpers import cli as cli3
+    from tests.test_data_loss import vectors
+    mini.add_test(make_test("t2", "bugs@1.0.0", "roses@1.0.0", "good@1.0.0", "bad@1.0.0"))
+    mini.sync()
+    db, a, b = tmp_path / "R.duckdb", vectors(tmp_path / "a.txt"), vectors(tmp_path / "b.txt", seed=3)
+    for model, tests, extra in [(a, ["t1", "t2"], []), (a, ["t1"], ["--seed", "5"]), (b, ["t2"], []),
+                                (b, ["t1", "t2"], ["--method", "mleat"]), (a, ["t2"], ["--seed", "9"])]:
+        rc, _, err = cli3(capsys, "--registry", mini.root, "--db", db, "run", "--model", model, "--tests", *tests,
+                          "--levels", "word", "--n-samples", "200", "--no-cache", "--quiet", *extra)
+        assert rc == 0, err
+    out = tmp_path / "site"
+    rc, said, err = cli3(capsys, "--registry", mini.root, "--db", db, "site", out, "--figures", "none")
+    assert rc == 0, err
+    con = duckdb.connect()
+    runs = {r[0] for r in con.execute(f"SELECT run_id FROM '{out}/data/runs.parquet'").fetchall()}
+    shown = set()
+    for t in ("results", "influence", "mleat_results", "run_inputs"):
+        ids = {r[0] for r in con.execute(f"SELECT DISTINCT run_id FROM '{out}/data/{t}.parquet'").fetchall()}
+        assert ids <= runs, (t, ids - runs)         # every published row joins a published run
+        shown |= ids
+    assert runs == shown and len(runs) == 3         # the newest result per model, test and level: 3 of the 5 runs
+    assert f"of {len(runs)} run(s)" in said and f"runs {len(runs)}," in said    # the summary counts them once
+
+
+@pytest.mark.parametrize("sql, needles", [
+    ("UPDATE runs SET method = 'nosuchmethod'", ("method 'nosuchmethod'", "does not have")),
+    ("UPDATE runs SET started_at = '1900-01-01', finished_at = '9999-12-31'", ("1900-01-01", "outside")),
+    ("UPDATE runs SET finished_at = started_at - INTERVAL 1 HOUR", ("finished before it started",)),
+    ("UPDATE results SET model = 'some-other-model'", ("model 'some-other-model'", "its run of model")),
+    ("UPDATE results SET test_id = 'weat6'", ("test 'weat6'", "did not run")),
+], ids=["unknown method", "implausible times", "finished before started", "model of a result", "test of a result"])
+def test_results_import_refuses_rows_that_disagree_with_their_run(mini, tmp_path, capsys, sql, needles):
+    import duckdb
+
+    from tests.cli_helpers import cli as cli3
+    src = _stored_run(capsys, mini, tmp_path)
+    con = duckdb.connect(str(src))
+    con.execute(sql)
+    con.close()
+    target = tmp_path / "new.duckdb"
+    rc, _, err = cli3(capsys, "--registry", mini.root, "results", "import", src, "--db", target)
+    assert rc != 0 and all(n in err for n in needles), err
+    assert "nothing was written" in err
+    from tests.cli_helpers import rows
+    assert not target.exists() or rows(target, "SELECT count(*) FROM runs") == [(0,)]
+
+
+def test_a_set_may_not_take_a_tests_id_in_add_or_validate(mini, tmp_path, capsys):
+    from tests.cli_helpers import cli as cli3
+    doc = make_set("t1", ["rose", "tulip", "daisy", "lily"])
+    write_yaml(tmp_path / "t1.yaml", doc)
+    rc, _, err = cli3(capsys, "--registry", mini.root, "add", tmp_path / "t1.yaml")
+    assert rc == 1 and "set id 't1' is the id of a test" in err and "nothing was written" in err, err
+    assert not (mini.root / "registry" / "testpaper" / "sets" / "t1.yaml").exists()
+    test = make_test("roses", "roses@1.0.0", "bugs@1.0.0", "good@1.0.0", "bad@1.0.0")     # the reverse
+    write_yaml(tmp_path / "roses.yaml", test)
+    rc, _, err = cli3(capsys, "--registry", mini.root, "add", tmp_path / "roses.yaml")
+    assert rc == 1 and "test id 'roses' is the id of a set" in err, err
+    mini.add_set(doc)       # placed by hand: validate names it
+    mini.sync()
+    rc, err = validate(mini, capsys)
+    says(rc, err, "set 't1' has the id of a test", "t1.yaml", "field 'id'", code=1)
+
+
+def test_sql_csv_keeps_null_nan_exact_numbers_blobs_and_structs_apart(tmp_path, capsys):
+    import csv
+    import io
+
+    import duckdb
+    db = tmp_path / "types.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t AS SELECT NULL::DOUBLE AS a, 'NaN'::DOUBLE AS b, "
+                "170141183460469231731687303715884105727::HUGEINT AS h, "
+                "12345678901234567890123456789.123456789::DECIMAL(38,9) AS d, '\\xAA\\xBB'::BLOB AS bl, "
+                "{'x': 1, 'y': [1.5, 'NaN'::DOUBLE]} AS st, [1, 2] AS li, 0.1::DOUBLE AS f, '-inf'::DOUBLE AS i")
+    con.close()
+    assert main(["--db", str(db), "sql", "SELECT * FROM t", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert rows == [{"a": "", "b": "NaN", "h": "170141183460469231731687303715884105727",
+                     "d": "12345678901234567890123456789.123456789", "bl": "qrs=", "st": '{"x": 1, "y": [1.5, NaN]}',
+                     "li": "[1, 2]", "f": "0.1", "i": "-Infinity"}]
+
+
+def test_sql_table_cuts_a_huge_cell_with_a_note(tmp_path, capsys):
+    assert main(["--db", str(tmp_path / "none.duckdb"), "sql", "SELECT repeat('x', 5000000) AS s"]) == 0
+    out = capsys.readouterr().out
+    import re
+    flat = re.sub(r"[\s│]", "", out)       # the note as folded into the table's column
+    assert "[cut:5,000,000characters;--formatcsvor--formatjsonwritesitwhole]" in flat
+    assert len(out) < 20_000
+
+
+def test_models_says_yes_only_for_a_cached_hub_model_a_run_would_load(hf_cache, tmp_path):
+    import json
+    import shutil
+
+    import torch
+
+    from eatlas.encoders.hub import cached_models
+    from tests.hub_cache import commit_id, pickle_bomb_model
+    base = hf_cache.models["bert-a"]
+    tok = tmp_path / "tok-code"
+    shutil.copytree(base, tok)
+    (tok / "tokenizer_config.json").write_text(json.dumps({"auto_map": {"AutoTokenizer": ["tok.T", None]}}))
+    hf_cache.put("tiny-org/tok-code", tok, commit_id(901))
+    hf_cache.put("tiny-org/bomb", pickle_bomb_model(tmp_path / "bomb", tmp_path / "ran", base), commit_id(902))
+    unsafe = tmp_path / "unsafe"
+    shutil.copytree(base, unsafe, ignore=shutil.ignore_patterns("*.safetensors", "*.bin"))
+    torch.save({"w": torch.ones(2), "path": Path("x")}, unsafe / "pytorch_model.bin")     # a class not allowed
+    hf_cache.put("tiny-org/unsafe", unsafe, commit_id(903))
+    repo = next(hf_cache.cache.glob("models--tiny-org--tiny-bert"))
+    (repo / "refs" / "pr").mkdir(parents=True)
+    (repo / "refs" / "pr" / "1").write_text(commit_id(999))       # a ref to a commit not in the cache
+    got = {(r["id"], r["refs"]): r["usable"] for r in cached_models()[1]}
+    assert got[("tiny-org/tok-code", "main")] == "only with --trust-remote-code"
+    assert got[("tiny-org/bomb", "main")].startswith("no: pytorch_model.bin is not a checkpoint")
+    assert got[("tiny-org/unsafe", "main")].startswith("no: pytorch_model.bin names code")
+    assert got[("tiny-org/tiny-bert", "main")] == got[("tiny-org/tiny-bert", "v1")] == "yes"     # still listed
+    assert not (tmp_path / "ran").exists()
+
+
+def test_every_eatlas_view_is_made_again_for_a_file_read_as_data():
+    from eatlas.store.db import _VIEW_NAMES, _VIEW_STATEMENTS, duck, init_schema
+    con = duck()
+    init_schema(con)
+    for stmt in _VIEW_STATEMENTS:
+        con.execute(stmt.replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP VIEW", 1))
+    temp = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE temporary AND NOT internal"
+                                      ).fetchall()}
+    assert len(_VIEW_STATEMENTS) == len(_VIEW_NAMES) and temp == set(_VIEW_NAMES)

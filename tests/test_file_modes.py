@@ -68,8 +68,9 @@ def test_every_output_gets_the_mode_the_umask_gives(mini, tmp_path, capsys, monk
         assert rc == 0, (step, err)
     written = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     assert {"maps/grid.png", "maps/grid.svg", "maps/.eatlas-manifest.json", "reports/report.html",
-            "reports/.eatlas-manifest.json", "dataset/data/t1/test.parquet", "dataset/README.md",
+            "dataset/data/t1/test.parquet", "dataset/README.md",
             "csv/t1.csv", "sent-bias/t1.jsonl", "results/manifest.json"} <= written, written
+    assert [w for w in written if w.startswith("reports/")] == ["reports/report.html"]    # a report leaves no manifest
     assert any(w.startswith("results/results/model=") for w in written)     # DuckDB's partition folders too
     assert not [w for w in written if ".eatlas-tmp-" in w]
     assert _wrong_modes(out, file_mode, dir_mode) == {}

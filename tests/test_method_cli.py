@@ -91,19 +91,26 @@ def test_the_guides_reproduction_command_gives_the_99_numbers_it_promises(tmp_pa
     con.close()
 
 
-def test_mleat_run_on_tiny_bert_stores_every_level_and_default_maps_beside_the_db(tiny_bert, tmp_path):
+def test_mleat_run_on_tiny_bert_stores_every_level_and_draws_maps_only_where_asked(tiny_bert, tmp_path, capsys,
+                                                                                   monkeypatch):
     db = tmp_path / "r.duckdb"
+    monkeypatch.chdir(tmp_path)
     assert main(["--db", str(db), "run", "--method", "mleat", "--model", str(tiny_bert), "--tests", "weat1",
-                 "weat+occ", "--levels", "word,sent", "--n-samples", "500", "--quiet",
+                 "weat+occ", "--levels", "word,sent", "--n-samples", "500",
+                 "--mleat-alpha", "0.1", "--effect-threshold", "0.3"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.duckdb"]      # no eat-maps/ unasked, here or beside it
+    assert "--maps DIR draws them" in capsys.readouterr().out
+    maps = tmp_path / "maps"
+    assert main(["--db", str(db), "run", "--method", "mleat", "--model", str(tiny_bert), "--tests", "weat1",
+                 "weat+occ", "--levels", "word,sent", "--n-samples", "500", "--quiet", "--maps", str(maps),
                  "--mleat-alpha", "0.1", "--effect-threshold", "0.3"]) == 0
     con = duckdb.connect(str(db), read_only=True)
     rows = con.execute("SELECT test_id, level, alpha, effect_threshold, pattern, x_n_partitions, ax_std > 0, "
-                       "n_x FROM mleat_results ORDER BY ALL").fetchall()
+                       "n_x FROM mleat_results WHERE run_id = (SELECT run_id FROM runs ORDER BY finished_at DESC "
+                       "LIMIT 1) ORDER BY ALL").fetchall()
     assert [(r[0], r[1]) for r in rows] == [("weat+occ", "sent"), ("weat+occ", "word"), ("weat1", "sent"),
                                             ("weat1", "word")]
     assert all(r[2] == 0.1 and r[3] == 0.3 and r[5] == 500 and r[6] for r in rows)
-    run_id = con.execute("SELECT run_id FROM runs").fetchone()[0]
-    maps = tmp_path / "eat-maps" / run_id[:8]
     assert (maps / "weat+occ_sent.svg").is_file() and (maps / "grid.svg").is_file()
 
 

@@ -546,7 +546,9 @@ def test_publish_refuses_a_folder_that_holds_a_reports_manifest(world, tmp_path,
     out = tmp_path / "site"
     rc, _, err = cli(capsys, "--registry", world["reg"], "--db", world["db"], "report", out / "report.html")
     assert rc == 0, err
-    (out / "report.html").unlink()          # only the report's manifest is left
+    assert [p.name for p in out.iterdir()] == ["report.html"]     # a report leaves no manifest beside it now
+    (out / "report.html").unlink()          # an earlier eatlas's report left its manifest: only that is left
+    (out / ".eatlas-manifest.json").write_text('{"written_by": "eatlas", "files": {"report.html": "' + "0" * 64 + '"}}')
     before = state(out)
     rc, _, err = cli(capsys, "--registry", world["reg"], "publish", out)
     one_line_error(rc, err, "manifest of another eatlas output", "report.html")

@@ -10,8 +10,10 @@ def cmd_cache(args) -> int:
 
     out, _ = _console()
     cache = EmbeddingCache()
-    if args.action == "clear":
+    if args.action == "clear":       # only what the cache wrote, by its own names: nothing else in the folder
+        from ..registry import cache as registry_cache
         n = cache.clear()
+        registry_cache.clear()
         out.print(f"removed {n} cached encoder setting(s) from {esc(cache.root)}")
         return 0
     rows = cache.info()

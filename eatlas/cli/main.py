@@ -376,6 +376,8 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser(methods=bool({"run", "sweep"} & set(argv))).parse_args(argv)
     except SystemExit as e:          # argparse has printed the usage and the problem
         return e.code if isinstance(e.code, int) else 2
+    from ..guard import clear_written, written_summary
+    clear_written()
     try:
         from .common import given_options, refuse_contradictions
         refuse_contradictions(args, lambda: given_options(build_parser(), list(sys.argv[1:] if argv is None else argv)))
@@ -388,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {plain_line(e.render())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted: nothing was written", file=sys.stderr)
+        print(f"interrupted: {written_summary()}", file=sys.stderr)     # what it wrote, what it left
         return 130
     except BrokenPipeError:          # eatlas sql ... | head: the reader has what it wanted
         try:

@@ -10,6 +10,7 @@ from .common import _console
 # `eatlas sql`'s table shows at most this many rows (rich lays a table out whole, which takes minutes for millions
 # of rows); --format csv and json stream every row.
 TABLE_MAX_ROWS = 1000
+TABLE_MAX_CELL = 2000      # characters of a value the table shows; csv and json write every value whole
 SQL_DIGITS = 6     # significant digits of a float in `eatlas sql`'s table format (csv and json keep every digit)
 
 
@@ -36,16 +37,42 @@ def cmd_sql(args) -> int:
 
 
 def _write_csv(res) -> None:
-    """Every row, chunk by chunk, as pandas writes CSV, cells that a spreadsheet would run neutralised."""
-    import pandas as pd
+    """Every row, chunk by chunk, each value as :func:`csv_value` writes it, cells that a spreadsheet would run
+    neutralised."""
+    import csv
+    import decimal
 
-    from ..guard import neutralise_csv
-    first = True
-    for df in res.frames():
-        sys.stdout.write(neutralise_csv(df).to_csv(index=False, header=first))
-        first = False
-    if first:           # no row: the header alone (or an empty line for a statement without a result)
-        sys.stdout.write(neutralise_csv(pd.DataFrame(columns=res.columns)).to_csv(index=False))
+    from ..guard import neutralise_cell
+    w = csv.writer(sys.stdout, lineterminator="\n")
+    if not res.columns:
+        sys.stdout.write("\n")     # a statement without a result: an empty line, as before
+        return
+    w.writerow([neutralise_cell(c) for c in res.columns])
+    for chunk in res.rows():       # a number is written as it is (-Infinity, -0.5); anything else neutralised
+        w.writerows([csv_value(v) if isinstance(v, (int, float, decimal.Decimal)) else neutralise_cell(csv_value(v))
+                     for v in row] for row in chunk)
+
+
+def csv_value(v) -> str:
+    """A value of `eatlas sql --format csv`: NULL an empty cell and NaN ``NaN`` (never the same), infinities
+    ``Infinity`` and ``-Infinity``, a float with all its digits, a DECIMAL or HUGEINT exactly as its digits, a BLOB
+    its bytes in base64, a STRUCT, LIST or MAP as JSON (as :func:`json_value` writes its parts), text as it is."""
+    import json
+    import math
+
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "NaN"
+        return ("Infinity" if v > 0 else "-Infinity") if math.isinf(v) else repr(v)
+    if isinstance(v, (dict, list, tuple)):
+        return json.dumps(v, default=json_value, ensure_ascii=False, allow_nan=True)
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return json_value(v)
+    return str(v)       # int (any size), Decimal (its exact digits), str, date and time, UUID, interval
 
 
 def _write_json(res) -> None:
@@ -127,19 +154,29 @@ def _print_table(res, out, err, *, vertical: bool = False) -> None:
 
 def _sql_text(v) -> str:
     """A cell of `eatlas sql`'s table as text: NULL blank, NaN and infinities as such, a float to SQL_DIGITS
-    significant digits, control characters (and a BLOB's bytes) as escapes."""
+    significant digits, control characters (and a BLOB's bytes) as escapes; a value longer than TABLE_MAX_CELL
+    characters cut, with a note (rich would take minutes to fold a cell of megabytes)."""
     from ..console import visible
 
     if v is None:
         return ""
     if isinstance(v, float):
         return "NaN" if v != v else f"{v:.{SQL_DIGITS}g}"
-    return visible(v)
+    if isinstance(v, (bytes, bytearray, memoryview)) and len(v) > TABLE_MAX_CELL:
+        return visible(bytes(v[:TABLE_MAX_CELL])) + _cut_note(len(v), "bytes")
+    if isinstance(v, str) and len(v) > TABLE_MAX_CELL:
+        return visible(v[:TABLE_MAX_CELL]) + _cut_note(len(v), "characters")
+    text = visible(v)
+    return text[:TABLE_MAX_CELL] + _cut_note(len(text), "characters") if len(text) > TABLE_MAX_CELL else text
 
 
 def _sql_cell(v) -> str:
     """A cell of `eatlas sql`'s table, ready for rich markup."""
     return esc(_sql_text(v))
+
+
+def _cut_note(n: int, unit: str) -> str:
+    return f" … [cut: {n:,} {unit}; --format csv or --format json writes it whole]"
 
 
 def cmd_report(args) -> int:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 import uuid
 import zipfile
@@ -29,6 +30,8 @@ from ..files import write_atomic
 from ..paths import cache_dir
 
 MAX_SHARDS = 16
+SHARD = re.compile(r"\d+-[0-9a-f]{8}\.npz")          # the names _write_shard gives
+TEMP = re.compile(r"\.tmp-[0-9a-f]+\.part")            # a shard being written (eatlas.files.write_atomic)
 Item = tuple    # (text, (start, end)) in span mode, (text, None) in plain mode
 
 
@@ -135,12 +138,35 @@ class EmbeddingCache:
         return out
 
     def clear(self) -> int:
-        """Delete every cached vector; returns the number of settings keys removed."""
-        import shutil
+        """Delete every cached vector; returns the number of settings keys removed. Only what the cache itself
+        wrote goes (:meth:`own_files`): a folder named by the hash of the ``key.json`` it holds, and in it that
+        file, the shards and the temporary files under the cache's own names. Anything else in ``$EATLAS_CACHE``
+        (another program's folder, a file someone put beside the shards, a symbolic link) is left as it is, and
+        the folder holding it too."""
         n = 0
-        for d in self.root.glob("*/") if self.root.is_dir() else []:
-            if (d / "key.json").is_file() or any(d.glob("*.npz")):
-                shutil.rmtree(d, ignore_errors=True)
-                n += 1
-        shutil.rmtree(self.root / "registry", ignore_errors=True)     # the parsed registry (eatlas.registry.cache)
+        for d in sorted(self.root.iterdir()) if self.root.is_dir() else []:
+            own = self.own_files(d)
+            if not own:
+                continue
+            for p in own:
+                p.unlink(missing_ok=True)
+            try:
+                d.rmdir()
+            except OSError:
+                pass        # something the cache did not write is in it: kept, with its folder
+            n += 1
         return n
+
+    @staticmethod
+    def own_files(d: Path) -> list[Path]:
+        """The files of settings folder ``d`` that the cache wrote (none when ``d`` is not one of its folders)."""
+        if d.is_symlink() or not d.is_dir() or not re.fullmatch(r"[0-9a-f]{24}", d.name):
+            return []
+        k = d / "key.json"
+        try:
+            if k.is_symlink() or key_id(json.loads(k.read_text(encoding="utf-8"))) != d.name:
+                return []
+        except (OSError, ValueError):
+            return []
+        return [k] + [p for p in d.iterdir() if not p.is_symlink() and p.is_file()
+                      and (SHARD.fullmatch(p.name) or TEMP.fullmatch(p.name))]

@@ -390,18 +390,48 @@ def cached(repo_id: str, revision: str | None = None) -> Path | None:
 
 
 def usable(folder: Path) -> str:
-    """Whether a run can use a cached snapshot: 'yes', or what stops it."""
-    names = {p.name for p in Path(folder).iterdir() if p.is_file()} if Path(folder).is_dir() else set()
+    """Whether a run can use a cached snapshot: 'yes', or what stops it. The checks :func:`resolve` and the loader
+    make, without loading the weights: config.json, weights EATlas loads (a sharded checkpoint with every shard),
+    tokenizer files, no code of its own named by the config or the tokenizer config (``auto_map``), and pickled
+    ``.bin`` weights that torch's weights_only loader takes (their pickle read, never run)."""
+    folder = Path(folder)
+    names = {p.name for p in folder.iterdir() if p.is_file()} if folder.is_dir() else set()
     if "config.json" not in names:
         return "no: no config.json"
-    if _pick_weights(names) is None:
+    picked = _pick_weights(names)
+    if picked is None:
         return "no: no weights EATlas loads"
+    kind, files = picked
+    if files[0].endswith(".index.json"):
+        wanted = sorted(set((_read_json(folder / files[0]).get("weight_map") or {}).values()))
+        if not wanted or any(w not in names for w in wanted):
+            return "no: shards of its weights are missing"
+        files = wanted
     if not ({"tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model",
              "tokenizer.model"} & names):
         return "no: no tokenizer files"
-    if custom_code(_read_json(Path(folder) / "config.json")):
+    if custom_code(_read_json(folder / "config.json")) or custom_code(_read_json(folder / "tokenizer_config.json")):
         return "only with --trust-remote-code"
+    if kind == "bin":
+        for f in files:
+            why = _pickle_refused(folder / f)
+            if why:
+                return f"no: {f} {why}"
     return "yes"
+
+
+def _pickle_refused(path: Path) -> str | None:
+    """Why torch's weights_only loader would refuse a pickled weights file (None: it loads it); only the pickle's
+    names are read (torch.serialization.get_unsafe_globals_in_checkpoint), nothing in it runs."""
+    try:
+        from torch.serialization import get_unsafe_globals_in_checkpoint
+    except ImportError:
+        return "is pickled weights, and no torch here reads them"
+    try:
+        bad = get_unsafe_globals_in_checkpoint(str(path))
+    except Exception:                   # noqa: BLE001 - not a torch.save checkpoint (a bare pickle, a damaged file)
+        return "is not a checkpoint torch's weights_only loader reads"
+    return f"names code torch's weights_only loader refuses ({', '.join(bad[:3])})" if bad else None
 
 
 def cached_models() -> tuple[str, list[dict]]:
@@ -413,10 +443,46 @@ def cached_models() -> tuple[str, list[dict]]:
     except Exception:                   # noqa: BLE001 - CacheNotFound: no cache yet
         return root, []
     rows = []
-    for repo in sorted(info.repos, key=lambda r: r.repo_id.lower()):
+    seen = set()
+    for repo in info.repos:
         if repo.repo_type != "model":
             continue
-        for rev in sorted(repo.revisions, key=lambda r: (not r.refs, sorted(r.refs), r.commit_hash)):
+        seen.add(Path(repo.repo_path).name)
+        for rev in repo.revisions:
             rows.append({"id": repo.repo_id, "refs": ", ".join(sorted(rev.refs)) or "-", "commit": rev.commit_hash,
                          "size": rev.size_on_disk, "usable": usable(rev.snapshot_path)})
+    # a repository huggingface_hub's scan leaves out (a ref to a commit not in the cache, e.g. refs/pr/1, makes it
+    # "corrupted" there) is still listed, each snapshot it holds, as a run finds them
+    for folder in sorted(Path(root).glob("models--*")) if Path(root).is_dir() else []:
+        if folder.name not in seen and folder.is_dir():
+            rows += _scan_repo(folder)
+    rows.sort(key=lambda r: (r["id"].lower(), r["refs"] == "-", r["refs"], r["commit"]))
     return root, rows
+
+
+def _scan_repo(folder: Path) -> list[dict]:
+    """The snapshots of one cached repository, read from its folders (``models--ORG--NAME``)."""
+    repo_id = "/".join(folder.name.split("--")[1:])
+    refs: dict[str, list[str]] = {}
+    if (folder / "refs").is_dir():
+        for p in sorted((folder / "refs").rglob("*")):
+            if p.is_file():
+                try:
+                    refs.setdefault(p.read_text(encoding="utf-8").strip(), []).append(
+                        p.relative_to(folder / "refs").as_posix())
+                except (OSError, UnicodeDecodeError):
+                    pass
+    out = []
+    for snap in sorted((folder / "snapshots").iterdir()) if (folder / "snapshots").is_dir() else []:
+        if not (snap.is_dir() and _COMMIT.match(snap.name)):
+            continue
+        blobs = {}
+        for f in snap.rglob("*"):
+            try:
+                if f.is_file():
+                    blobs[f.resolve()] = f.stat().st_size
+            except OSError:
+                pass
+        out.append({"id": repo_id, "refs": ", ".join(sorted(refs.get(snap.name, []))) or "-", "commit": snap.name,
+                    "size": sum(blobs.values()), "usable": usable(snap)})
+    return out

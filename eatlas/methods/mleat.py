@@ -80,8 +80,9 @@ class MlEat(Method):
         Option("--mleat-p", dict(choices=("permutation", "authors"), default="permutation",
                                  help="p-values: permutation test, or the authors' code (normal fit to the "
                                       "permutation distribution, smaller tail, at every level; docs/methods.md)")),
-        Option("--maps", dict(help="folder for the EAT-Maps (default: eat-maps/<run id> beside the database)")),
-        Option("--no-maps", dict(action="store_true", help="draw no EAT-Map")),
+        Option("--maps", dict(help="draw the EAT-Maps (PNG and SVG per test and level, and a grid) into this folder "
+                                   "(default: none drawn)")),
+        Option("--no-maps", dict(action="store_true", help="draw no EAT-Map (the default without --maps)")),
     )
     tables = (Table("mleat_results", MleatRow, doc="ML-EAT levels 1-3 and the EAT pattern, per test and level"),)
 
@@ -99,7 +100,7 @@ class MlEat(Method):
         return "mleat" if self.option(cfg, "mleat_p") == "authors" else DEFAULT_CONVENTION
 
     def before_run(self, cfg, *, db, registry) -> None:
-        if self.option(cfg, "no_maps"):
+        if self.option(cfg, "no_maps") or not self.option(cfg, "maps"):
             return
         import importlib.util
         if importlib.util.find_spec("matplotlib") is None:      # say so before the work, not after it
@@ -125,7 +126,9 @@ class MlEat(Method):
     def after_run(self, outcome, cfg, *, db, registry) -> str | None:
         if self.option(cfg, "no_maps") or not outcome.details:
             return None
-        folder = Path(self.option(cfg, "maps") or Path(db).parent / "eat-maps" / outcome.run["run_id"][:8])
+        if not self.option(cfg, "maps"):        # files only where the user asked for them
+            return "EAT-Maps: none drawn; --maps DIR draws them (PNG and SVG, one per test and a grid)"
+        folder = Path(self.option(cfg, "maps"))
         _draw_maps(outcome, folder, Path(db), registry)
         return f"EAT-Maps (PNG and SVG, one per test and a grid) in {folder}"
 

@@ -741,14 +741,14 @@ def _safe(svg: str):
 
 
 def write_report(db: str | Path, out: str | Path, **kw) -> Path:
-    """Write the report to ``out``: never over the database, a registry file or a file eatlas did not
-    write (eatlas.guard), checked before the report is built."""
-    from ..guard import Outputs
+    """Write the report to ``out`` and nothing else: never over the database, a registry file or a file eatlas
+    did not write (eatlas.guard.write_single: the report carries its own record, no manifest is left beside
+    it), checked before the report is built."""
+    from ..guard import write_single
     from ..registry.base import default_root
 
     out = Path(out)
     root = kw.get("registry") or default_root()
-    target = Outputs(out.parent, db=db, registry_root=root, what="report")
-    target.check(out.name)
+    write_single(out, "", db=db, registry_root=root, what="report", check_only=True)
     html = build_report(db, **kw)
-    return target.write_text(out.name, html)
+    return write_single(out, html, db=db, registry_root=root, what="report")

@@ -262,12 +262,12 @@ class _Source:
     registry's published tables and the empty run tables; the shown rows as temporary tables ``_site_<name>``."""
 
     def __init__(self, db: Path | None, reg: Registry, *, runs: list[str] | None, model: str | None,
-                 all_runs: bool):
+                 all_runs: bool, writes_to: Path | None = None):
         from ..store.db import connect, duck, init_schema, refresh_published
 
         self.reg = reg
-        if db is not None and db.exists():
-            self.con = connect(db, read_only=True)
+        if db is not None and db.exists():     # sandboxed, checked as data; DuckDB writes the parquet files only
+            self.con = connect(db, read_only=True, writes_to=writes_to)
         else:
             if runs or model:
                 raise EatlasError("no such database", file=str(db), field="--runs" if runs else "--model",
@@ -300,7 +300,7 @@ class _Source:
                     "level VARCHAR)")
         self.per_test = {}
         for t in run_tables():
-            if t.name not in have:
+            if t.name not in have or t.name == "runs":     # the runs shown are those of the rows shown (below)
                 continue
             cols = {r[0] for r in con.execute(f'DESCRIBE "{t.name}"').fetchall()}
             if "run_id" not in cols:
@@ -595,7 +595,7 @@ def write_site(db: str | Path | None, out: str | Path, *, registry: str | Path |
     reg = load_registry(registry)
     wasm, why = _wasm(duckdb_wasm, download)
     db = Path(db) if db is not None else None
-    src = _Source(db, reg, runs=runs, model=model, all_runs=all_runs)
+    src = _Source(db, reg, runs=runs, model=model, all_runs=all_runs, writes_to=out / "data")
     try:
         return _write(src, reg, out, db=db, wasm=wasm, figures=figures, dataset=dataset, wasm_why=why)
     finally:

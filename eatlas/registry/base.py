@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import unicodedata
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field, fields
@@ -235,18 +236,49 @@ def parse_yaml(text: str, shown: str) -> Any:
 def read_yaml(path: Path, *, root: Path | None = None, shown: str | None = None) -> Any:
     """Safe-load one YAML file with size, encoding and structure checks (a leading BOM is fine)."""
     shown = shown or _shown(path, root)
-    if not path.is_file():
-        raise EatlasError("file not found", file=shown, hint="check the path, or run 'eatlas catalog --sync'")
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise EatlasError(f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit for a registry file",
-                          file=shown, hint="split it into smaller sets")
-    raw = path.read_bytes()
+    raw = _read_regular(path, shown)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise EatlasError(f"not valid UTF-8 (byte {e.start})", file=shown, hint="save the file as UTF-8") from None
     return parse_yaml(text, shown)
+
+
+def _not_regular(mode: int) -> str | None:
+    """What a path of this ``st_mode`` is, when it is not a regular file."""
+    for test, what in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return what
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def _read_regular(path: Path, shown: str) -> bytes:
+    """The bytes of a regular file of at most MAX_FILE_BYTES: a folder, a FIFO or a device is named as such and
+    never read (opened without blocking, checked on the open file, so nothing swapped in meanwhile is read)."""
+    try:
+        what = _not_regular(os.stat(path).st_mode)
+    except FileNotFoundError:
+        raise EatlasError("file not found", file=shown, hint="check the path, or run 'eatlas catalog --sync'") from None
+    except OSError as e:
+        raise EatlasError(f"cannot read the file: {e.strerror or e}", file=shown) from None
+    if what:
+        raise EatlasError(f"is {what}, not a regular file: not read", file=shown, hint="give the path of a YAML file")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as e:
+        raise EatlasError(f"cannot read the file: {e.strerror or e}", file=shown) from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        what = _not_regular(st.st_mode)
+        if what:
+            raise EatlasError(f"is {what}, not a regular file: not read", file=shown,
+                              hint="give the path of a YAML file")
+        if st.st_size > MAX_FILE_BYTES:
+            raise EatlasError(f"file is {st.st_size} bytes, over the {MAX_FILE_BYTES}-byte limit for a registry "
+                              "file", file=shown, hint="split it into smaller sets")
+        return f.read(MAX_FILE_BYTES + 1)
 
 
 def _shown(path: Path, root: Path | None) -> str:

@@ -32,6 +32,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 import zlib
@@ -328,3 +329,25 @@ def record_validation(key: str | None, rows: list[dict]) -> None:
     path = _outcome_path(key)
     if path is not None:
         _write(path, json.dumps(rows, ensure_ascii=False).encode("utf-8"))
+
+
+# ------------------------------------------------------------------ eatlas cache clear
+_OWN = re.compile(r"[0-9a-f]{16,64}(\.jsonl|\.pickle|\.valid-[0-9a-f]{16}|\.validate\.json|\.stat)|\.tmp-[0-9a-f]+")
+
+
+def clear() -> int:
+    """Remove the parsed registries and validation records this cache wrote (by the names it gives them), and
+    the folder if nothing else is in it; anything else there is left. Returns the number of files removed."""
+    d = folder()
+    if d.is_symlink() or not d.is_dir():
+        return 0
+    n = 0
+    for p in d.iterdir():
+        if _OWN.fullmatch(p.name) and p.is_file() and not p.is_symlink():
+            p.unlink(missing_ok=True)
+            n += 1
+    try:
+        d.rmdir()
+    except OSError:
+        pass
+    return n

@@ -305,6 +305,13 @@ def add(root: Path, file: Path) -> Added:
     if collides:
         own.append(EatlasError(f"{what} {eid!r} already exists (version {store[eid].version})", field="id",
                                hint="choose a new id, or edit the existing file and bump its version", **where))
+    other = reg.tests if kind == "sets" else reg.sets      # sets and tests share one space of ids
+    if eid is not None and eid in other:
+        collides = True
+        own.append(EatlasError(f"{what} id {eid!r} is the id of a {'test' if kind == 'sets' else 'set'} "
+                               f"({other[eid].file})", field="id", **where,
+                               hint="sets and tests share one space of ids ('eatlas show ID' reaches one): choose "
+                                    "a new id"))
     dest = root / "registry" / paper / kind / f"{eid}.yaml" if isinstance(paper, str) and paper and eid else None
     rel = dest.relative_to(root).as_posix() if dest is not None else None
     text = dump_entry(doc)

@@ -312,7 +312,14 @@ def check_test(reg: Registry, tid: str) -> list[EatlasError]:
 def check_registry(reg: Registry) -> list[EatlasError]:
     """Every problem of the registry's sets, tests, templates and published tables (``eatlas validate`` adds
     those of the model loader entries, eatlas.encoders.loaders)."""
-    return _check(reg, list(reg.sets.values()), list(reg.tests), list(reg.templates.values()))
+    return _check(reg, list(reg.sets.values()), list(reg.tests), list(reg.templates.values())) + id_collisions(reg)
+
+
+def id_collisions(reg: Registry) -> list[EatlasError]:
+    """A set and a test of one id: ``eatlas show ID`` (and every command taking an id) would reach only one."""
+    return [EatlasError(f"set {i!r} has the id of a test ({reg.tests[i].file})", file=reg.sets[i].file,
+                        obj=f"set {i}", field="id", hint="sets and tests share one space of ids: rename one")
+            for i in sorted(set(reg.sets) & set(reg.tests))]
 
 
 def check_tests(reg: Registry, test_ids: list[str]) -> list[EatlasError]:

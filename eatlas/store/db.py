@@ -376,10 +376,14 @@ def duck(database: str | Path = ":memory:", *, read_only: bool = False, **config
 
 
 def connect(path: str | Path, *, read_only: bool = False, wait_s: float = 0.0,
-            sandbox: bool = False) -> duckdb.DuckDBPyConnection:
+            sandbox: bool = False, writes_to: str | Path | None = None) -> duckdb.DuckDBPyConnection:
     """Open the database; a lock held by another process becomes a clear 'in use' error, after
     retrying for ``wait_s`` seconds (DuckDB lets one process at a time open a file for writing,
-    and no reader opens it meanwhile). ``sandbox``: read-only and nothing else (see SANDBOX)."""
+    and no reader opens it meanwhile). ``sandbox``: read-only and nothing else (see SANDBOX), as ``eatlas sql``
+    reads a file. ``read_only``: sandboxed too, and the file checked as data (:func:`read_as_data`: its tables
+    are tables, it defines no function, the views are this EATlas's own): every command that reads a results
+    file from elsewhere (site, report, show-influence, export, a resumed sweep) opens it so. ``writes_to``: the
+    one folder a sandboxed connection may write into (an export's COPY)."""
     path = Path(path)
     if (read_only or sandbox) and not path.exists():
         raise EatlasError("no such database", file=str(path), hint="run 'eatlas run' first, or pass --db FILE")
@@ -387,8 +391,15 @@ def connect(path: str | Path, *, read_only: bool = False, wait_s: float = 0.0,
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            if sandbox:
-                return _sandboxed(path)
+            if sandbox or read_only:
+                con = _sandboxed(path, writes_to)
+                if read_only and not sandbox:       # sql reads the file as it is (its own views too), sandboxed
+                    try:
+                        read_as_data(con, path)
+                    except BaseException:
+                        con.close()
+                        raise
+                return con
             if not read_only and not path.exists():     # a new file: in a format DuckDB 1.x clients read
                 return duck(path, storage_compatibility_version=STORAGE_VERSION)
             return duck(path, read_only=read_only)
@@ -455,6 +466,7 @@ def check_writable(path: str | Path) -> None:
                           hint="make it writable, or pass another --db FILE")
     if path.stat().st_size == 0:
         return          # a 0-byte leftover: connect() replaces it
+    check_schema(path)      # read first as data (sandboxed, read_as_data): a view or macro in its place is refused
     try:
         con = connect(path)
     except EatlasError as e:
@@ -899,20 +911,63 @@ SANDBOX = ("SET enable_external_access = false", "SET autoinstall_known_extensio
            "SET lock_configuration = true")
 
 
-def _sandboxed(path: Path) -> duckdb.DuckDBPyConnection:
+def _sandboxed(path: Path, writes_to: str | Path | None = None) -> duckdb.DuckDBPyConnection:
     con = duck()
     try:
         alias = path.stem if re.fullmatch(r"[A-Za-z_]\w*", path.stem) and path.stem.lower() not in (
-            "memory", "system", "temp", "main") else "results_db"
+            "memory", "system", "temp", "main", "information_schema", "pg_catalog") else "results_db"
         quoted = str(path.resolve()).replace("'", "''")
         con.execute(f"ATTACH '{quoted}' AS \"{alias}\" (READ_ONLY)")
         con.execute(f'USE "{alias}".main')      # catalog and schema: a stem such as pg_catalog names no schema
+        if writes_to is not None:       # set before external access is switched off and the settings locked
+            con.execute(f"SET allowed_directories = [{_sql_text(str(Path(writes_to).resolve()) + os.sep)}]")
         for stmt in SANDBOX:
             con.execute(stmt)
         return con
     except BaseException:
         con.close()
         raise
+
+
+def hostile_objects(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> list[str]:
+    """What in an opened results file would make reading it run something other than EATlas's queries: a table
+    EATlas declares that is a view (or anything but a table) there, a function or macro the file defines (it
+    would replace a built-in one, e.g. ``lower``, in every query). Each named."""
+    out = []
+    declared = declared_tables()
+    cat = _sql_text(catalog) if catalog else "current_database()"
+    for (name,) in con.execute("SELECT view_name FROM duckdb_views() WHERE database_name = " + cat +
+                               " AND schema_name = 'main' AND NOT internal ORDER BY view_name").fetchall():
+        if name in declared:
+            out.append(f"{name} is a view, where EATlas keeps a table")
+    for name, kind in con.execute("SELECT DISTINCT function_name, function_type FROM duckdb_functions() "
+                                  f"WHERE database_name = {cat} AND NOT internal "
+                                  "ORDER BY function_name").fetchall():
+        out.append(f"the file defines the {kind} {name}, which EATlas never writes")
+    return out
+
+
+# each view's statement, its comments left out (a comment may hold a ';')
+_VIEW_STATEMENTS = tuple(s.strip() for s in re.sub(r"--[^\n]*", "", VIEWS).split(";")
+                         if "CREATE OR REPLACE VIEW" in s)
+
+
+def read_as_data(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
+    """A results file from elsewhere is data, never a program (a connection from :func:`_sandboxed`): refuse
+    it when :func:`hostile_objects` finds anything, naming it; and read EATlas's views (``reproduction``, ...)
+    as this EATlas defines them, never as the file does (each made again as a temporary view, which hides the
+    file's; a file too old for one keeps its own, read in the sandbox)."""
+    bad = hostile_objects(con)
+    if bad:
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        raise EatlasError(f"not a results file EATlas reads: {bad[0]}{more}; nothing was read", file=str(path),
+                          hint="a results file holds tables only; 'eatlas results export' of the store that made "
+                               "it gives a folder that imports safely")
+    for stmt in _VIEW_STATEMENTS:
+        try:
+            con.execute(stmt.replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP VIEW", 1))
+        except duckdb.Error:
+            pass
 
 
 def published_only(reg=None) -> duckdb.DuckDBPyConnection:

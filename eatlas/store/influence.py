@@ -18,7 +18,7 @@ def influence_rows(db: str | Path, run: str, test: str, *, level: str | None = N
     """``(run_id, [(level, result row, influence rows sorted by |delta| descending, at most top)])``."""
     from .db import connect
 
-    con = connect(db, sandbox=True)
+    con = connect(db, read_only=True)    # sandboxed, checked as data
     try:
         tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
         if "runs" not in tables:

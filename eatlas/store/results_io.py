@@ -36,6 +36,7 @@ from .db import (
     connect,
     declared_tables,
     duck,
+    hostile_objects,
     init_schema,
     rollback,
     schema_problems,
@@ -114,15 +115,21 @@ def export_results(db: str | Path, out: str | Path) -> dict:
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise EatlasError("not a folder", file=str(out), hint="export writes a folder of parquet files")
-    old = _own_files(out) if out.exists() else set()
-    con = connect(db, read_only=True)
+    old = _own_files(out, db) if out.exists() else set()
+    if not Path(db).exists():
+        raise EatlasError("no such database", file=str(db), hint="run 'eatlas run' first, or pass --db FILE")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = new_temp_dir(out.parent, f".{out.name}.")      # its contents become the user's files: umask modes
+    try:
+        con = connect(db, read_only=True, writes_to=tmp)   # sandboxed: DuckDB writes into tmp and nowhere else
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     try:
         tables, other = _run_tables(con)
         if "runs" not in tables:
             raise EatlasError("no runs to export", file=str(db), hint="run 'eatlas run' first")
         left_out = list(other)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = new_temp_dir(out.parent, f".{out.name}.")      # its contents become the user's files: umask modes
         try:
             manifest = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "eatlas_version": __version__,
                         "exported_at": _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat(),
@@ -157,6 +164,7 @@ def export_results(db: str | Path, out: str | Path) -> dict:
             shutil.rmtree(tmp, ignore_errors=True)
     finally:
         con.close()
+        shutil.rmtree(tmp, ignore_errors=True)
     return {**manifest, "left_out": left_out}
 
 
@@ -174,7 +182,7 @@ def _registry_state(con) -> dict:
     return {"commits": commits, "test_versions": tests}
 
 
-def _own_files(out: Path) -> set[Path]:
+def _own_files(out: Path, db: str | Path | None = None) -> set[Path]:
     """The files of an earlier export in ``out`` (which an export may replace): each listed in its manifest with
     the content it has now. Refuses a folder holding any other file (one the user put there, or one changed since,
     even under a name the manifest lists): nothing of it is removed."""
@@ -193,6 +201,13 @@ def _own_files(out: Path) -> set[Path]:
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError, OSError):
         raise EatlasError("unreadable export manifest", file=str(m),
                           hint="export into a new or empty folder; nothing was written") from None
+    from ..guard import outside_reason, protected_reason
+    for rel in listed:      # a manifest someone else wrote names nothing outside the folder, nor the database
+        why = outside_reason(out, rel) or protected_reason(out / rel, db=db)
+        if why:
+            raise EatlasError(f"the export manifest lists {rel!r}, which an export never writes ({why}); refused, "
+                              "nothing was written or removed", file=str(m),
+                              hint="export into a new or empty folder")
     own = {m}
     for f in files - {m}:
         rel = f.relative_to(out).as_posix()
@@ -332,6 +347,7 @@ def import_results(db: str | Path, src: str | Path, *, wait_s: float = 0.0, reg=
             raise EatlasError("no such file or folder", file=str(src),
                               hint="an 'eatlas results export' folder or an eatlas .duckdb results file")
         _check_staged(mem, relations, str(where), version, listed)
+        _check_runs_agree(mem, relations, str(where))
         return _merge(db, mem, relations, wait_s=wait_s, reg=reg, src=src)
     finally:
         mem.close()
@@ -571,6 +587,10 @@ def _stage_duckdb(mem, src: Path) -> list[str]:
         declared = declared_tables()
         if kinds.get("runs") != "BASE TABLE":
             _refuse("holds no runs table", src, hint="not an eatlas results file; nothing was written")
+        hostile = hostile_objects(mem, "src")       # a view in a table's place, a macro: data only, never a program
+        if hostile:
+            _refuse(f"not a results file EATlas reads: {hostile[0]}", src,
+                    hint="a results file holds tables only; nothing was written")
         for name, kind in sorted(kinds.items()):
             if kind == "BASE TABLE" and name not in declared:
                 _refuse(f"holds table {name}, which is not a table this EATlas writes", src,
@@ -649,6 +669,60 @@ def _check_staged(mem, relations: list[str], where: str, version, rows_listed: d
             if n != declared_rows:
                 _refuse(f"the files of table {name} hold {n} row(s), the manifest says {declared_rows}", where,
                         field=f"tables.{name}.rows", hint="export it again; nothing was written")
+
+
+EARLIEST_RUN = _dt.datetime(2000, 1, 1)     # no embedding association test ran before: an earlier time is wrong
+
+
+def _check_runs_agree(mem, relations: list[str], where: str) -> None:
+    """What the rows say about their runs holds: each run's method is one this EATlas has (built in or an installed
+    plug-in), its start and end lie between 2000 and tomorrow with the start first, and each row of a run agrees
+    with it (its model is the run's; a result's test and level are among those the run ran)."""
+    from ..methods import all_methods
+
+    if "runs" not in relations:
+        return
+    methods = all_methods()
+    cols = {c[0] for c in mem.execute("DESCRIBE _imp_runs").fetchall()}
+    for run_id, method in mem.execute("SELECT run_id, method FROM _imp_runs ORDER BY run_id").fetchall():
+        if method not in methods:
+            _refuse(f"run {str(run_id)[:36]!r} is of method {method!r}, which this EATlas does not have", where,
+                    field="runs.method", hint=f"methods here: {', '.join(sorted(methods))} (a plug-in's runs import "
+                                              "once the plug-in is installed); nothing was written")
+    if {"started_at", "finished_at"} <= cols:
+        latest = _dt.datetime.now() + _dt.timedelta(days=1)
+        bad = mem.execute("SELECT run_id, started_at, finished_at FROM _imp_runs WHERE started_at < ? OR "
+                          "finished_at < ? OR started_at > ? OR finished_at > ? OR finished_at < started_at "
+                          "ORDER BY run_id LIMIT 1", [EARLIEST_RUN, EARLIEST_RUN, latest, latest]).fetchall()
+        if bad:
+            rid, a, b = bad[0]
+            why = "it finished before it started" if a and b and b < a else \
+                f"a time outside {EARLIEST_RUN:%Y-%m-%d} to tomorrow"
+            _refuse(f"run {str(rid)[:36]!r} started {a} and finished {b}: {why}", where,
+                    field="runs.started_at", hint="not the times of a run; nothing was written")
+    for name in relations:
+        if name == "runs":
+            continue
+        tcols = {c[0] for c in mem.execute(f"DESCRIBE {_q('_imp_' + name)}").fetchall()}
+        if "run_id" not in tcols:
+            continue
+        t = _q("_imp_" + name)
+        if "model" in tcols:
+            bad = mem.execute(f"SELECT t.run_id, t.model, r.model FROM {t} t JOIN _imp_runs r USING (run_id) "
+                              "WHERE t.model IS DISTINCT FROM r.model LIMIT 1").fetchall()
+            if bad:
+                _refuse(f"table {name}: a row of run {str(bad[0][0])[:36]!r} is of model {bad[0][1]!r}, its run of "
+                        f"model {bad[0][2]!r}", where, field=f"{name}.model",
+                        hint="a row and its run name one model; nothing was written")
+        if name == "results" and {"test_id", "level"} <= tcols and {"tests", "levels"} <= cols:
+            also = "OR list_has_any(coalesce(t.also_as, []), r.tests)" if "also_as" in tcols else ""
+            bad = mem.execute(f"SELECT t.run_id, t.test_id, t.level FROM {t} t JOIN _imp_runs r USING (run_id) "
+                              f"WHERE r.tests IS NOT NULL AND NOT (list_contains(r.tests, t.test_id) {also}) "
+                              "OR r.levels IS NOT NULL AND NOT list_contains(r.levels, t.level) LIMIT 1").fetchall()
+            if bad:
+                _refuse(f"table results: run {str(bad[0][0])[:36]!r} holds a result of test {bad[0][1]!r} at level "
+                        f"{bad[0][2]!r}, which the run did not run", where, field="results.test_id",
+                        hint="a result belongs to the run that ran its test and level; nothing was written")
 
 
 def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> dict:
