@@ -1,0 +1,438 @@
+"""Curation of the registry's third wave (the field's newer and multilingual lists) from the authors' files.
+
+Not part of the package. Run from the repository root with a folder of bare git snapshots of the authors'
+repositories, one per repository at ``SNAPSHOTS/<owner>+<name>/repo`` (the layout of a ``fetch`` of
+``github:<owner>/<name>``):
+
+    python scripts/curate_wave3.py SNAPSHOTS [--only caweat,lewis2020,...]
+    python -m eatlas catalog --sync && python -m eatlas.registry.licenses > DATA-LICENSES.md
+
+Each step reads its repository at the commit the snapshot holds, records that commit in every file it writes,
+removes what an earlier run of the same step wrote, and writes registry/<source>/{sets,tests,published}/ and the
+digests the curation tests re-derive the lists from (tests/data/authors/wave3/digests.json). Every list is the
+authors' as their own code reads it; every change (a repeat kept once, a stripped space, an invisible mark) is
+recorded with the set (source.differences) and said in its notes (DIFFERENCE).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from wave3_common import (  # noqa: E402
+    DATE,
+    ROOT,
+    Snapshot,
+    coverage_note,
+    curate_list,
+    difference_note,
+    dump,
+    item_key,
+    list_digest,
+    update_digests,
+    write_files,
+)
+
+STEPS: dict[str, callable] = {}
+
+
+def step(fn):
+    STEPS[fn.__name__] = fn
+    return fn
+
+
+def changelog(change: str) -> list[dict]:
+    return [{"version": "1.0.0", "date": DATE, "change": change}]
+
+
+def set_doc(*, sid: str, concept: str, language: str, kind: str, license: str, source: dict, notes: list[str],
+            items: list, source_kind: list[str] | None = None, license_note: str | None = None,
+            variant: str | None = None, variant_of: str | None = None, change: str, tags: list | None = None,
+            group: dict | None = None) -> dict:
+    doc: dict = {"id": sid, "version": "1.0.0", "concept": concept, "language": language, "kind": kind}
+    if source_kind:
+        doc["source_kind"] = source_kind
+    doc["license"] = license
+    if license_note:
+        doc["license_note"] = license_note
+    if variant:
+        doc["variant"] = variant
+        if variant_of:
+            doc["variant_of"] = variant_of
+    doc["source"] = source
+    if group:
+        doc["group"] = group
+    if tags:
+        doc["tags"] = tags
+    doc["notes"] = " ".join(n for n in notes if n)
+    doc["changelog"] = changelog(change)
+    doc["items"] = items
+    return doc
+
+
+def overlaps(items: dict[str, list[str]]) -> dict[str, list[str]]:
+    """x/y, a/b -> the items both sets of the pair hold (as the validator compares them)."""
+    out = {}
+    for p, q in (("x", "y"), ("a", "b")):
+        kp = {item_key(t, True) for t in items[p]}
+        both = [t for t in items[q] if item_key(t, True) in kp]
+        if both:
+            out[f"{p}/{q}"] = both
+    return out
+
+
+PUB_HEADER = ["paper", "table_id", "row_label", "column_label", "statistic", "value", "significance", "missing",
+              "test_id", "level", "model", "model_family", "note"]
+
+
+def csv_text(rows: list[dict]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=PUB_HEADER, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+# ===================================================================================================== CA-WEAT
+CAWEAT = "espanabonet2022"
+CAWEAT_REPO = "cristinae/CA-WEAT"
+CA_COLS = {"FLOWERS": ("flowers", "Flowers"), "INSECTS": ("insects", "Insects"),
+           "INSTRUMENTS": ("instruments", "Musical instruments"), "WEAPONS": ("weapons", "Weapons"),
+           "PLEASANT": ("pleasant", "Pleasant"), "UNPLEASANT": ("unpleasant", "Unpleasant")}
+CA_TESTS = {1: ("FLOWERS", "INSECTS", "Flowers/Insects vs Pleasant/Unpleasant", "weat1"),
+            2: ("INSTRUMENTS", "WEAPONS", "Musical instruments/Weapons vs Pleasant/Unpleasant", "weat2")}
+CALISKAN_SETS = {"FLOWERS": "flowers", "INSECTS": "insects", "INSTRUMENTS": "instruments", "WEAPONS": "weapons",
+                 "PLEASANT": "pleasant", "UNPLEASANT": "unpleasant"}
+# The printed names of collectedData.csv's model column: plots/plotCollectedData.py `naming` (the labels of the
+# paper's tables and figures), LaTeX subscripts written with '_'.
+CA_SPLIT = ("The authors' code splits a cell with .replace(', ', ',').split(',') (caweat.py weat_1/weat_2) and "
+            "strips each piece (--phrases); EATlas keeps each piece as one item, as that split gives it.")
+CA_LICENSE_NOTE = ("The repository cristinae/CA-WEAT has no licence file and its README states no terms for the "
+                   "lists; it asks users to cite España-Bonet & Barrón-Cedeño (2022). Redistribution terms unknown.")
+
+
+def ca_lang(code: str) -> str:
+    """The BCP-47 tag of a CA-WEAT list name (it1 -> it, en_US1 -> en-US, zh1 -> zh-Hans)."""
+    m = re.fullmatch(r"([a-z]{2})(?:_([A-Z]{2}))?(\d*)", code)
+    assert m, code
+    lang = m[1] + (f"-{m[2]}" if m[2] else "")
+    return "zh-Hans" if lang == "zh" else lang
+
+
+def ca_slug(code: str) -> str:
+    return code.lower()
+
+
+def split_cell(cell: str) -> list[str]:
+    return cell.replace(", ", ",").split(",")
+
+
+@step
+def caweat(base: str) -> None:
+    snap = Snapshot(base, CAWEAT_REPO)
+    c7 = snap.commit[:7]
+    v1_path, x_path, pub_path = "data/CA-WEATv1.tsv", "data/X-WEATv1.tsv", "plots/collectedData.csv"
+    v1 = list(csv.DictReader(io.StringIO(snap.text(v1_path)), delimiter="\t"))
+    xw = list(csv.DictReader(io.StringIO(snap.text(x_path)), delimiter="\t"))
+    v3 = {r["LANG"]: r for r in csv.DictReader(io.StringIO(snap.text("data/CA-WEATv3.tsv")), delimiter="\t")}
+    files: dict[str, str] = {}
+    digests = {"repository": CAWEAT_REPO, "commit": snap.commit,
+               "files": {p: snap.sha256(p) for p in (v1_path, x_path, pub_path)}, "lists": []}
+    caliskan = {}
+    for col, sid in CALISKAN_SETS.items():
+        import yaml
+        d = yaml.safe_load((ROOT / f"registry/caliskan2017/sets/{sid}.yaml").read_text(encoding="utf-8"))
+        caliskan[col] = [i if isinstance(i, str) else i["text"] for i in d["items"]]
+    tests_made: dict[str, str] = {}          # (list name, test number) -> test id, for the published rows
+    langs = set()
+
+    def make_sets(prefix: str, row: dict, lang: str, path: str, who: str, kind_src: list[str], variant: str | None,
+                  extra_note: str) -> dict[str, tuple[str, list[str]]]:
+        out = {}
+        for col, (slug, concept) in CA_COLS.items():
+            raw = split_cell(row[col])
+            kept, diffs = curate_list(raw)
+            sid = f"{prefix}_{slug}"
+            variant_of = None
+            if lang == "en" and variant:
+                if kept == caliskan[col]:                   # the English original: Caliskan et al.'s set itself
+                    out[col] = (CALISKAN_SETS[col], kept)
+                    digests["lists"].append({"file": path, "row": row["LANG"], "column": col, "n": len(raw),
+                                             "sha256": list_digest(raw), "set": CALISKAN_SETS[col]})
+                    continue
+                variant_of = CALISKAN_SETS[col]
+            src = {"paper": CAWEAT, "authors_file": snap.where(path, f"row LANG={row['LANG']} column {col}"), "commit": snap.commit}
+            if diffs:
+                src["differences"] = diffs
+            notes = [extra_note, f"Concept '{col}' as the authors' column names it.",
+                     "Kind: 'word' for every item (the authors do not type their items; word level only).",
+                     CA_SPLIT, difference_note(diffs)]
+            if variant_of:
+                theirs, ours = set(kept), set(caliskan[col])
+                notes.append(f"VARIANT of {variant_of} (caliskan2017): DIFFERENCE: the X-WEAT file writes "
+                             f"{', '.join(repr(t) for t in sorted(theirs - ours))} where Caliskan et al.'s list has "
+                             f"{', '.join(repr(t) for t in sorted(ours - theirs))}; the rest is the same list.")
+            doc = set_doc(sid=sid, concept=concept, language=lang, kind="word", license="unspecified",
+                          license_note=CA_LICENSE_NOTE, source=src, notes=notes, items=kept, source_kind=kind_src,
+                          variant=variant if variant_of else None, variant_of=variant_of,
+                          change=f"Initial curation from {snap.where(path)} (commit {c7}), row {row['LANG']}.")
+            files[f"registry/{CAWEAT}/sets/{sid}.yaml"] = dump(doc)
+            digests["lists"].append({"file": path, "row": row["LANG"], "column": col, "n": len(raw),
+                                     "sha256": list_digest(raw), "set": sid})
+            out[col] = (sid, kept)
+        return out
+
+    def make_tests(prefix: str, row: dict, lang: str, sets: dict, path: str, title_who: str, note: str,
+                   variant: str, variant_of_ok: bool) -> None:
+        for n, (tx, ty, title, caliskan_test) in CA_TESTS.items():
+            refs = {"x": sets[tx], "y": sets[ty], "a": sets["PLEASANT"], "b": sets["UNPLEASANT"]}
+            if all(r[0] == CALISKAN_SETS[c] for r, c in zip(refs.values(), (tx, ty, "PLEASANT", "UNPLEASANT"))):
+                tests_made[(row["LANG"] if not variant_of_ok else f"{row['LANG']}0", n)] = caliskan_test
+                continue                                    # the very lists of Caliskan et al.'s test
+            tid = f"{prefix}_weat{n}"
+            shared = overlaps({k: v[1] for k, v in refs.items()})
+            sizes = {k: len(v[1]) for k, v in refs.items()}
+            notes = [note, f"The paper's WEAT {n} ({title}) on this list." if not variant_of_ok else
+                     f"X-WEAT's translation of WEAT {n} ({title}).",
+                     "DIFFERENCE (the authors' code): caweat.py at this commit builds WEAT 1 from the INSTRUMENTS "
+                     "and INSECTS columns (weat_1: targets_1 = INSTRUMENTS), not FLOWERS and INSECTS as the README "
+                     "describes IAT1 (flowers and insects); this test holds FLOWERS and INSECTS. Whether the published numbers were "
+                     "computed before or after that line was written is not recorded." if n == 1 else "",
+                     coverage_note(lang)]
+            cross = overlaps({"x": refs["x"][1], "y": refs["a"][1], "a": refs["y"][1], "b": refs["b"][1]})
+            cross2 = overlaps({"x": refs["x"][1], "y": refs["b"][1], "a": refs["y"][1], "b": refs["a"][1]})
+            pairs = {"x/a": cross.get("x/y"), "y/b": cross.get("a/b"), "x/b": cross2.get("x/y"),
+                     "y/a": cross2.get("a/b")}
+            pairs = {k: v for k, v in pairs.items() if v}
+            if pairs:
+                notes.append("The authors' lists put " + "; ".join(
+                    f"{', '.join(v)} in both {k[0].upper()} and {k[2].upper()}" for k, v in pairs.items())
+                    + " (a target item that is also an attribute item): kept, as the authors ran it; such an item "
+                      "is compared with itself (cosine 1).")
+            if sizes["x"] != sizes["y"] or sizes["a"] != sizes["b"]:
+                notes.append(f"Sizes as the authors' lists give them (after repeats kept once): |X|={sizes['x']}, "
+                             f"|Y|={sizes['y']}, |A|={sizes['a']}, |B|={sizes['b']}. The authors' code drops the "
+                             "last items of the longer list of a pair (caweat.py run_test_precomputed_sims, after "
+                             "removing the words its vectors lack); EATlas's run samples it down (seeded).")
+            doc = {"id": tid, "version": "1.0.0",
+                   "title": f"{title_who} WEAT {n} ({row['LANG']}): {title}", "bias_type": "non-social",
+                   "level": "word", "language": lang, "license": "unspecified", "license_note": CA_LICENSE_NOTE}
+            if shared:
+                doc["variant"], doc["variant_of"] = "authors-lists", caliskan_test
+                what = "; ".join(f"{', '.join(v)} in both {'targets' if k == 'x/y' else 'attributes'}"
+                                 for k, v in shared.items())
+                notes.append(f"VARIANT (authors-lists): the authors' lists put {what}. The test keeps them as they "
+                             "are (declared in overlap:), so that the published numbers can be set beside a run; "
+                             f"such an item is compared with itself in both concepts. It runs only when named; "
+                             f"variant_of names {caliskan_test}, the English test this list stands beside.")
+            elif variant_of_ok:
+                doc["variant"], doc["variant_of"] = variant, caliskan_test
+            else:
+                doc["variant"] = variant
+            doc["source"] = {"paper": CAWEAT, "authors_file": snap.where(path, f"row LANG="
+                                                                                                    f"{row['LANG']}"),
+                             "commit": snap.commit}
+            doc.update({k: f"{v[0]}@1.0.0" for k, v in refs.items()})
+            doc["expansions"] = {}
+            if sizes["x"] != sizes["y"]:
+                doc["equal_targets"] = False
+            if shared:
+                doc["overlap"] = shared
+            doc["aliases"] = [{"paper": CAWEAT, "name": f"{row['LANG'] if not variant_of_ok else row['LANG'] + '0'}"
+                                                       f" WEAT{n}"}]
+            doc["notes"] = " ".join(x for x in notes if x)
+            doc["changelog"] = changelog(f"Initial curation from {snap.where(path)} (commit {c7}), row "
+                                         f"{row['LANG']}.")
+            files[f"registry/{CAWEAT}/tests/{tid}.yaml"] = dump(doc)
+            tests_made[(row["LANG"] if not variant_of_ok else f"{row['LANG']}0", n)] = tid
+
+    # ---- CA-WEAT v1: the lists of the paper, one row per native speaker
+    for row in v1:
+        code = row["LANG"]
+        lang = ca_lang(code)
+        langs.add(lang.split("-")[0])
+        prefix = f"caweat_{ca_slug(code)}"
+        v3_name = next((k for k, r in v3.items() if all([t.strip() for t in split_cell(r[c])] ==
+                                                         [t.strip() for t in split_cell(row[c])] for c in CA_COLS)),
+                       None)
+        place = row["BORN PLACE"].strip()
+        note = (f"CA-WEAT v1 list {code}: written from scratch by a native speaker (not translated), born in "
+                f"{place} (the file's BORN PLACE; TYPE {row['TYPE']}, WHO {row['WHO']}).")
+        if v3_name:
+            note += f" The authors' later file data/CA-WEATv3.tsv holds the same list as {v3_name}."
+        else:
+            note += (" The authors' later file data/CA-WEATv3.tsv holds a revised list for this speaker or none; "
+                     "this set is the v1 list the paper's numbers were computed on.")
+        sets = make_sets(prefix, row, lang, v1_path, "", ["crowdsourced"], None, note)
+        make_tests(prefix, row, lang, sets, v1_path, "CA-WEAT", note, "culturally-aware", False)
+
+    # ---- X-WEAT v1: the translations of Caliskan et al.'s WEAT 1 and 2
+    for row in xw:
+        code = row["LANG"]
+        lang = ca_lang(code)
+        prefix = f"xweat_{code}"
+        ref = row["REFERENCE"].strip()
+        if row["TYPE"] == "original":
+            note = ("X-WEAT v1, the English original: Caliskan et al.'s WEAT 1 and 2 lists as the authors' file "
+                    "gives them.")
+            kind_src = ["prior_work"]
+        else:
+            note = (f"X-WEAT v1, translation of Caliskan et al.'s WEAT 1 and 2 lists into {code} (the file's "
+                    f"REFERENCE: '{ref}'; the file does not say whether it was made by hand or by machine).")
+            kind_src = ["prior_work"]
+        sets = make_sets(prefix, row, lang, x_path, "", kind_src, "x-weat", note)
+        make_tests(prefix, row, lang, sets, x_path, "X-WEAT", note, "x-weat", True)
+
+    files.update(caweat_published(snap, tests_made))
+    n_diff = sum(1 for f, t in files.items() if "/sets/" in f and "differences:" in t)
+    files[f"registry/{CAWEAT}/README.md"] = (
+        f"# CA-WEAT and X-WEAT (España-Bonet & Barrón-Cedeño, EMNLP 2022)\n\n"
+        f"Curated by scripts/curate_wave3.py from {CAWEAT_REPO} at commit {snap.commit}.\n\n"
+        f"- `caweat_<list>_weat1|2`: the CA-WEAT v1 lists ({len(v1)} rows of {v1_path}, one per native speaker, "
+        f"{len(langs)} languages: {', '.join(sorted(langs))}; regional variants as BCP-47 regions: en-US, es-BO, es-CO, "
+        "es-EC, es-ES, es-MX, pt-BR). Each list is its own test, `variant: culturally-aware` (a canonical entry with "
+        "a label: written from scratch, not translated from Caliskan et al.'s WEAT 1 and 2).\n"
+        f"- `xweat_<lang>_weat1|2`: the translated lists of {x_path}, variants of `weat1`/`weat2` (`variant: x-weat`). "
+        "The English row is Caliskan et al.'s lists: it reuses the registry's sets except FLOWERS, which writes "
+        "'blue-bell' for 'bluebell' (`xweat_en_flowers`, a variant of `flowers`); its WEAT 2 is `weat2` itself.\n"
+        "- data/CA-WEATv3.* (a later, larger collection with revised v1 lists) and data/CA-WEATv2_es.json are not "
+        "curated here; each v1 test says whether v3 holds the same list.\n"
+        "- `published/collected_data.csv`: plots/collectedData.csv (registry/PUBLISHED.md).\n\n"
+        "## Differences from the authors' files\n"
+        f"- {n_diff} sets differ from the authors' cell as their code splits it (a repeated item kept once, spaces, "
+        "invisible marks); each lists its changes in `source.differences`, and tests/test_registry_wave3.py rebuilds "
+        "the authors' list from them and compares it with the digest in tests/data/authors/wave3/digests.json.\n"
+        "- Tests whose lists put one item in both targets or both attributes are variants (`variant: authors-lists`, "
+        "`overlap:` declared), variant_of the English test.\n"
+        "- caweat.py (this commit) builds WEAT 1 from the INSTRUMENTS and INSECTS columns; the tests hold FLOWERS "
+        "and INSECTS, as the README describes IAT1. Said in every WEAT 1 test.\n\n"
+        "## Licence\n" + CA_LICENSE_NOTE + "\n")
+    write_files(files, [f"registry/{CAWEAT}/**/*.*"])
+    update_digests("caweat", digests)
+    print(f"caweat: {sum('/sets/' in f for f in files)} sets, {sum('/tests/' in f for f in files)} tests, "
+          f"{len(langs)} languages ({', '.join(sorted(langs))}), commit {snap.commit}")
+
+
+CA_MODELS = {
+    # code -> (printed name, family, name, hub ids {lang or '': id}, layer)
+    "wiki": ("WP", "", "WP", {}, None), "wikiAlign": ("WPali", "", "WPali", {}, None),
+    "ccwp": ("CCWP", "", "CCWP", {}, None), "cc10017": ("CCe", "", "CCe", {}, None),
+    "cc10017Align": ("CCeAli", "", "CCeAli", {}, None), "cc10017vecmap": ("CCeVMuns", "", "CCeVMuns", {}, None),
+    "cc10017vecmapSup": ("CCeVMsup", "", "CCeVMsup", {}, None), "w2v2langs": ("CCe2langs", "", "CCe2langs", {}, None),
+    "w2v9langs": ("CCe9langs", "", "CCe9langs", {}, None),
+    "bert0": ("mBERT_0", "bert", "mBERT", {"": "bert-base-multilingual-cased"}, 0),
+    "bert11": ("mBERT_11", "bert", "mBERT", {"": "bert-base-multilingual-cased"}, 11),
+    "xlmr0": ("XLM-R_0", "xlmr", "XLM-R", {"": "xlm-roberta-large"}, 0),
+    "xlmr11": ("XLM-R_11", "xlmr", "XLM-R", {"": "xlm-roberta-large"}, 11),
+    "xglm0": ("XGLM_0", "", "XGLM", {"": "facebook/xglm-2.9B"}, 0),
+    "xglm47": ("XGLM_47", "", "XGLM", {"": "facebook/xglm-2.9B"}, 47),
+}
+for _l, _h in {"de": "bert-base-german-cased", "en": "bert-base-cased", "es": "dccuchile/bert-base-spanish-wwm-cased",
+               "it": "dbmdz/bert-base-italian-cased"}.items():
+    CA_MODELS[f"bert0{_l}"] = ("BERT_0", "monobert", "BERT", {_l: _h}, 0)
+    CA_MODELS[f"bert11{_l}"] = ("BERT_11", "monobert", "BERT", {_l: _h}, 11)
+CA_STATS = {"sizeEffect": "effect_size", "DsizeEffectUP": "effect_size_ci_up", "DsizeEffectLO": "effect_size_ci_lo",
+            "statistic": "test_statistic", "DstatUP": "test_statistic_ci_up", "DstatLO": "test_statistic_ci_lo"}
+
+
+def caweat_published(snap: Snapshot, tests_made: dict) -> dict[str, str]:
+    path = "plots/collectedData.csv"
+    rows = list(csv.DictReader(io.StringIO(snap.text(path))))
+    out = []
+    seen = set()
+    for r in rows:
+        code, test, model = r["language"], int(r["test"]), r["model"]
+        printed, family = CA_MODELS[model][0], CA_MODELS[model][1]
+        mono = re.fullmatch(r"bert(?:0|11)([a-z]{2})", model)
+        label = f"{printed} ({mono[1]})" if mono else printed
+        tid = tests_made.get((code, test), "")
+        xweat = r["source"] == "0"
+        for col, stat in CA_STATS.items():
+            key = (label, f"{code} | WEAT{test}", col)
+            assert key not in seen, key
+            seen.add(key)
+            note = f"collectedData.csv model '{model}', source {r['source']}"
+            if xweat:
+                note += ("; X-WEAT row: scripts/collectData.py copies the bootstrap mean and its interval as "
+                         "printed with two decimals (meansTrad), not the point estimate")
+            if col.startswith("D"):
+                note += "; distance from the bootstrap mean to the 95% interval's bound (caweat.py format_output)"
+            out.append({"paper": CAWEAT, "table_id": path, "row_label": f"{code} | WEAT{test}", "column_label": col,
+                        "statistic": stat, "value": r[col], "significance": "", "missing": "false",
+                        "test_id": tid, "level": "word", "model": label, "model_family": family, "note": note})
+    return {f"registry/{CAWEAT}/published/collected_data.csv": csv_text(out),
+            f"registry/{CAWEAT}/published/models.yaml": caweat_models_yaml(snap),
+            f"registry/{CAWEAT}/published/conventions.yaml": caweat_conventions(snap)}
+
+
+def caweat_models_yaml(snap: Snapshot) -> str:
+    import yaml
+    models = []
+    seen = set()
+    for code, (printed, family, name, hubs, layer) in CA_MODELS.items():
+        mono = re.fullmatch(r"bert(?:0|11)([a-z]{2})", code)
+        label = f"{printed} ({mono[1]})" if mono else printed
+        if label in seen:
+            continue
+        seen.add(label)
+        m: dict = {"model": label}
+        if family:
+            m["model_family"] = family
+        m["name"] = name
+        m["stated_in"] = (f"{snap.repo} plots/plotCollectedData.py (commit {snap.commit[:7]}): naming['{code}'], the "
+                          "label of the paper's tables and figures for collectedData.csv's model "
+                          f"'{code}'")
+        if hubs:
+            m["hub_ids"] = list(hubs.values())
+            m["layer"] = layer
+            m["encoding"] = "unknown"
+            m["code"] = (f"{snap.repo} scripts/embeddings/extractWEfromLMs.py (commit {snap.commit[:7]}): "
+                         f"{'BertModel' if 'bert' in code else 'XLMRobertaModel' if 'xlmr' in code else 'XGLMForCausalLM'}"
+                         f".from_pretrained('{list(hubs.values())[0]}', output_hidden_states=True); each list item "
+                         "alone, between the tokenizer's start and end marks, the sum of its subword tokens' "
+                         f"hidden_states[{layer}] (special tokens excluded), written to a .vec file that caweat.py "
+                         "reads like static vectors")
+            m["departures"] = [
+                {"what": "items lower-cased before the look-up in most runs",
+                 "code": "caweat.py --lower (runCaweat.sh passes --lower True; collectData.py reads files named "
+                         "*_uncased.res), while the .vec file was built from the items as written",
+                 "effect": "an item with a capital letter is looked up lower-cased and can be missing from the "
+                           "vectors (dropped, caweat.py _build_vocab_dict); which runs did so is not recorded per "
+                           "cell, so no EATlas encoding is known to compute these numbers (encoding unknown)"}]
+        else:
+            m["hub_ids"] = []
+            m["no_hub_id"] = ("static word vectors the authors trained or downloaded (a .vec file read by "
+                              "caweat.py utils.load_embeddings), not a hub model")
+        models.append(m)
+    head = ("# The models of CA-WEAT's collected results (España-Bonet & Barrón-Cedeño, EMNLP 2022), "
+            f"plots/collectedData.csv of {snap.repo}\n# at commit {snap.commit}: each printed label "
+            "(plots/plotCollectedData.py naming), and for the language models the hub id their\n# extraction "
+            "script loads. Written by scripts/curate_wave3.py.\n")
+    return head + yaml.safe_dump({"paper": CAWEAT, "models": models}, sort_keys=False, allow_unicode=True, width=110)
+
+
+def caweat_conventions(snap: Snapshot) -> str:
+    return (f"# The convention of CA-WEAT's numbers (see may2019/published/conventions.yaml). Written by "
+            "scripts/curate_wave3.py.\n"
+            f"paper: {CAWEAT}\nconvention: wefe\nstated_in: >-\n"
+            f"  {snap.repo} caweat.py (commit {snap.commit[:7]}): weat_effect_size_precomputed_sims divides by "
+            "np.std(...) of s(w, A, B) over\n  T1 + T2 with numpy's default ddof=0 (the population standard "
+            "deviation); weat_stats_precomputed_sims sets p = 0\n  (no p-value is computed, none is printed).\n")
+
+
+# ===================================================================================================== main
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("snapshots", help="folder of <owner>+<name>/repo bare git snapshots")
+    ap.add_argument("--only", default=",".join(STEPS), help=f"steps, comma-separated (default all: {', '.join(STEPS)})")
+    args = ap.parse_args(argv)
+    for name in args.only.split(","):
+        STEPS[name](args.snapshots)
+
+
+if __name__ == "__main__":
+    main()

