@@ -424,6 +424,215 @@ def caweat_conventions(snap: Snapshot) -> str:
             "deviation); weat_stats_precomputed_sims sets p = 0\n  (no p-value is computed, none is printed).\n")
 
 
+# ============================================================================================ Lewis & Lupyan
+LEWIS = "lewis2020"
+LEWIS_REPO = "mllewis/IATLANG"
+# analyses/study1b/04_get_swabs.R CAREER_WORD_LIST: the English IAT words the translations are of, by role
+LEWIS_ROLES = {"male": ["male", "man", "boy", "brother", "he", "him", "his", "son"],
+               "female": ["female", "woman", "girl", "sister", "she", "her", "hers", "daughter"],
+               "career": ["executive", "management", "professional", "corporation", "salary", "office", "business",
+                          "career"],
+               "family": ["home", "parents", "children", "family", "cousins", "marriage", "wedding", "relatives"]}
+LEWIS_CONCEPT = {"male": "Male terms", "female": "Female terms", "career": "Career", "family": "Family"}
+LEWIS_LANG = {"persian": "fa", "mandarin": "zh", "zulu_panlex": "zu", "tagalog": "tl", "norwegian": "no"}
+# A cell the registry cannot hold as written: one alternative in another script than the rest of the item.
+LEWIS_FIX = {"ее/eë/ей/своя/твоя": ("ее/ей/своя/твоя", "the alternative 'eë' (Latin letters: a transliteration "
+                                    "beside the Cyrillic) left out, since an item may not mix scripts")}
+LEWIS_NOTE = ("Lewis & Lupyan (2020), Study 1b: the words of the gender-career IAT (Nosek et al., 2002) translated "
+              "into the language; the English words are analyses/study1b/04_get_swabs.R CAREER_WORD_LIST (\"not "
+              "identical to caliskan (caliskan used proper names)\").")
+LEWIS_ITEMS = ("Each item is the translation cell of one English IAT word as data/study1b/iat_translations_raw.csv "
+               "gives it (its English word in the item's note), alternatives separated by '/' included: the authors' "
+               "code (02_tidy_translations_wiki.R, 00_IAT_utils.R) lower-cases the cell, splits it at '/' and at "
+               "spaces and averages the vectors of the pieces, which no EATlas encoding does; an EATlas run encodes "
+               "the cell as written.")
+
+
+@step
+def lewis2020(base: str) -> None:
+    snap = Snapshot(base, LEWIS_REPO)
+    c7 = snap.commit[:7]
+    path = "data/study1b/iat_translations_raw.csv"
+    raw = list(csv.DictReader(io.StringIO(snap.text(path))))
+    names = {r["language_name"].lower(): r["wiki_language_code"] for r in csv.DictReader(io.StringIO(
+        snap.text("data/study0/processed/lang_name_to_wiki_iso.csv")))}
+    in_study = {r["wiki_language_code"] for r in csv.DictReader(io.StringIO(snap.text(
+        "data/study0/processed/by_language_df.csv")))}
+    files: dict[str, str] = {}
+    digests = {"repository": LEWIS_REPO, "commit": snap.commit, "files": {path: snap.sha256(path)}, "lists": []}
+    by_lang: dict[str, list[dict]] = {}
+    for r in raw:
+        by_lang.setdefault(r["language"], []).append(r)
+    tests_by_code: dict[str, str] = {}
+    gendered_codes: dict[str, bool] = {}
+    langs = set()
+    for lname, rows in by_lang.items():
+        code = LEWIS_LANG.get(lname) or names[lname]
+        langs.add(code)
+        slug = lname.replace("_", "-")
+        gendered = any(r["gender"] != "N" for r in rows)
+        gendered_codes[code] = gendered
+        panlex = lname == "zulu_panlex"
+        study = ("one of the languages of the authors' by-language IAT data (data/study0/processed/"
+                 "by_language_df.csv)" if code in in_study else "not among the languages of the authors' by-language "
+                 "IAT data (data/study0/processed/by_language_df.csv)")
+        made: dict[str, tuple[str, list[str]]] = {}
+        for role, words in LEWIS_ROLES.items():
+            forms = ["N"] if role in ("male", "female") or not gendered else ["M", "F"]
+            for g in forms:
+                cells = []
+                for w in words:
+                    hit = [r for r in rows if r["word"] == w and r["gender"] == g]
+                    assert len(hit) == 1, (lname, w, g, hit)
+                    cells.append((w, hit[0]["translation"]))
+                rawlist = [c for _, c in cells]
+                kept, diffs = curate_list(rawlist, custom=LEWIS_FIX)
+                english = {}
+                for (w, _c), k in zip(cells, [curate_list([c], custom=LEWIS_FIX)[0][0] for _, c in cells]):
+                    english.setdefault(k, []).append(w)
+                items = [{"text": t, "kind": "word", "note": "English: " + ", ".join(english[t])} for t in kept]
+                suffix = "" if g == "N" else "_" + g.lower()
+                sid = f"lewis2020_{slug}_{role}{suffix}"
+                gnote = ("" if g == "N" else f" The {'masculine' if g == 'M' else 'feminine'} forms (the file's "
+                         f"gender column {g}): the authors compare {'male' if g == 'M' else 'female'} terms with "
+                         "these (05_calculate_es_from_swabs.R).")
+                src = {"paper": LEWIS, "section": "Study 1b",
+                       "authors_file": snap.where(path, f"language={lname}, gender={g}, words of {role}"),
+                       "commit": snap.commit}
+                if diffs:
+                    src["differences"] = diffs
+                notes = [LEWIS_NOTE, f"Language: {lname} ({code}), {study}." + gnote, LEWIS_ITEMS,
+                         "zulu_panlex is a second Zulu translation in the authors' file (its name says PanLex)."
+                         if panlex else "", difference_note(diffs)]
+                doc = set_doc(sid=sid, concept=LEWIS_CONCEPT[role] + ("" if g == "N" else
+                                                                      f" ({'masculine' if g == 'M' else 'feminine'})"),
+                              language=code, kind="word", license="unspecified",
+                              license_note="The repository mllewis/IATLANG has no licence file.", source=src,
+                              notes=notes, items=[i if "note" in i else i["text"] for i in items],
+                              source_kind=["social_science", "translation_human"],
+                              variant="panlex" if panlex else None,
+                              variant_of=f"lewis2020_zulu_{role}{suffix}" if panlex else None,
+                              change=f"Initial curation from {snap.where(path)} (commit {c7}), language {lname}.")
+                files[f"registry/{LEWIS}/sets/{sid}.yaml"] = dump(doc)
+                digests["lists"].append({"file": path, "row": lname, "column": f"{role}/{g}", "n": len(rawlist),
+                                         "sha256": list_digest(rawlist), "set": sid})
+                made[role + suffix] = (sid, kept)
+        if gendered:
+            continue                   # the authors' comparison matches each gender's terms with that gender's forms
+        refs = {"x": made["male"], "y": made["female"], "a": made["career"], "b": made["family"]}
+        shared = overlaps({k: v[1] for k, v in refs.items()})
+        tid = f"lewis2020_{slug}"
+        notes = [LEWIS_NOTE, f"Language: {lname} ({code}), {study}.",
+                 "Male/female terms vs career/family words: the comparison of 04_get_swabs.R (test_name WEAT_6, "
+                 "bias_type gender-bias-career-family).", LEWIS_ITEMS, coverage_note(code)]
+        doc = {"id": tid, "version": "1.0.0",
+               "title": f"Lewis & Lupyan (2020) gender-career IAT words ({lname}): Male/Female vs Career/Family",
+               "bias_type": "gender", "level": "word", "language": code, "license": "unspecified",
+               "license_note": "The repository mllewis/IATLANG has no licence file."}
+        if shared:
+            what = "; ".join(f"{', '.join(v)} in both {'targets' if k == 'x/y' else 'attributes'}"
+                             for k, v in shared.items())
+            doc["variant"], doc["variant_of"] = "authors-lists", "lewis2020_english"
+            notes.append(f"VARIANT (authors-lists): the translations put {what} (one word for two English ones); "
+                         "kept as the authors' lists hold them (overlap:), so the test runs only when named; "
+                         "variant_of names the English test.")
+        elif panlex:
+            doc["variant"], doc["variant_of"] = "panlex", "lewis2020_zulu"
+        doc["source"] = {"paper": LEWIS, "section": "Study 1b", "authors_file": snap.where(path, f"language={lname}"),
+                         "commit": snap.commit}
+        doc.update({k: f"{v[0]}@1.0.0" for k, v in refs.items()})
+        doc["expansions"] = {}
+        if len(refs["x"][1]) != len(refs["y"][1]):
+            doc["equal_targets"] = False
+        if shared:
+            doc["overlap"] = shared
+        doc["notes"] = " ".join(n for n in notes if n)
+        doc["changelog"] = changelog(f"Initial curation from {snap.where(path)} (commit {c7}), language {lname}.")
+        files[f"registry/{LEWIS}/tests/{tid}.yaml"] = dump(doc)
+        if not panlex:
+            tests_by_code[code] = tid
+    files.update(lewis_published(snap, tests_by_code, gendered_codes))
+    files[f"registry/{LEWIS}/README.md"] = (
+        "# Lewis & Lupyan (2020), Nature Human Behaviour\n\n"
+        f"Curated by scripts/curate_wave3.py from {LEWIS_REPO} at commit {snap.commit}, file {path}.\n\n"
+        f"- Sets `lewis2020_<language>_<male|female|career|family>` in {len(langs)} languages "
+        f"({', '.join(sorted(langs))}); where the authors give masculine and feminine forms of the career and "
+        "family words (the file's gender column M and F), two sets, `_m` and `_f`.\n"
+        f"- Tests `lewis2020_<language>` only where the words have one form ({len(tests_by_code)} languages and the "
+        "PanLex Zulu variant): the authors' measure of a gendered language matches each gender's terms with that "
+        "gender's forms, which a test on four lists cannot state, so those languages have sets only.\n"
+        "- The English words 'artistic', 'brilliant', 'creative', 'genius', 'super-imaginative', 'super-smart' of "
+        "the file are not in the career/family lists of Study 1b (04_get_swabs.R): not curated.\n"
+        "- Items are whole translation cells (with '/' alternatives); control characters and one Latin "
+        "transliteration inside a Cyrillic cell are the recorded differences (source.differences).\n\n"
+        "## Licence\nThe repository has no licence file: `unspecified`.\n")
+    write_files(files, [f"registry/{LEWIS}/**/*.*"])
+    update_digests("lewis2020", digests)
+    print(f"lewis2020: {sum('/sets/' in f for f in files)} sets, {sum('/tests/' in f for f in files)} tests, "
+          f"{len(langs)} languages ({', '.join(sorted(langs))}), commit {snap.commit}")
+
+
+LEWIS_MODELS = {"lang_es_sub": ("fastText Subtitles", "sub.<lang>.vec"),
+                "lang_es_wiki": ("fastText Wikipedia", "wiki.<lang>.vec"),
+                "lang_es_wiki_cc": ("fastText Wikipedia + Common Crawl", "cc.<lang>.300.vec")}
+
+
+def lewis_published(snap: Snapshot, tests_by_code: dict, gendered_codes: dict) -> dict[str, str]:
+    path = "data/study1b/iat_es_lang.csv"
+    rows = list(csv.DictReader(io.StringIO(snap.text(path))))
+    excl = {r["language_code"]: r for r in csv.DictReader(io.StringIO(snap.text(
+        "data/study1b/language_exclusions.csv")))}
+    out = []
+    for r in rows:
+        code = r["language_code"]
+        for col, (model, _f) in LEWIS_MODELS.items():
+            v = r[col]
+            missing = v in ("", "NA")
+            note = "the language's effect size as 05_calculate_es_from_swabs.R computes it"
+            x = excl.get(code, {}).get(col.replace("lang_es_", "exclude_"))
+            if x == "TRUE":
+                note += "; data/study1b/language_exclusions.csv excludes this language for this model"
+            tid = tests_by_code.get(code, "")
+            if not tid:
+                if gendered_codes.get(code):
+                    note += ("; no registry test: the language's attributes have masculine and feminine forms, which "
+                             "the authors' measure matches with each gender's terms (sets only)")
+                elif code in gendered_codes:
+                    note += "; no registry test for this language"
+                else:
+                    note += "; the authors' translation file holds no list for this language"
+            out.append({"paper": LEWIS, "table_id": path, "row_label": code, "column_label": col,
+                        "statistic": "effect_size", "value": "" if missing else v, "significance": "",
+                        "missing": "true" if missing else "false", "test_id": tid, "level": "word" if tid else "",
+                        "model": model, "model_family": "fasttext", "note": note + ("; printed NA" if missing else "")})
+    models = {"paper": LEWIS, "models": [
+        {"model": m, "model_family": "fasttext", "name": "fastText", "hub_ids": [],
+         "no_hub_id": f"static fastText vectors read from a .vec file ({f})",
+         "encoding": "unknown",
+         "stated_in": f"{snap.repo} analyses/study1b/03_save_subsetted_models_*.R and download_wiki*_models.sh "
+                      f"(commit {snap.commit[:7]}): the vector files {f}; data/study1b/iat_es_lang.csv column {c}",
+         "code": f"{snap.repo} analyses/study1b/00_IAT_utils.R, 04_get_swabs.R, 05_calculate_es_from_swabs.R "
+                 f"(commit {snap.commit[:7]})",
+         "departures": [{"what": "a translation is the mean of the vectors of its words and alternatives",
+                         "code": "02_tidy_translations_wiki.R splits each cell at '/' and spaces, lower-cased",
+                         "effect": "no EATlas encoding computes it (encoding unknown)"},
+                        {"what": "gendered attributes are matched with each gender's terms",
+                         "code": "05_calculate_es_from_swabs.R drops category_1 x F and category_2 x M rows",
+                         "effect": "not a WEAT on four lists"}]}
+        for c, (m, f) in LEWIS_MODELS.items()]}
+    import yaml
+    conv = (f"# The convention of Lewis & Lupyan's effect sizes. Written by scripts/curate_wave3.py.\n"
+            f"paper: {LEWIS}\nconvention: caliskan\nstated_in: >-\n"
+            f"  {snap.repo} analyses/study1b/04_get_swabs.R and 05_calculate_es_from_swabs.R (commit "
+            f"{snap.commit[:7]}): the difference of the mean\n  s(w, A, B) of the two categories divided by sd, "
+            "R's sd() (the sample standard deviation) of s(w, A, B) over both\n  categories; no p-value is "
+            "computed.\n")
+    return {f"registry/{LEWIS}/published/iat_es_lang.csv": csv_text(out),
+            f"registry/{LEWIS}/published/models.yaml": "# Written by scripts/curate_wave3.py.\n" + yaml.safe_dump(
+                models, sort_keys=False, allow_unicode=True, width=110),
+            f"registry/{LEWIS}/published/conventions.yaml": conv}
+
+
 # ===================================================================================================== main
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -65,7 +65,12 @@ def list_digest(items: list[str]) -> str:
     return hashlib.sha256(json.dumps(list(items), ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-def curate_list(raw: list[str], *, case_sensitive: bool = True) -> tuple[list[str], list[dict]]:
+CONTROL = {"\b": "U+0008 BACKSPACE removed", "\t": "U+0009 TAB made a space", "\n": "U+000A LINE FEED made a space",
+           "\r": "U+000D CARRIAGE RETURN made a space"}
+
+
+def curate_list(raw: list[str], *, case_sensitive: bool = True,
+                custom: dict[str, tuple[str, str]] | None = None) -> tuple[list[str], list[dict]]:
     """The authors' list (as their own code splits it) -> (our items, the differences).
 
     Each item is stripped of surrounding spaces and NFC-normalised (the registry's text form); an invisible format
@@ -76,6 +81,14 @@ def curate_list(raw: list[str], *, case_sensitive: bool = True) -> tuple[list[st
     kept, diffs, seen = [], [], {}
     for pos, text in enumerate(raw):
         t = text
+        extra = []
+        if custom and text in custom:
+            t, why = custom[text]
+            extra.append(why)
+        for ch, why in CONTROL.items():
+            if ch in t:
+                t = t.replace(ch, "" if ch == "\b" else " ")
+                extra.append(why)
         removed = [name for ch, name in STRIP_FORMAT.items() if ch in t]
         for ch in STRIP_FORMAT:
             t = t.replace(ch, "")
@@ -90,11 +103,11 @@ def curate_list(raw: list[str], *, case_sensitive: bool = True) -> tuple[list[st
             continue
         seen[k] = pos
         if t != text:
-            why = []
+            why = list(extra)
             if removed:
                 why.append("removed " + ", ".join(f"U+{ord(ch):04X} {n}" for ch, n in STRIP_FORMAT.items()
                                                    if n in removed))
-            if text.strip() != text:
+            if text.strip() != text and not extra:
                 why.append("surrounding spaces stripped")
             if unicodedata.normalize("NFC", text) != text:
                 why.append("NFC-normalised")
@@ -155,6 +168,7 @@ def dump(doc: dict) -> str:
     if items is not None:
         text += "items:\n" + "".join(
             "- " + yaml.dump(i if isinstance(i, str) else Flow(i), Dumper=_Dumper, allow_unicode=True, width=10_000,
+                             sort_keys=False,
                              default_flow_style=None).removesuffix("...\n").strip() + "\n" for i in items)
     return text
 

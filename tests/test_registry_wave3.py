@@ -123,3 +123,32 @@ def test_a_caweat_test_runs_offline_on_the_multilingual_default(tmp_path, monkey
     n = query(db, "SELECT count(*) AS n FROM published_results WHERE paper = 'espanabonet2022' "
                   "AND test_id = 'caweat_de3_weat1' AND statistic = 'effect_size'")["n"][0]
     assert n == 17              # 15 models of every language, and the German BERT at layers 0 and 11
+
+
+# ---------------------------------------------------------------------------------------------- Lewis & Lupyan
+def test_lewis_lupyan_lists_cover_the_papers_languages(reg):
+    sets = [s for s in reg.sets.values() if s.source.get("paper") == "lewis2020"]
+    langs = {s.language for s in sets}
+    assert len(langs) >= 25
+    # the 26 languages of the authors' by-language IAT data (data/study0/processed/by_language_df.csv)
+    assert {"ar", "da", "de", "en", "es", "fa", "fi", "fr", "he", "hi", "hr", "id", "it", "ja", "ko", "ms", "nl", "no",
+            "pl", "pt", "ro", "sv", "tl", "tr", "zh", "zu"} <= langs
+    en = reg.tests["lewis2020_english"]
+    assert [[i.text for i in reg.get_set(en.sets[r]).items] for r in "xa"] == [
+        ["male", "man", "boy", "brother", "he", "him", "his", "son"],
+        ["executive", "management", "professional", "corporation", "salary", "office", "business", "career"]]
+    fr = reg.sets["lewis2020_french_career_f"]          # a gendered language: feminine forms, sets only
+    assert "professionnelle" in [i.text for i in fr.items] and "lewis2020_french" not in reg.tests
+    ru = reg.sets["lewis2020_russian_female"]
+    assert any("eë" in d["text"] for d in ru.source["differences"]) and "DIFFERENCE" in ru.notes
+
+
+def test_lewis_lupyan_effect_sizes_are_the_authors_file(reg):
+    rows = list(csv.DictReader((ROOT / "registry/lewis2020/published/iat_es_lang.csv").open(encoding="utf-8")))
+    assert len(rows) == 32 * 3
+    cell = {(r["row_label"], r["column_label"]): r for r in rows}
+    # data/study1b/iat_es_lang.csv: en,0.6024799683742811,0.6318636686962313,0.38632053299094504
+    assert cell[("en", "lang_es_wiki")]["value"] == "0.6318636686962313"
+    assert cell[("en", "lang_es_wiki")]["test_id"] == "lewis2020_english"
+    assert cell[("fr", "lang_es_wiki")]["test_id"] == ""           # sets only: said in the note
+    assert "masculine and feminine" in cell[("fr", "lang_es_wiki")]["note"]
