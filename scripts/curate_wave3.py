@@ -633,6 +633,137 @@ def lewis_published(snap: Snapshot, tests_by_code: dict, gendered_codes: dict) -
             f"registry/{LEWIS}/published/conventions.yaml": conv}
 
 
+# ============================================================================================ Czarnowska et al.
+CZ = "czarnowska2021"
+CZ_REPO = "amazon-science/generalized-fairness-metrics"
+CZ_DIR = "terms/identity_terms"
+CZ_FILES = ("age", "countries", "disability", "gender", "race", "religion", "sexuality")
+CZ_KIND = {"n": "group_term", "adj": "adjective", "pp": "word", "": "word"}
+CZ_NOTE = ("Czarnowska, Vyas & Shah (2021) identity terms (terms/identity_terms/): the lexicons their templates fill "
+           "to build test suites for extrinsic fairness metrics (classification and NER). The paper defines no "
+           "association test on them, so the registry holds them as sets only.")
+CZ_SOURCES = {"age": "Wiktionary Category:en:Age (heavily filtered) and Dixon et al. (2018)",
+              "countries": "Wikipedia's lists of countries by GDP (nominal), of adjectival and demonymic forms, and "
+                           "the United Nations geoscheme",
+              "disability": "Hutchinson et al. (2020), Social Biases in NLP Models as Barriers for Persons with "
+                            "Disabilities",
+              "gender": "Wiktionary Category:en:Gender, filtered and categorised by the authors (basic: at least "
+                        "100 occurrences in enTenTen)",
+              "race": "the NIH notice NOT-OD-15-089 on racial and ethnic categories",
+              "religion": "Wikipedia's Major religious groups (largest and medium-sized) and Dixon et al. (2018)",
+              "sexuality": "Wiktionary Category:en:Sexuality"}
+
+
+@step
+def czarnowska2021(base: str) -> None:
+    snap = Snapshot(base, CZ_REPO)
+    c7 = snap.commit[:7]
+    files: dict[str, str] = {}
+    paths = [f"{CZ_DIR}/{f}.csv" for f in CZ_FILES]
+    digests = {"repository": CZ_REPO, "commit": snap.commit, "files": {p: snap.sha256(p) for p in paths},
+               "lists": []}
+    lic = "Apache-2.0"
+    lic_note = "The repository's LICENSE is the Apache License 2.0; terms/identity_terms/SOURCES.txt names the " \
+               "sources each list was drawn from."
+    n_sets = 0
+    for fname, path in zip(CZ_FILES, paths):
+        rows = list(csv.DictReader(io.StringIO(snap.text(path))))
+        groups: dict[tuple, list[dict]] = {}
+        for r in rows:
+            if fname == "countries":
+                groups.setdefault((r["CONTINENT"], ""), []).append(r)
+            elif fname == "disability":
+                groups.setdefault((r["GROUP"], r["TYPE"]), []).append(r)
+            else:
+                groups.setdefault((r["GROUP"], ""), []).append(r)
+        for (group, typ), grows in groups.items():
+            cols = [("TERM", "word")] if fname != "countries" else [("TERM", "word"), ("COUNTRY_ADJ", "adjective")]
+            for col, ckind in cols:
+                raw = [r[col] for r in grows]
+                kept, diffs = curate_list(raw)
+                for d in diffs:
+                    m = re.fullmatch(r"repeats position (\d+)", d["reason"])
+                    if m and "POS" in grows[0]:
+                        d["reason"] += (f" (there POS {grows[int(m[1])]['POS'] or 'empty'}, here POS "
+                                        f"{grows[d['position']]['POS'] or 'empty'}; the first row's kind is kept)")
+                first = {}
+                for r in grows:
+                    one = curate_list([r[col]])[0]
+                    if one:
+                        first.setdefault(one[0], r)
+                items = []
+                for t in kept:
+                    r = first[t]
+                    kind = ckind if fname == "countries" else CZ_KIND[r.get("POS", "")]
+                    note = []
+                    if fname == "disability":
+                        note.append("non-recommended term (the file's TYPE nonrec)" if typ == "nonrec"
+                                    else "recommended term (the file's TYPE empty)")
+                    if r.get("TYPE") == "basic":
+                        note.append("basic (the file's TYPE)")
+                    if r.get("SEM"):
+                        note.append(f"SEM {r['SEM']}")
+                    if fname == "countries":
+                        note.append(f"{r['TERM']}; region {r['REGION']}; GDP rank {r['RANK']}")
+                    items.append({"text": t, "kind": kind, **({"note": "; ".join(note)} if note else {})})
+                gslug = re.sub(r"[^a-z0-9]+", "_", group.lower()).strip("_") or "ungrouped"
+                if fname == "countries":
+                    sid = f"czarnowska2021_countries_{gslug}" + ("_adjectives" if col == "COUNTRY_ADJ" else "")
+                    concept = f"Countries of {group}" + (" (adjectives)" if col == "COUNTRY_ADJ" else "")
+                elif fname == "disability":
+                    sid = f"czarnowska2021_disability_{gslug}" + ("_nonrecommended" if typ == "nonrec" else "")
+                    concept = f"Disability: {group}" + (" (non-recommended terms)" if typ == "nonrec" else
+                                                        " (recommended terms)")
+                else:
+                    sid = f"czarnowska2021_{fname}_{gslug}"
+                    concept = f"{fname.capitalize()}: {group or 'no GROUP given'}"
+                kinds = {i["kind"] for i in items}
+                default = max(kinds, key=lambda k: sum(i["kind"] == k for i in items))
+                out_items = [i["text"] if i["kind"] == default and "note" not in i else i for i in items]
+                src = {"paper": CZ, "authors_file": snap.where(path, f"rows with {'CONTINENT' if fname == 'countries' else 'GROUP'}={group}"
+                                                               + (f", TYPE={typ}" if fname == "disability" else "")
+                                                               + f", column {col}"),
+                       "commit": snap.commit}
+                if diffs:
+                    src["differences"] = diffs
+                notes = [CZ_NOTE, f"The list's source, as SOURCES.txt names it: {CZ_SOURCES[fname]}.",
+                         "Kinds from the file's POS column (n: group_term, adj: adjective, pp, a prepositional "
+                         "phrase: word)." if fname not in ("countries", "race") else
+                         ("Country names are of kind word (not a person's name), their adjectives adjective."
+                          if fname == "countries" else "The file gives no part of speech: kind word."),
+                         "Disability terms are marked recommended or non-recommended as the file's TYPE column "
+                         "says (nonrec: a term Hutchinson et al. list as one to avoid); the two are separate sets."
+                         if fname == "disability" else "", difference_note(diffs)]
+                group_field = {fname if fname != "countries" else "continent": group}
+                if fname == "disability":
+                    group_field["recommended"] = typ != "nonrec"
+                doc = set_doc(sid=sid, concept=concept, language="en", kind=default, license=lic,
+                              license_note=lic_note, source=src, notes=notes, items=out_items,
+                              source_kind=["authors_curated", "lexical_resource"] if fname in (
+                                  "age", "gender", "sexuality") else ["authors_curated", "prior_work"],
+                              group=group_field,
+                              change=f"Initial curation from {snap.where(path)} (commit {c7}).")
+                files[f"registry/{CZ}/sets/{sid}.yaml"] = dump(doc)
+                digests["lists"].append({"file": path, "row": f"{group}|{typ}", "column": col, "n": len(raw),
+                                         "sha256": list_digest(raw), "set": sid})
+                n_sets += 1
+    # the authors' files themselves, for the tests (Apache-2.0 allows the copy; the LICENSE goes with them)
+    copy = f"tests/data/authors/{CZ_REPO.replace('/', '+')}"
+    for p in [*paths, f"{CZ_DIR}/SOURCES.txt", "LICENSE"]:
+        files[f"{copy}/{p}"] = snap.text(p)
+    files[f"registry/{CZ}/README.md"] = (
+        "# Czarnowska, Vyas & Shah (2021), identity terms\\n\\n"
+        f"Curated by scripts/curate_wave3.py from {CZ_REPO} at commit {snap.commit}, {CZ_DIR}/*.csv "
+        "(Apache-2.0).\\n\\n"
+        f"{n_sets} sets, one per file and GROUP (countries: per CONTINENT, names and adjectives apart; disability: "
+        "per GROUP and TYPE, the non-recommended terms in `_nonrecommended` sets, each item's note saying which). "
+        "Sets only: the paper measures extrinsic fairness (classification, NER), not associations. "
+        "terms/identity_terms/wiktionary_names/ (given names) is not curated here.\\n")
+    write_files(files, [f"registry/{CZ}/**/*.*", f"{copy}/**/*"])
+    update_digests("czarnowska2021", digests)
+    print(f"czarnowska2021: {n_sets} sets, commit {snap.commit}")
+
+
 # ===================================================================================================== main
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

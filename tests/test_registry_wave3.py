@@ -152,3 +152,33 @@ def test_lewis_lupyan_effect_sizes_are_the_authors_file(reg):
     assert cell[("en", "lang_es_wiki")]["test_id"] == "lewis2020_english"
     assert cell[("fr", "lang_es_wiki")]["test_id"] == ""           # sets only: said in the note
     assert "masculine and feminine" in cell[("fr", "lang_es_wiki")]["note"]
+
+
+# -------------------------------------------------------------------------------------------- Czarnowska et al.
+CZ_COPY = ROOT / "tests/data/authors/amazon-science+generalized-fairness-metrics/terms/identity_terms"
+
+
+def test_czarnowska_disability_terms_are_the_authors_with_non_recommended_ones_marked(reg):
+    """Every disability term of the authors' file (a committed Apache-2.0 copy) is in the set of its GROUP and
+    TYPE: the non-recommended ones (TYPE nonrec) in a `_nonrecommended` set, each item's note saying which."""
+    rows = list(csv.DictReader((CZ_COPY / "disability.csv").open(encoding="utf-8")))
+    assert len(rows) == 57 and sum(r["TYPE"] == "nonrec" for r in rows) == 33
+    for r in rows:
+        slug = r["GROUP"].lower().replace(" ", "_")
+        s = reg.sets[f"czarnowska2021_disability_{slug}" + ("_nonrecommended" if r["TYPE"] == "nonrec" else "")]
+        item = next(i for i in s.items if i.text == r["TERM"])
+        assert s.group["recommended"] is (r["TYPE"] != "nonrec")
+        assert ("non-recommended" in item.note) is (r["TYPE"] == "nonrec"), (s.id, item.text)
+        assert s.license == "Apache-2.0" and not [t for t in reg.tests.values() if s.id in t.sets.values()]
+
+
+@pytest.mark.parametrize("name", ["age", "gender", "race", "religion", "sexuality"])
+def test_czarnowska_lexicons_hold_every_term_of_the_authors_file(reg, name):
+    rows = list(csv.DictReader((CZ_COPY / f"{name}.csv").open(encoding="utf-8")))
+    ours = {}
+    for s in reg.sets.values():
+        if s.id.startswith(f"czarnowska2021_{name}_"):
+            for i in s.items:
+                ours.setdefault(i.text, s.group[name])
+    for r in rows:
+        assert ours[r["TERM"].strip()] == r["GROUP"], r
