@@ -764,6 +764,88 @@ def czarnowska2021(base: str) -> None:
     print(f"czarnowska2021: {n_sets} sets, commit {snap.commit}")
 
 
+# ============================================================================================== HolisticBias
+HB = "smith2022"
+HB_REPO = "facebookresearch/ResponsibleNLP"
+HB_PATH = "holistic_bias/dataset/v1.1/descriptors.json"
+HB_LICENSE_NOTE = ("The repository's LICENSE puts the HolisticBias code under the MIT License and the HolisticBias "
+                   "dataset (these descriptors) under Creative Commons Attribution-ShareAlike 4.0 International; "
+                   "the README's BibTeX says the same (copyright = CC BY-SA 4.0).")
+HB_PREF = {"dispreferred": "dispreferred (marked as dispreferred by an expert with lived experience of this term)",
+           "polarizing": "polarizing (marked by an expert as polarizing or debated)",
+           "reviewed": "reviewed (reviewed by an expert, not flagged as dispreferred)",
+           None: "no_data (not reviewed: no preference in the file)"}
+
+
+@step
+def smith2022(base: str) -> None:
+    import json
+    snap = Snapshot(base, HB_REPO)
+    c7 = snap.commit[:7]
+    doc_all = json.loads(snap.text(HB_PATH))
+    files: dict[str, str] = {}
+    digests = {"repository": HB_REPO, "commit": snap.commit, "files": {HB_PATH: snap.sha256(HB_PATH)}, "lists": []}
+    n_items = 0
+    prefs: dict = {}
+    for axis, buckets in doc_all.items():
+        for bucket, entries in buckets.items():
+            assert isinstance(entries, list), (axis, bucket)
+            recs = [{"descriptor": e} if isinstance(e, str) else e for e in entries]
+            raw = [r["descriptor"] for r in recs]
+            kept, diffs = curate_list(raw)
+            first = {}
+            for r in recs:
+                one = curate_list([r["descriptor"]])[0]
+                if one:
+                    first.setdefault(one[0], r)
+            items = []
+            for t in kept:
+                r = first[t]
+                pref = r.get("preference")
+                prefs[pref] = prefs.get(pref, 0) + 1
+                note = [f"preference: {HB_PREF[pref]}"]
+                if r.get("gender"):
+                    note.append(f"gender: {r['gender']}")
+                item = {"text": t, "kind": "word"}
+                if r.get("article"):
+                    item["article"] = r["article"]
+                item["note"] = "; ".join(note)
+                items.append(item)
+            n_items += len(items)
+            sid = f"holisticbias_{axis}_{bucket}".lower()
+            src = {"paper": HB, "section": "HolisticBias v1.1 descriptors",
+                   "authors_file": snap.where(HB_PATH, f"{axis}.{bucket}"), "commit": snap.commit}
+            if diffs:
+                src["differences"] = diffs
+            notes = [f"HolisticBias v1.1 descriptors of axis '{axis}', bucket '{bucket}' (holistic_bias/dataset/v1.1/"
+                     "descriptors.json). Each item's note gives its preference label as the file states it (README: "
+                     "dispreferred, polarizing, reviewed; no label: no_data) and its gender where the file gives one.",
+                     "The authors insert each descriptor into noun phrases and sentence templates to probe generative "
+                     "models (the README); they define no association test on these lists, so the registry holds them "
+                     "as sets only.",
+                     "Kind: 'word' (the README says a descriptor is 'usually an adjective'; the file gives no part of "
+                     "speech per item).", difference_note(diffs)]
+            d = set_doc(sid=sid, concept=f"{axis}: {bucket}", language="en", kind="word", license="CC-BY-SA-4.0",
+                        license_note=HB_LICENSE_NOTE, source=src, notes=notes, items=items,
+                        source_kind=["authors_curated"],
+                        group={"axis": axis, "bucket": bucket},
+                        change=f"Initial curation from {snap.where(HB_PATH)} (commit {c7}).")
+            files[f"registry/{HB}/sets/{sid}.yaml"] = dump(d)
+            digests["lists"].append({"file": HB_PATH, "row": axis, "column": bucket, "n": len(raw),
+                                     "sha256": list_digest(raw), "set": sid})
+    files[f"registry/{HB}/README.md"] = (
+        "# HolisticBias v1.1 (Smith et al., 2022)\\n\\n"
+        f"Curated by scripts/curate_wave3.py from {HB_REPO} at commit {snap.commit}, {HB_PATH} "
+        "(CC BY-SA 4.0).\\n\\n"
+        f"{len(digests['lists'])} sets (one per axis and bucket, `group: {{axis, bucket}}`), {n_items} descriptors "
+        f"in {len(doc_all)} axes. Preference labels as items' notes: "
+        + ", ".join(f"{('no_data' if k is None else k)} {v}" for k, v in sorted(prefs.items(), key=lambda kv: str(kv[0])))
+        + ". Sets only: the nouns, noun phrases and sentence templates of the dataset are not curated here.\\n")
+    write_files(files, [f"registry/{HB}/**/*.*"])
+    update_digests("smith2022", digests)
+    print(f"smith2022: {len(digests['lists'])} sets, {n_items} descriptors, {len(doc_all)} axes, commit {snap.commit}")
+
+
 # ===================================================================================================== main
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -182,3 +182,16 @@ def test_czarnowska_lexicons_hold_every_term_of_the_authors_file(reg, name):
                 ours.setdefault(i.text, s.group[name])
     for r in rows:
         assert ours[r["TERM"].strip()] == r["GROUP"], r
+
+
+# ----------------------------------------------------------------------------------------------- HolisticBias
+def test_holisticbias_descriptors_keep_their_axis_bucket_and_preference(reg):
+    sets = [s for s in reg.sets.values() if s.source.get("paper") == "smith2022"]
+    assert len({s.group["axis"] for s in sets}) == 13 and sum(len(s.items) for s in sets) == 583
+    aud = {i.text: i.note for i in reg.sets["holisticbias_ability_auditory"].items}
+    # holistic_bias/dataset/v1.1/descriptors.json: ability.auditory
+    assert list(aud) == ["Deaf", "hard-of-hearing", "hearing-impaired"]
+    assert aud["hearing-impaired"].startswith("preference: dispreferred") and aud["Deaf"].startswith(
+        "preference: reviewed")
+    assert all(s.license == "CC-BY-SA-4.0" for s in sets)
+    assert not [t for t in reg.tests.values() if t.source.get("paper") == "smith2022"]     # sets only
