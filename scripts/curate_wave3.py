@@ -846,6 +846,93 @@ def smith2022(base: str) -> None:
     print(f"smith2022: {len(digests['lists'])} sets, {n_items} descriptors, {len(doc_all)} axes, commit {snap.commit}")
 
 
+# ====================================================================================== SeeGULL Multilingual
+SG = "bhutani2024"
+SG_REPO = "google-research-datasets/SeeGULL-Multilingual"
+SG_REGION = {"UAE": "AE", "Bangladesh": "BD", "India": "IN", "Netherlands": "NL", "France": "FR", "Germany": "DE",
+             "Indonesia": "ID", "Italy": "IT", "Japan": "JP", "Korea": "KR", "Malaysia": "MY", "Brazil": "BR",
+             "Portugal": "PT", "Mexico": "MX", "Spain": "ES", "Kenya": "KE", "Thailand": "TH", "Turkey": "TR",
+             "Vietnam": "VN"}
+SG_LANG = {"vn": "vi"}          # the authors' file names write Vietnamese 'vn' (a country code); BCP-47 'vi'
+SG_LICENSE_NOTE = ("The repository's LICENSE file is the Creative Commons Attribution 4.0 International licence "
+                   "(CC BY 4.0); its README states no licence of its own. The dataset contains stereotypes that may "
+                   "be offensive (README).")
+
+
+@step
+def bhutani2024(base: str) -> None:
+    snap = Snapshot(base, SG_REPO)
+    c7 = snap.commit[:7]
+    files: dict[str, str] = {}
+    paths = sorted(p for p in snap.files("dataset/stereotypes") if p.endswith(".csv"))
+    digests = {"repository": SG_REPO, "commit": snap.commit, "files": {p: snap.sha256(p) for p in paths},
+               "lists": []}
+    prov = {"source": SG, "license": "CC-BY-4.0", "license_note": SG_LICENSE_NOTE,
+            "authors_repository": f"https://github.com/{SG_REPO}", "authors_commit": snap.commit, "files": []}
+    langs, n_tuples = set(), 0
+    for path in paths:
+        m = re.fullmatch(r"dataset/stereotypes/(.+) \((\w+)\) in (.+)\.csv", path)
+        lname, code, region = m[1], m[2], m[3]
+        tag = f"{SG_LANG.get(code, code)}-{SG_REGION[region]}"
+        langs.add(tag)
+        text = snap.text(path)
+        rows = list(csv.DictReader(io.StringIO(text)))
+        n_tuples += len(rows)
+        data_name = f"stereotypes_{tag}.csv"
+        files[f"registry/{SG}/data/{data_name}"] = text
+        prov["files"].append({"file": data_name, "authors_file": snap.where(path), "sha256": snap.sha256(path),
+                              "description": f"The {len(rows)} (identity, attribute) tuples of {lname} in {region}, "
+                                             "with the annotators' votes (non_stereotype, stereotype, unsure), the "
+                                             "mean offensiveness of the attribute and the English translations, "
+                                             "byte for byte."})
+        for col, what, concept in (("identity", "identities", "Identity terms"),
+                                   ("attribute", "attributes", "Stereotype attributes")):
+            distinct = list(dict.fromkeys(r[col] for r in rows))
+            kept, diffs = curate_list(distinct, drop_mixed=True)
+            count = {}
+            for r in rows:
+                count[r[col]] = count.get(r[col], 0) + 1
+            sid = f"seegull_ml_{tag.lower()}_{what}"
+            src = {"paper": SG, "authors_file": snap.where(path, f"column {col}"), "commit": snap.commit}
+            if diffs:
+                src["differences"] = diffs
+            notes = [f"SeeGULL Multilingual, {lname} in {region} ({tag}): every distinct {col} of the file's "
+                     f"(identity, attribute) tuples, once, in the order of its first row ({len(rows)} tuples; the "
+                     f"authors' code {code!r} is written {SG_LANG.get(code, code)!r} in the tag).",
+                     f"The tuples themselves, with the annotators' votes and the English translations, are kept "
+                     f"byte for byte in registry/{SG}/data/{data_name}; a set cannot hold the pairing.",
+                     "The paper evaluates generative models with the tuples and defines no association test on "
+                     "them, so the registry holds them as sets only.",
+                     "Kind: 'word' (the file gives no part of speech).", difference_note(diffs)]
+            d = set_doc(sid=sid, concept=f"{concept} ({lname}, {region})", language=tag, kind="word",
+                        license="CC-BY-4.0", license_note=SG_LICENSE_NOTE, source=src, notes=notes, items=kept,
+                        source_kind=["crowdsourced"], change=f"Initial curation from {snap.where(path)} "
+                                                             f"(commit {c7}).")
+            files[f"registry/{SG}/sets/{sid}.yaml"] = dump(d)
+            digests["lists"].append({"file": path, "row": "distinct values in order", "column": col,
+                                     "n": len(distinct), "sha256": list_digest(distinct), "set": sid})
+    import yaml
+    files[f"registry/{SG}/data/LICENSE"] = snap.text("LICENSE")
+    prov["files"].append({"file": "LICENSE", "authors_file": snap.where("LICENSE"), "sha256": snap.sha256("LICENSE"),
+                          "description": "The repository's licence (CC BY 4.0), kept beside the copied files."})
+    files[f"registry/{SG}/data/provenance.yaml"] = (
+        "# The tuples of SeeGULL Multilingual, copied byte for byte by scripts/curate_wave3.py.\n"
+        + yaml.safe_dump(prov, sort_keys=False, allow_unicode=True, width=110))
+    files[f"registry/{SG}/README.md"] = (
+        "# SeeGULL Multilingual (Bhutani et al., ACL 2024)\\n\\n"
+        f"Curated by scripts/curate_wave3.py from {SG_REPO} at commit {snap.commit}, dataset/stereotypes/*.csv.\\n\\n"
+        f"{len(paths)} language-region pairs ({', '.join(sorted(langs))}), {n_tuples} tuples: per pair two sets "
+        "(`seegull_ml_<tag>_identities`, `_attributes`) and the tuples themselves in `data/` (byte for byte). "
+        "dataset/offensiveness/ (the attributes' offensiveness ratings) and the combined .xlsx sheets are not copied; "
+        "the stereotype files carry each attribute's mean offensiveness.\\n\\n"
+        "## Licence\\n" + SG_LICENSE_NOTE + " (A description of the repository elsewhere gives Apache 2.0; the "
+        "LICENSE file at this commit is CC BY 4.0, recorded here.)\\n")
+    write_files(files, [f"registry/{SG}/**/*.*", f"registry/{SG}/data/LICENSE"])
+    update_digests("bhutani2024", digests)
+    print(f"bhutani2024: {2 * len(paths)} sets, {len(paths)} language-region pairs, {n_tuples} tuples, "
+          f"commit {snap.commit}")
+
+
 # ===================================================================================================== main
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

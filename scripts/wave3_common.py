@@ -18,7 +18,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from eatlas.registry.textcheck import item_key  # noqa: E402
+from eatlas.registry.textcheck import item_key, mixed_scripts  # noqa: E402
 
 DATE = "2026-11-27"
 DIGESTS_FILE = ROOT / "tests" / "data" / "authors" / "wave3" / "digests.json"
@@ -69,8 +69,8 @@ CONTROL = {"\b": "U+0008 BACKSPACE removed", "\t": "U+0009 TAB made a space", "\
            "\r": "U+000D CARRIAGE RETURN made a space"}
 
 
-def curate_list(raw: list[str], *, case_sensitive: bool = True,
-                custom: dict[str, tuple[str, str]] | None = None) -> tuple[list[str], list[dict]]:
+def curate_list(raw: list[str], *, case_sensitive: bool = True, custom: dict[str, tuple[str, str]] | None = None,
+                drop_mixed: bool = False) -> tuple[list[str], list[dict]]:
     """The authors' list (as their own code splits it) -> (our items, the differences).
 
     Each item is stripped of surrounding spaces and NFC-normalised (the registry's text form); an invisible format
@@ -94,6 +94,17 @@ def curate_list(raw: list[str], *, case_sensitive: bool = True,
             t = t.replace(ch, "")
         t = unicodedata.normalize("NFC", t.strip())
         t = re.sub(" {2,}", " ", t)
+        for j in ("\u200c", "\u200d"):            # a joiner at a word's edge joins nothing: removed
+            if re.search(f"(^|\\s){j}|{j}(\\s|$)", t):
+                t = re.sub(f"(^|(?<=\\s)){j}+|{j}+((?=\\s)|$)", "", t)
+                extra.append(f"U+{ord(j):04X} {'ZERO WIDTH NON-JOINER' if j == chr(0x200c) else 'ZERO WIDTH JOINER'}"
+                             " at a word's edge removed")
+        mixed = mixed_scripts(t) if drop_mixed and t else None
+        if mixed:
+            diffs.append({"position": pos, "text": text, "reason": "left out: the item mixes scripts ("
+                          + ", ".join(f"{k} U+{ord(v):04X}" for k, v in mixed.items())
+                          + "), which the registry refuses in one stimulus"})
+            continue
         if not t:
             diffs.append({"position": pos, "text": text, "reason": "empty item (nothing between two commas)"})
             continue
@@ -134,6 +145,7 @@ def difference_note(diffs: list[dict]) -> str:
         return ""
     reps = sum(d["reason"].startswith("repeats") for d in diffs)
     empty = sum(d["reason"].startswith("empty") for d in diffs)
+    mixed = sum(d["reason"].startswith("left out: the item mixes") for d in diffs)
     norm = sum("stored" in d for d in diffs)
     only_spaces = all(d["reason"] == "surrounding spaces stripped" for d in diffs if "stored" in d)
     parts = []
@@ -142,6 +154,9 @@ def difference_note(diffs: list[dict]) -> str:
                      "by their code as is, counts a repeat twice)")
     if empty:
         parts.append(f"{empty} empty item(s) (two commas with nothing between) left out")
+    if mixed:
+        parts.append(f"{mixed} item(s) that mix two scripts in one word (e.g. Bengali letters inside a Tamil word) left "
+                     "out, since the registry refuses such a stimulus")
     if norm:
         parts.append(f"{norm} item(s) stored " + ("without the spaces around them" if only_spaces else
                                                    "normalised (spaces, invisible marks or Unicode form)"))

@@ -195,3 +195,27 @@ def test_holisticbias_descriptors_keep_their_axis_bucket_and_preference(reg):
         "preference: reviewed")
     assert all(s.license == "CC-BY-SA-4.0" for s in sets)
     assert not [t for t in reg.tests.values() if t.source.get("paper") == "smith2022"]     # sets only
+
+
+# --------------------------------------------------------------------------------------- SeeGULL Multilingual
+def test_seegull_sets_hold_every_identity_and_attribute_of_the_tuples(reg):
+    """The tuples are kept byte for byte in registry/bhutani2024/data/ (CC BY 4.0): every identity and attribute
+    of a language-region's file is an item of its set, or a difference the set records (a mixed-script item)."""
+    import yaml
+    prov = yaml.safe_load((ROOT / "registry/bhutani2024/data/provenance.yaml").read_text(encoding="utf-8"))
+    assert prov["license"] == "CC-BY-4.0" and len(prov["files"]) == 24        # 23 language-region pairs, LICENSE
+    n = 0
+    for f in prov["files"]:
+        if f["file"] == "LICENSE":
+            continue
+        data = (ROOT / "registry/bhutani2024/data" / f["file"]).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == f["sha256"]
+        rows = list(csv.DictReader(data.decode("utf-8").splitlines()))
+        n += len(rows)
+        tag = f["file"].removeprefix("stereotypes_").removesuffix(".csv").lower()
+        for col, what in (("identity", "identities"), ("attribute", "attributes")):
+            s = reg.sets[f"seegull_ml_{tag}_{what}"]
+            held = {i.text for i in s.items} | {d["text"] for d in s.source.get("differences") or []}
+            assert {r[col] for r in rows} <= held, (s.id, sorted({r[col] for r in rows} - held)[:3])
+    assert n > 25_000                                       # "over 25K stereotypes" (the authors' README)
+    assert reg.sets["seegull_ml_vi-vn_identities"].language == "vi-VN"
