@@ -933,6 +933,56 @@ def bhutani2024(base: str) -> None:
           f"commit {snap.commit}")
 
 
+# ============================================================================================ Hofmann et al.
+HOF = "hofmann2024"
+HOF_REPO = "valentinhofmann/dialect-prejudice"
+HOF_LISTS = {"katz": ("hofmann2024_princeton_trilogy_adjectives", "Princeton Trilogy trait adjectives", "adjective",
+                      "The trait adjectives of the Princeton Trilogy (Katz & Braly 1933 and its successors), which the "
+                      "README calls 'the trait adjectives from the Princeton Trilogy used in the paper'."),
+             "occupations": ("hofmann2024_occupations", "Occupations", "group_term",
+                             "The occupations of the employability experiment (scripts/run_employability_experiment.sh "
+                             "probes data/attributes/occupations.txt). Kind group_term: occupations are people "
+                             "(docs/registry-format.md).")}
+
+
+def lines_of(text: str) -> list[str]:
+    """A text file's lines as the authors' code reads them: one item per line, the final newline not an item."""
+    return [ln.rstrip("\r") for ln in text.split("\n") if ln.strip() != ""]
+
+
+@step
+def hofmann2024(base: str) -> None:
+    snap = Snapshot(base, HOF_REPO)
+    c7 = snap.commit[:7]
+    files: dict[str, str] = {}
+    paths = {k: f"data/attributes/{k}.txt" for k in HOF_LISTS}
+    digests = {"repository": HOF_REPO, "commit": snap.commit, "files": {p: snap.sha256(p) for p in paths.values()},
+               "lists": []}
+    for key, (sid, concept, kind, what) in HOF_LISTS.items():
+        raw = lines_of(snap.text(paths[key]))
+        kept, diffs = curate_list(raw)
+        src = {"paper": HOF, "authors_file": snap.where(paths[key]), "commit": snap.commit}
+        if diffs:
+            src["differences"] = diffs
+        notes = [what, "Hofmann et al. (2024) probe language models with these words by Matched Guise Probing "
+                 "(prompts in probing/prompting.py): a method on generative models, not an association test on "
+                 "embeddings, so the registry holds the list as a set only.", difference_note(diffs)]
+        d = set_doc(sid=sid, concept=concept, language="en", kind=kind, license="MIT",
+                    license_note="The repository's LICENSE: MIT License, Copyright (c) 2024 Valentin Hofmann.",
+                    source=src, notes=notes, items=kept,
+                    source_kind=["social_science"] if key == "katz" else ["authors_curated"],
+                    change=f"Initial curation from {snap.where(paths[key])} (commit {c7}).")
+        files[f"registry/{HOF}/sets/{sid}.yaml"] = dump(d)
+        digests["lists"].append({"file": paths[key], "row": "", "column": "lines", "n": len(raw),
+                                 "sha256": list_digest(raw), "set": sid})
+    copy = f"tests/data/authors/{HOF_REPO.replace('/', '+')}"
+    for p in [*paths.values(), "LICENSE"]:
+        files[f"{copy}/{p}"] = snap.text(p)
+    write_files(files, [f"registry/{HOF}/**/*.*", f"{copy}/**/*"])
+    update_digests("hofmann2024", digests)
+    print(f"hofmann2024: {len(HOF_LISTS)} sets, commit {snap.commit}")
+
+
 # ===================================================================================================== main
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

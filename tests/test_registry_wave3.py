@@ -219,3 +219,14 @@ def test_seegull_sets_hold_every_identity_and_attribute_of_the_tuples(reg):
             assert {r[col] for r in rows} <= held, (s.id, sorted({r[col] for r in rows} - held)[:3])
     assert n > 25_000                                       # "over 25K stereotypes" (the authors' README)
     assert reg.sets["seegull_ml_vi-vn_identities"].language == "vi-VN"
+
+
+# ---------------------------------------------------------------------------------------------- Hofmann et al.
+@pytest.mark.parametrize("name,sid", [("katz", "hofmann2024_princeton_trilogy_adjectives"),
+                                      ("occupations", "hofmann2024_occupations")])
+def test_hofmann_lists_are_the_authors_files_line_for_line(reg, name, sid):
+    """Against the committed copy of the authors' file (MIT): the set is its lines, in order."""
+    lines = (ROOT / f"tests/data/authors/valentinhofmann+dialect-prejudice/data/attributes/{name}.txt").read_text(
+        encoding="utf-8").split("\n")
+    assert [i.text for i in reg.sets[sid].items] == [ln for ln in lines if ln.strip()]
+    assert reg.sets[sid].license == "MIT"
