@@ -717,7 +717,7 @@ def czarnowska2021(base: str) -> None:
                 else:
                     sid = f"czarnowska2021_{fname}_{gslug}"
                     concept = f"{fname.capitalize()}: {group or 'no GROUP given'}"
-                kinds = {i["kind"] for i in items}
+                kinds = list(dict.fromkeys(i["kind"] for i in items))        # first-seen order breaks a tie
                 default = max(kinds, key=lambda k: sum(i["kind"] == k for i in items))
                 out_items = [i["text"] if i["kind"] == default and "note" not in i else i for i in items]
                 src = {"paper": CZ, "authors_file": snap.where(path, f"rows with {'CONTINENT' if fname == 'countries' else 'GROUP'}={group}"
@@ -752,13 +752,13 @@ def czarnowska2021(base: str) -> None:
     for p in [*paths, f"{CZ_DIR}/SOURCES.txt", "LICENSE"]:
         files[f"{copy}/{p}"] = snap.text(p)
     files[f"registry/{CZ}/README.md"] = (
-        "# Czarnowska, Vyas & Shah (2021), identity terms\\n\\n"
+        "# Czarnowska, Vyas & Shah (2021), identity terms\n\n"
         f"Curated by scripts/curate_wave3.py from {CZ_REPO} at commit {snap.commit}, {CZ_DIR}/*.csv "
-        "(Apache-2.0).\\n\\n"
+        "(Apache-2.0).\n\n"
         f"{n_sets} sets, one per file and GROUP (countries: per CONTINENT, names and adjectives apart; disability: "
         "per GROUP and TYPE, the non-recommended terms in `_nonrecommended` sets, each item's note saying which). "
         "Sets only: the paper measures extrinsic fairness (classification, NER), not associations. "
-        "terms/identity_terms/wiktionary_names/ (given names) is not curated here.\\n")
+        "terms/identity_terms/wiktionary_names/ (given names) is not curated here.\n")
     write_files(files, [f"registry/{CZ}/**/*.*", f"{copy}/**/*"])
     update_digests("czarnowska2021", digests)
     print(f"czarnowska2021: {n_sets} sets, commit {snap.commit}")
@@ -834,13 +834,13 @@ def smith2022(base: str) -> None:
             digests["lists"].append({"file": HB_PATH, "row": axis, "column": bucket, "n": len(raw),
                                      "sha256": list_digest(raw), "set": sid})
     files[f"registry/{HB}/README.md"] = (
-        "# HolisticBias v1.1 (Smith et al., 2022)\\n\\n"
+        "# HolisticBias v1.1 (Smith et al., 2022)\n\n"
         f"Curated by scripts/curate_wave3.py from {HB_REPO} at commit {snap.commit}, {HB_PATH} "
-        "(CC BY-SA 4.0).\\n\\n"
+        "(CC BY-SA 4.0).\n\n"
         f"{len(digests['lists'])} sets (one per axis and bucket, `group: {{axis, bucket}}`), {n_items} descriptors "
         f"in {len(doc_all)} axes. Preference labels as items' notes: "
         + ", ".join(f"{('no_data' if k is None else k)} {v}" for k, v in sorted(prefs.items(), key=lambda kv: str(kv[0])))
-        + ". Sets only: the nouns, noun phrases and sentence templates of the dataset are not curated here.\\n")
+        + ". Sets only: the nouns, noun phrases and sentence templates of the dataset are not curated here.\n")
     write_files(files, [f"registry/{HB}/**/*.*"])
     update_digests("smith2022", digests)
     print(f"smith2022: {len(digests['lists'])} sets, {n_items} descriptors, {len(doc_all)} axes, commit {snap.commit}")
@@ -919,14 +919,14 @@ def bhutani2024(base: str) -> None:
         "# The tuples of SeeGULL Multilingual, copied byte for byte by scripts/curate_wave3.py.\n"
         + yaml.safe_dump(prov, sort_keys=False, allow_unicode=True, width=110))
     files[f"registry/{SG}/README.md"] = (
-        "# SeeGULL Multilingual (Bhutani et al., ACL 2024)\\n\\n"
-        f"Curated by scripts/curate_wave3.py from {SG_REPO} at commit {snap.commit}, dataset/stereotypes/*.csv.\\n\\n"
+        "# SeeGULL Multilingual (Bhutani et al., ACL 2024)\n\n"
+        f"Curated by scripts/curate_wave3.py from {SG_REPO} at commit {snap.commit}, dataset/stereotypes/*.csv.\n\n"
         f"{len(paths)} language-region pairs ({', '.join(sorted(langs))}), {n_tuples} tuples: per pair two sets "
         "(`seegull_ml_<tag>_identities`, `_attributes`) and the tuples themselves in `data/` (byte for byte). "
         "dataset/offensiveness/ (the attributes' offensiveness ratings) and the combined .xlsx sheets are not copied; "
-        "the stereotype files carry each attribute's mean offensiveness.\\n\\n"
-        "## Licence\\n" + SG_LICENSE_NOTE + " (A description of the repository elsewhere gives Apache 2.0; the "
-        "LICENSE file at this commit is CC BY 4.0, recorded here.)\\n")
+        "the stereotype files carry each attribute's mean offensiveness.\n\n"
+        "## Licence\n" + SG_LICENSE_NOTE + " (A description of the repository elsewhere gives Apache 2.0; the "
+        "LICENSE file at this commit is CC BY 4.0, recorded here.)\n")
     write_files(files, [f"registry/{SG}/**/*.*", f"registry/{SG}/data/LICENSE"])
     update_digests("bhutani2024", digests)
     print(f"bhutani2024: {2 * len(paths)} sets, {len(paths)} language-region pairs, {n_tuples} tuples, "
@@ -981,6 +981,104 @@ def hofmann2024(base: str) -> None:
     write_files(files, [f"registry/{HOF}/**/*.*", f"{copy}/**/*"])
     update_digests("hofmann2024", digests)
     print(f"hofmann2024: {len(HOF_LISTS)} sets, commit {snap.commit}")
+
+
+# ============================================================================================== HELM word lists
+HELM = "liang2023"
+HELM_REPO = "stanford-crfm/helm"
+HELM_PATH = "src/helm/benchmark/metrics/bias_word_lists.py"
+# HELM's list -> (set id, concept, kind, the registry set it is a variant of, the source HELM's docstring names)
+HELM_LISTS = {
+    "FEMALE_WORDS": ("helm_female_words", "Female words", "group_term", "garg2018_female_pairs", "Bolukbasi et al. 2016"),
+    "MALE_WORDS": ("helm_male_words", "Male words", "group_term", "garg2018_male_pairs", "Bolukbasi et al. 2016"),
+    "ASIAN_NAMES": ("helm_asian_names", "Asian names", "name", "garg2018_names_asian", "Garg et al. 2018"),
+    "HISPANIC_NAMES": ("helm_hispanic_names", "Hispanic names", "name", "garg2018_names_hispanic", "Garg et al. 2018"),
+    "WHITE_NAMES": ("helm_white_names", "White names", "name", "garg2018_names_white", "Garg et al. 2018"),
+    "ADJECTIVE_LIST": ("helm_adjectives", "Adjectives", "adjective", "garg2018_personalitytraits_original",
+                       "Garg et al. 2018"),
+    "PROFESSION_LIST": ("helm_professions", "Professions", "group_term", "bolukbasi2016_professions",
+                        "Bolukbasi et al. 2016"),
+}
+
+
+def python_lists(text: str) -> dict[str, list[str]]:
+    """The module-level list literals of a Python file, read with ast (nothing is executed)."""
+    import ast
+    out = {}
+    for node in ast.parse(text).body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (
+            node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
+        if isinstance(target, ast.Name) and isinstance(node.value, ast.List):
+            out[target.id] = [ast.literal_eval(e) for e in node.value.elts]
+    return out
+
+
+@step
+def liang2023(base: str) -> None:
+    import yaml
+    snap = Snapshot(base, HELM_REPO)
+    c7 = snap.commit[:7]
+    lists = python_lists(snap.text(HELM_PATH))
+    files: dict[str, str] = {}
+    digests = {"repository": HELM_REPO, "commit": snap.commit, "files": {HELM_PATH: snap.sha256(HELM_PATH)},
+               "lists": []}
+    report = []
+    for name, (sid, concept, kind, canon, cited) in HELM_LISTS.items():
+        raw = lists[name]
+        kept, diffs = curate_list(raw)
+        cdoc = yaml.safe_load(next((ROOT / "registry").glob(f"*/sets/{canon}.yaml")).read_text(encoding="utf-8"))
+        theirs = [i if isinstance(i, str) else i["text"] for i in cdoc["items"]]
+        only_helm = [t for t in kept if t not in theirs]
+        only_canon = [t for t in theirs if t not in kept]
+        full = {(i if isinstance(i, str) else i["text"]): ({"text": i, "kind": cdoc.get("kind")} if isinstance(i, str)
+                                                            else dict(i)) for i in cdoc["items"]}
+        if not only_helm and not only_canon:
+            same = ("the same items as " + canon + (" in the same order" if kept == theirs else
+                                                    ", in another order") + ".")
+        else:
+            parts = []
+            if len(only_helm) == len(only_canon) == 1 and kept.index(only_helm[0]) == theirs.index(only_canon[0]):
+                parts.append(f"HELM's list has '{only_helm[0]}' where {canon} has '{only_canon[0]}' (position "
+                             f"{kept.index(only_helm[0])}; the rest is the same list, in the same order)")
+            else:
+                if only_helm:
+                    parts.append(f"{len(only_helm)} item(s) not in {canon}: " + ", ".join(repr(t) for t in only_helm))
+                if only_canon:
+                    parts.append(f"{len(only_canon)} item(s) of {canon} not in HELM's list: "
+                                 + ", ".join(repr(t) for t in only_canon))
+            same = "DIFFERENCE: " + "; ".join(parts) + "."
+        report.append(f"- `{sid}` ({name}): " + same.removeprefix("DIFFERENCE: "))
+        # each item as the set it derives from types it (kind, case, plural, ...); HELM's own item ('femen') as the
+        # list's kind
+        items = [t if t not in full or full[t] == {"text": t, "kind": kind} else full[t] for t in kept]
+        src = {"paper": HELM, "authors_file": snap.where(HELM_PATH, name), "commit": snap.commit,
+               "based_on": canon.split("_")[0]}
+        if diffs:
+            src["differences"] = diffs
+        notes = [f"HELM's {name} (bias_word_lists.py), which its docstring attributes to {cited}; HELM's bias "
+                 "metrics count these words in generated text. Registered as a variant of the registry's copy of "
+                 f"the list it derives from ({canon}), with every difference: {same}",
+                 ("HELM's 'femen' is not an English word: the list it derives from has 'females' at that place. "
+                  "The typo is kept, as HELM (and the tools that reuse its lists) run it." if "femen" in kept else ""),
+                 "HELM defines no association test on these lists: sets only.", difference_note(diffs),
+                 "Item kinds (and a pronoun's case) as in the set this one derives from."]
+        d = set_doc(sid=sid, concept=concept, language="en", kind=kind, license="Apache-2.0",
+                    license_note="The repository's LICENSE: Apache License 2.0. The lists derive from Garg et al. "
+                                 "(2018) and Bolukbasi et al. (2016), whose own terms the registry records on their "
+                                 "sets.", source=src, notes=notes, items=items, source_kind=["prior_work"],
+                    variant="helm", variant_of=canon,
+                    change=f"Initial curation from {snap.where(HELM_PATH)} (commit {c7}), {name}.")
+        files[f"registry/{HELM}/sets/{sid}.yaml"] = dump(d)
+        digests["lists"].append({"file": HELM_PATH, "row": "", "column": name, "n": len(raw),
+                                 "sha256": list_digest(raw), "set": sid})
+    files[f"registry/{HELM}/README.md"] = (
+        "# HELM's bias word lists (Liang et al., 2023)\n\n"
+        f"Curated by scripts/curate_wave3.py from {HELM_REPO} at commit {snap.commit}, {HELM_PATH} (Apache-2.0). "
+        "Each list is a variant (`variant: helm`) of the registry's copy of the list it derives from, compared "
+        "item by item:\n\n" + "\n".join(report) + "\n")
+    write_files(files, [f"registry/{HELM}/**/*.*"])
+    update_digests("liang2023", digests)
+    print(f"liang2023: {len(HELM_LISTS)} sets, commit {snap.commit}\n" + "\n".join(report))
 
 
 # ===================================================================================================== main

@@ -230,3 +230,21 @@ def test_hofmann_lists_are_the_authors_files_line_for_line(reg, name, sid):
         encoding="utf-8").split("\n")
     assert [i.text for i in reg.sets[sid].items] == [ln for ln in lines if ln.strip()]
     assert reg.sets[sid].license == "MIT"
+
+
+# --------------------------------------------------------------------------------------------------- HELM lists
+def test_helm_lists_are_variants_with_femen_recorded(reg):
+    female = reg.sets["helm_female_words"]
+    assert female.variant_of == "garg2018_female_pairs" and female.variant == "helm"
+    ours = [i.text for i in female.items]
+    garg = [i.text for i in reg.sets["garg2018_female_pairs"].items]
+    assert ours[14] == "femen" and garg[14] == "females"
+    assert [t for t in ours if t not in garg] == ["femen"] and [t for t in garg if t not in ours] == ["females"]
+    assert "DIFFERENCE" in female.notes and "'femen'" in female.notes and "'females'" in female.notes
+    for sid in ("helm_male_words", "helm_asian_names", "helm_hispanic_names", "helm_white_names", "helm_adjectives",
+                "helm_professions"):
+        s = reg.sets[sid]
+        canon = reg.sets[s.variant_of]
+        same = [i.text for i in s.items] == [i.text for i in canon.items]
+        assert same == ("DIFFERENCE" not in s.notes), sid          # every difference said, none where there is none
+    assert "'unprincipled'" in reg.sets["helm_adjectives"].notes
