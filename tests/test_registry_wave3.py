@@ -248,3 +248,11 @@ def test_helm_lists_are_variants_with_femen_recorded(reg):
         same = [i.text for i in s.items] == [i.text for i in canon.items]
         assert same == ("DIFFERENCE" not in s.notes), sid          # every difference said, none where there is none
     assert "'unprincipled'" in reg.sets["helm_adjectives"].notes
+
+
+# ------------------------------------------------------------------------------------------------- Bai et al.
+def test_bai_et_al_are_cited_by_their_pnas_article_with_the_preprint_kept(reg):
+    src = reg.sources["bai2024"]
+    assert src["doi"] == "10.1073/pnas.2416228122" and src["venue"] == "Proceedings of the National Academy of Sciences"
+    assert (src["volume"], src["number"], src["pages"], src["year"]) == ("122", "8", "e2416228122", 2025)
+    assert "arXiv:2402.04105" in src["preprint"] and "doi = {10.1073/pnas.2416228122}" in src["bibtex"]
