@@ -1081,6 +1081,115 @@ def liang2023(base: str) -> None:
     print(f"liang2023: {len(HELM_LISTS)} sets, commit {snap.commit}\n" + "\n".join(report))
 
 
+# ============================================================================================== Malik et al.
+MALIK = "malik2022"
+MALIK_REPO = "iamshnoo/soc_bias"
+MALIK_LICENSE_NOTE = "The repository's LICENSE is the GNU GPL v3 (GPL-3.0), as WEATHub's (same first author)."
+MALIK_BIAS = {"weat7": "gender", "weat8": "gender", "weat11": "gender", "weat12": "gender", "weat13": "gender",
+              "weat14": "gender", "weat15": "gender", "weat16": "caste", "weat17": "caste", "weat18": "religion",
+              "weat19": "religion", "weat20": "religion", "weat21": "urban-rural"}
+
+
+@step
+def malik2022(base: str) -> None:
+    import json
+
+    import yaml
+    snap = Snapshot(base, MALIK_REPO)
+    c7 = snap.commit[:7]
+    paths = sorted(p for p in snap.files("data/weat/hi") if p.endswith(".jsonl"))
+    files: dict[str, str] = {}
+    digests = {"repository": MALIK_REPO, "commit": snap.commit, "files": {p: snap.sha256(p) for p in paths},
+               "lists": []}
+    hub = {}                       # WEATHub's Hindi sets, by their items: the same list is reused, not copied
+    for p in sorted((ROOT / "registry/weathub2023/sets").glob("weathub_hi_*.yaml")):
+        d = yaml.safe_load(p.read_text(encoding="utf-8"))
+        hub.setdefault(tuple(i if isinstance(i, str) else i["text"] for i in d["items"]), d["id"])
+    hub_tests = {}
+    for p in sorted((ROOT / "registry/weathub2023/tests").glob("weathub_hi_*.yaml")):
+        d = yaml.safe_load(p.read_text(encoding="utf-8"))
+        hub_tests[tuple(d[k].split("@")[0] for k in "xyab")] = d["id"]
+        hub_canon = hub_tests.setdefault("_canon", {})
+        hub_canon[d["id"]] = d.get("variant_of") or d["id"]
+    reused, new_sets, same_tests, made = [], [], [], []
+    for path in paths:
+        m = re.fullmatch(r"data/weat/hi/(lang_spec|trans)/(weat\d+)_hi\.jsonl", path)
+        folder, weat = m[1], m[2]
+        doc = json.loads(snap.text(path))
+        refs = {}
+        for role, key in (("x", "targ1"), ("y", "targ2"), ("a", "attr1"), ("b", "attr2")):
+            raw = list(doc[key]["examples"])
+            kept, diffs = curate_list(raw)
+            cat = doc[key]["category"]
+            sid = hub.get(tuple(kept)) if not diffs else None
+            if sid:
+                reused.append(f"{path} {key} = {sid}")
+            else:
+                sid = f"malik2022_hi_{folder.replace('_', '')}_{weat}_{key}"
+                src = {"paper": MALIK, "authors_file": snap.where(path, key), "commit": snap.commit}
+                if diffs:
+                    src["differences"] = diffs
+                kind = {"adjectives": "adjective", "verbs": "verb", "names": "name"}.get(
+                    doc[key].get("type", ""), "word")
+                notes = [f"Malik et al. (2022) Hindi WEAT list '{cat}' ({folder}: "
+                         + ("language-specific, written for Hindi" if folder == "lang_spec" else
+                            "translated from the English WEAT") + ").",
+                         "Compared by content with WEATHub's Hindi sets (same first author): no WEATHub set holds "
+                         "this list, so it is registered here; a list WEATHub holds is reused, not copied.",
+                         f"Kind '{kind}' from the file's type field ('{doc[key].get('type', '')}'); 'word' where "
+                         "it gives none.", difference_note(diffs)]
+                d = set_doc(sid=sid, concept=cat, language="hi", kind=kind, license="GPL-3.0",
+                            license_note=MALIK_LICENSE_NOTE, source=src, notes=notes, items=kept,
+                            source_kind=["authors_curated"] if folder == "lang_spec" else ["translation_human"],
+                            change=f"Initial curation from {snap.where(path)} (commit {c7}), {key}.")
+                files[f"registry/{MALIK}/sets/{sid}.yaml"] = dump(d)
+                new_sets.append(sid)
+            digests["lists"].append({"file": path, "row": "", "column": key, "n": len(raw),
+                                     "sha256": list_digest(raw), "set": sid})
+            refs[role] = (sid, kept, cat)
+        tid = f"malik2022_hi_{weat}" + ("_trans" if folder == "trans" else "")
+        same = hub_tests.get(tuple(refs[k][0] for k in "xyab"))
+        notes = [f"Malik et al. (2022), Hindi WEAT {weat} ({folder}), data/weat/hi/{folder}/{weat}_hi.jsonl.",
+                 (f"Its four lists are those of WEATHub's {same}: the same sets, two entries each with its own "
+                  "provenance (a run computes them once)." if same else
+                  "Lists WEATHub holds are reused (its sets); the others are this source's."),
+                 coverage_note("hi")]
+        shared = overlaps({k: v[1] for k, v in refs.items()})
+        t = {"id": tid, "version": "1.0.0",
+             "title": f"Malik et al. (2022) Hindi {weat}: {refs['x'][2]}/{refs['y'][2]} vs {refs['a'][2]}/"
+                      f"{refs['b'][2]}",
+             "bias_type": MALIK_BIAS[weat], "level": "word", "language": "hi", "license": "GPL-3.0",
+             "license_note": MALIK_LICENSE_NOTE}
+        if shared:
+            # the canonical test it stands beside: WEATHub's (or the one WEATHub's names), else Caliskan et al.'s
+            t["variant"], t["variant_of"] = "authors-lists", (hub_tests["_canon"][same] if same else weat)
+        t["source"] = {"paper": MALIK, "authors_file": snap.where(path), "commit": snap.commit}
+        t.update({k: f"{v[0]}@1.0.0" for k, v in refs.items()})
+        t["expansions"] = {}
+        if len(refs["x"][1]) != len(refs["y"][1]):
+            t["equal_targets"] = False
+        if shared:
+            t["overlap"] = shared
+        t["aliases"] = [{"paper": MALIK, "name": f"{weat} ({folder})"}]
+        t["notes"] = " ".join(n for n in notes if n)
+        t["changelog"] = changelog(f"Initial curation from {snap.where(path)} (commit {c7}).")
+        files[f"registry/{MALIK}/tests/{tid}.yaml"] = dump(t)
+        made.append(tid)
+        if same:
+            same_tests.append(f"{tid} = {same}")
+    files[f"registry/{MALIK}/README.md"] = (
+        "# Malik et al. (2022), Hindi WEAT lists\n\n"
+        f"Curated by scripts/curate_wave3.py from {MALIK_REPO} at commit {snap.commit}, data/weat/hi/ (GPL-3.0). "
+        "Compared by content with WEATHub's Hindi sets (registry/weathub2023): a list WEATHub holds is reused, a new "
+        f"one registered. {len(made)} tests; {len(new_sets)} new sets; {len(reused)} lists reused from WEATHub.\n\n"
+        "Tests whose four lists are a WEATHub test's:\n" + "".join(f"- {x}\n" for x in same_tests)
+        + "\nNot curated: the SEAT sentence lists (data/seat/hi/) and the authors' results (results/).\n")
+    write_files(files, [f"registry/{MALIK}/**/*.*"])
+    update_digests("malik2022", digests)
+    print(f"malik2022: {len(made)} tests, {len(new_sets)} new sets, {len(reused)} lists reused, "
+          f"{len(same_tests)} tests equal to WEATHub's, commit {snap.commit}")
+
+
 # ===================================================================================================== main
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

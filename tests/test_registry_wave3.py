@@ -61,8 +61,8 @@ def test_each_set_records_the_commit_it_was_copied_at_and_says_its_differences(r
     repo = DIGESTS[section]["repository"]
     for e in _lists(section):
         s = reg.sets[e["set"]]
-        if s.source.get("commit") is None:          # a set the registry held before (Caliskan et al.'s), reused
-            continue
+        if not str(s.source.get("authors_file", "")).startswith(repo):
+            continue                                 # a set the registry held before (Caliskan's, WEATHub's), reused
         assert s.source["commit"] == commit and s.source["authors_file"].startswith(repo), s.id
         if s.source.get("differences"):
             assert "DIFFERENCE" in s.notes, s.id
@@ -256,3 +256,25 @@ def test_bai_et_al_are_cited_by_their_pnas_article_with_the_preprint_kept(reg):
     assert src["doi"] == "10.1073/pnas.2416228122" and src["venue"] == "Proceedings of the National Academy of Sciences"
     assert (src["volume"], src["number"], src["pages"], src["year"]) == ("122", "8", "e2416228122", 2025)
     assert "arXiv:2402.04105" in src["preprint"] and "doi = {10.1073/pnas.2416228122}" in src["bibtex"]
+
+
+# --------------------------------------------------------------------------------------------- Malik et al.
+def test_malik_hindi_lists_reuse_weathubs_where_the_same_and_register_the_rest(reg):
+    tests = [t for t in reg.tests.values() if t.source.get("paper") == "malik2022"]
+    assert len(tests) == 15                   # data/weat/hi/lang_spec (13 files) and trans (2)
+    t = reg.tests["malik2022_hi_weat16"]      # the caste test: WEATHub's India sets, the very same lists
+    assert all(reg.get_set(t.sets[r]).source["paper"] == "weathub2023" for r in "xyab")
+    assert "the same sets" in t.notes
+    own = [s for s in reg.sets.values() if s.source.get("paper") == "malik2022"]
+    for s in own:                              # a set registered here is held by no WEATHub set
+        items = [i.text for i in s.items]
+        assert not [w for w in reg.sets.values() if w.source.get("paper") == "weathub2023" and w.language == "hi"
+                    and [i.text for i in w.items] == items], s.id
+
+
+def test_eatlas_list_sets_shows_a_source_whose_lists_are_sets_only(capsys):
+    from tests.cli_helpers import cli
+    rc, out, err = cli(capsys, "list", "--source", "czarnowska2021")
+    assert rc == 0 and "0 test(s)" in out and "eatlas list --sets --source czarnowska2021" in " ".join(out.split())
+    rc, out, err = cli(capsys, "list", "--sets", "--source", "liang2023")
+    assert rc == 0 and "helm_female_words" in out and "7 set(s)" in out
