@@ -1104,7 +1104,8 @@ def malik2022(base: str) -> None:
     hub = {}                       # WEATHub's Hindi sets, by their items: the same list is reused, not copied
     for p in sorted((ROOT / "registry/weathub2023/sets").glob("weathub_hi_*.yaml")):
         d = yaml.safe_load(p.read_text(encoding="utf-8"))
-        hub.setdefault(tuple(i if isinstance(i, str) else i["text"] for i in d["items"]), d["id"])
+        hub.setdefault(tuple(i if isinstance(i, str) else i["text"] for i in d["items"]),
+                       (d["id"], d["source"].get("differences") or []))
     hub_tests = {}
     for p in sorted((ROOT / "registry/weathub2023/tests").glob("weathub_hi_*.yaml")):
         d = yaml.safe_load(p.read_text(encoding="utf-8"))
@@ -1121,7 +1122,9 @@ def malik2022(base: str) -> None:
             raw = list(doc[key]["examples"])
             kept, diffs = curate_list(raw)
             cat = doc[key]["category"]
-            sid = hub.get(tuple(kept)) if not diffs else None
+            same_list = hub.get(tuple(kept))
+            # reused only where WEATHub's set is this very list: the same items, and the same repeats left out
+            sid = same_list[0] if same_list and same_list[1] == diffs else None
             if sid:
                 reused.append(f"{path} {key} = {sid}")
             else:
@@ -1135,7 +1138,9 @@ def malik2022(base: str) -> None:
                          + ("language-specific, written for Hindi" if folder == "lang_spec" else
                             "translated from the English WEAT") + ").",
                          "Compared by content with WEATHub's Hindi sets (same first author): no WEATHub set holds "
-                         "this list, so it is registered here; a list WEATHub holds is reused, not copied.",
+                         "this list as this file gives it, so it is registered here; a list WEATHub holds is reused, "
+                         "not copied." + (f" (WEATHub's {same_list[0]} holds the same items, its file repeating "
+                                          "other ones.)" if same_list else ""),
                          f"Kind '{kind}' from the file's type field ('{doc[key].get('type', '')}'); 'word' where "
                          "it gives none.", difference_note(diffs)]
                 d = set_doc(sid=sid, concept=cat, language="hi", kind=kind, license="GPL-3.0",

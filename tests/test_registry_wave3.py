@@ -266,10 +266,11 @@ def test_malik_hindi_lists_reuse_weathubs_where_the_same_and_register_the_rest(r
     assert all(reg.get_set(t.sets[r]).source["paper"] == "weathub2023" for r in "xyab")
     assert "the same sets" in t.notes
     own = [s for s in reg.sets.values() if s.source.get("paper") == "malik2022"]
-    for s in own:                              # a set registered here is held by no WEATHub set
+    for s in own:               # a set registered here is no WEATHub set (its items or its recorded repeats differ)
         items = [i.text for i in s.items]
         assert not [w for w in reg.sets.values() if w.source.get("paper") == "weathub2023" and w.language == "hi"
-                    and [i.text for i in w.items] == items], s.id
+                    and [i.text for i in w.items] == items
+                    and (w.source.get("differences") or []) == (s.source.get("differences") or [])], s.id
 
 
 def test_eatlas_list_sets_shows_a_source_whose_lists_are_sets_only(capsys):
