@@ -112,7 +112,7 @@ CALISKAN_SETS = {"FLOWERS": "flowers", "INSECTS": "insects", "INSTRUMENTS": "ins
 CA_SPLIT = ("The authors' code splits a cell with .replace(', ', ',').split(',') (caweat.py weat_1/weat_2) and "
             "strips each piece (--phrases); EATlas keeps each piece as one item, as that split gives it.")
 CA_LICENSE_NOTE = ("The repository cristinae/CA-WEAT has no licence file and its README states no terms for the "
-                   "lists; it asks users to cite España-Bonet & Barrón-Cedeño (2022). Redistribution terms unknown.")
+                   "lists; it asks users to cite España-Bonet and Barrón-Cedeño (2022). Redistribution terms unknown.")
 
 
 def ca_lang(code: str) -> str:
@@ -290,7 +290,7 @@ def caweat(base: str) -> None:
     files.update(caweat_published(snap, tests_made))
     n_diff = sum(1 for f, t in files.items() if "/sets/" in f and "differences:" in t)
     files[f"registry/{CAWEAT}/README.md"] = (
-        f"# CA-WEAT and X-WEAT (España-Bonet & Barrón-Cedeño, EMNLP 2022)\n\n"
+        f"# CA-WEAT and X-WEAT (España-Bonet and Barrón-Cedeño, EMNLP 2022)\n\n"
         f"Curated by scripts/curate_wave3.py from {CAWEAT_REPO} at commit {snap.commit}.\n\n"
         f"- `caweat_<list>_weat1|2`: the CA-WEAT v1 lists ({len(v1)} rows of {v1_path}, one per native speaker, "
         f"{len(langs)} languages: {', '.join(sorted(langs))}; regional variants as BCP-47 regions: en-US, es-BO, es-CO, "
@@ -408,7 +408,7 @@ def caweat_models_yaml(snap: Snapshot) -> str:
             m["no_hub_id"] = ("static word vectors the authors trained or downloaded (a .vec file read by "
                               "caweat.py utils.load_embeddings), not a hub model")
         models.append(m)
-    head = ("# The models of CA-WEAT's collected results (España-Bonet & Barrón-Cedeño, EMNLP 2022), "
+    head = ("# The models of CA-WEAT's collected results (España-Bonet and Barrón-Cedeño, EMNLP 2022), "
             f"plots/collectedData.csv of {snap.repo}\n# at commit {snap.commit}: each printed label "
             "(plots/plotCollectedData.py naming), and for the language models the hub id their\n# extraction "
             "script loads. Written by scripts/curate_wave3.py.\n")
@@ -424,7 +424,7 @@ def caweat_conventions(snap: Snapshot) -> str:
             "deviation); weat_stats_precomputed_sims sets p = 0\n  (no p-value is computed, none is printed).\n")
 
 
-# ============================================================================================ Lewis & Lupyan
+# ============================================================================================ Lewis and Lupyan
 LEWIS = "lewis2020"
 LEWIS_REPO = "mllewis/IATLANG"
 # analyses/study1b/04_get_swabs.R CAREER_WORD_LIST: the English IAT words the translations are of, by role
@@ -438,7 +438,7 @@ LEWIS_LANG = {"persian": "fa", "mandarin": "zh", "zulu_panlex": "zu", "tagalog":
 # A cell the registry cannot hold as written: one alternative in another script than the rest of the item.
 LEWIS_FIX = {"ее/eë/ей/своя/твоя": ("ее/ей/своя/твоя", "the alternative 'eë' (Latin letters: a transliteration "
                                     "beside the Cyrillic) left out, since an item may not mix scripts")}
-LEWIS_NOTE = ("Lewis & Lupyan (2020), Study 1b: the words of the gender-career IAT (Nosek et al., 2002) translated "
+LEWIS_NOTE = ("Lewis and Lupyan (2020), Study 1b: the words of the gender-career IAT (Nosek et al., 2002) translated "
               "into the language; the English words are analyses/study1b/04_get_swabs.R CAREER_WORD_LIST (\"not "
               "identical to caliskan (caliskan used proper names)\").")
 LEWIS_ITEMS = ("Each item is the translation cell of one English IAT word as data/study1b/iat_translations_raw.csv "
@@ -526,7 +526,7 @@ def lewis2020(base: str) -> None:
                  "Male/female terms vs career/family words: the comparison of 04_get_swabs.R (test_name WEAT_6, "
                  "bias_type gender-bias-career-family).", LEWIS_ITEMS, coverage_note(code)]
         doc = {"id": tid, "version": "1.0.0",
-               "title": f"Lewis & Lupyan (2020) gender-career IAT words ({lname}): Male/Female vs Career/Family",
+               "title": f"Lewis and Lupyan (2020) gender-career IAT words ({lname}): Male/Female vs Career/Family",
                "bias_type": "gender", "level": "word", "language": code, "license": "unspecified",
                "license_note": "The repository mllewis/IATLANG has no licence file."}
         if shared:
@@ -553,7 +553,7 @@ def lewis2020(base: str) -> None:
             tests_by_code[code] = tid
     files.update(lewis_published(snap, tests_by_code, gendered_codes))
     files[f"registry/{LEWIS}/README.md"] = (
-        "# Lewis & Lupyan (2020), Nature Human Behaviour\n\n"
+        "# Lewis and Lupyan (2020), Nature Human Behaviour\n\n"
         f"Curated by scripts/curate_wave3.py from {LEWIS_REPO} at commit {snap.commit}, file {path}.\n\n"
         f"- Sets `lewis2020_<language>_<male|female|career|family>` in {len(langs)} languages "
         f"({', '.join(sorted(langs))}); where the authors give masculine and feminine forms of the career and "
@@ -621,7 +621,7 @@ def lewis_published(snap: Snapshot, tests_by_code: dict, gendered_codes: dict) -
                          "effect": "not a WEAT on four lists"}]}
         for c, (m, f) in LEWIS_MODELS.items()]}
     import yaml
-    conv = (f"# The convention of Lewis & Lupyan's effect sizes. Written by scripts/curate_wave3.py.\n"
+    conv = (f"# The convention of Lewis and Lupyan's effect sizes. Written by scripts/curate_wave3.py.\n"
             f"paper: {LEWIS}\nconvention: caliskan\nstated_in: >-\n"
             f"  {snap.repo} analyses/study1b/04_get_swabs.R and 05_calculate_es_from_swabs.R (commit "
             f"{snap.commit[:7]}): the difference of the mean\n  s(w, A, B) of the two categories divided by sd, "
@@ -639,7 +639,7 @@ CZ_REPO = "amazon-science/generalized-fairness-metrics"
 CZ_DIR = "terms/identity_terms"
 CZ_FILES = ("age", "countries", "disability", "gender", "race", "religion", "sexuality")
 CZ_KIND = {"n": "group_term", "adj": "adjective", "pp": "word", "": "word"}
-CZ_NOTE = ("Czarnowska, Vyas & Shah (2021) identity terms (terms/identity_terms/): the lexicons their templates fill "
+CZ_NOTE = ("Czarnowska, Vyas and Shah (2021) identity terms (terms/identity_terms/): the lexicons their templates fill "
            "to build test suites for extrinsic fairness metrics (classification and NER). The paper defines no "
            "association test on them, so the registry holds them as sets only.")
 CZ_SOURCES = {"age": "Wiktionary Category:en:Age (heavily filtered) and Dixon et al. (2018)",
@@ -752,7 +752,7 @@ def czarnowska2021(base: str) -> None:
     for p in [*paths, f"{CZ_DIR}/SOURCES.txt", "LICENSE"]:
         files[f"{copy}/{p}"] = snap.text(p)
     files[f"registry/{CZ}/README.md"] = (
-        "# Czarnowska, Vyas & Shah (2021), identity terms\n\n"
+        "# Czarnowska, Vyas and Shah (2021), identity terms\n\n"
         f"Curated by scripts/curate_wave3.py from {CZ_REPO} at commit {snap.commit}, {CZ_DIR}/*.csv "
         "(Apache-2.0).\n\n"
         f"{n_sets} sets, one per file and GROUP (countries: per CONTINENT, names and adjectives apart; disability: "
@@ -937,7 +937,7 @@ def bhutani2024(base: str) -> None:
 HOF = "hofmann2024"
 HOF_REPO = "valentinhofmann/dialect-prejudice"
 HOF_LISTS = {"katz": ("hofmann2024_princeton_trilogy_adjectives", "Princeton Trilogy trait adjectives", "adjective",
-                      "The trait adjectives of the Princeton Trilogy (Katz & Braly 1933 and its successors), which the "
+                      "The trait adjectives of the Princeton Trilogy (Katz and Braly 1933 and its successors), which the "
                       "README calls 'the trait adjectives from the Princeton Trilogy used in the paper'."),
              "occupations": ("hofmann2024_occupations", "Occupations", "group_term",
                              "The occupations of the employability experiment (scripts/run_employability_experiment.sh "
