@@ -1195,6 +1195,48 @@ def malik2022(base: str) -> None:
           f"{len(same_tests)} tests equal to WEATHub's, commit {snap.commit}")
 
 
+# ================================================================================ Omrani Sabbaghi et al.
+OMRANI = "omrani2023"
+OMRANI_REPO = "shivaomrani/LLM-Bias"
+OMRANI_LISTS = {"experiment2": ("omrani2023_experiment2_descriptors", "Intersectional descriptors (experiment 2)"),
+                "experiment3": ("omrani2023_experiment3_descriptors", "Intersectional descriptors (experiment 3)")}
+
+
+@step
+def omrani2023(base: str) -> None:
+    snap = Snapshot(base, OMRANI_REPO)
+    c7 = snap.commit[:7]
+    files: dict[str, str] = {}
+    paths = {k: f"data/experiment-phrases/{k}.txt" for k in OMRANI_LISTS}
+    digests = {"repository": OMRANI_REPO, "commit": snap.commit,
+               "files": {p: snap.sha256(p) for p in paths.values()}, "lists": []}
+    for key, (sid, concept) in OMRANI_LISTS.items():
+        raw = lines_of(snap.text(paths[key]))
+        kept, diffs = curate_list(raw)
+        src = {"paper": OMRANI, "authors_file": snap.where(paths[key]), "commit": snap.commit}
+        if diffs:
+            src["differences"] = diffs
+        notes = [f"The descriptor phrases of the paper's {key.replace('experiment', 'experiment ')} "
+                 f"({paths[key]}, one per line: 'a <descriptors> person', the intersections of the descriptors the "
+                 "authors combine).",
+                 "The authors measure each phrase's valence association (SC-WEAT against a valence lexicon, "
+                 "src/experiment2_generate_table.py and src/experiment3.py) and compare groups of phrases selected by "
+                 "a descriptor in their code; no four-list test is stated in a file, so the registry holds the "
+                 "phrases as a set only.",
+                 "Kind 'word': a whole phrase, encoded as written (no template expands it).", difference_note(diffs)]
+        d = set_doc(sid=sid, concept=concept, language="en", kind="word", license="unspecified",
+                    license_note="The repository shivaomrani/LLM-Bias has no licence file.", source=src, notes=notes,
+                    items=kept, source_kind=["authors_curated"],
+                    change=f"Initial curation from {snap.where(paths[key])} (commit {c7}).")
+        files[f"registry/{OMRANI}/sets/{sid}.yaml"] = dump(d)
+        digests["lists"].append({"file": paths[key], "row": "", "column": "lines", "n": len(raw),
+                                 "sha256": list_digest(raw), "set": sid})
+    write_files(files, [f"registry/{OMRANI}/**/*.*"])
+    update_digests("omrani2023", digests)
+    print(f"omrani2023: {len(OMRANI_LISTS)} sets ({', '.join(str(len(lines_of(snap.text(p)))) for p in paths.values())}"
+          f" phrases), commit {snap.commit}")
+
+
 # ===================================================================================================== main
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -279,3 +279,11 @@ def test_eatlas_list_sets_shows_a_source_whose_lists_are_sets_only(capsys):
     assert rc == 0 and "0 test(s)" in out and "eatlas list --sets --source czarnowska2021" in " ".join(out.split())
     rc, out, err = cli(capsys, "list", "--sets", "--source", "liang2023")
     assert rc == 0 and "helm_female_words" in out and "7 set(s)" in out
+
+
+# ------------------------------------------------------------------------------------ Omrani Sabbaghi et al.
+def test_omrani_descriptor_phrases_are_sets_of_the_authors_lines(reg):
+    e2 = [i.text for i in reg.sets["omrani2023_experiment2_descriptors"].items]
+    assert len(e2) == 4096 and e2[0] == ("a young thin tall smart educated literate affluent white heterosexual "
+                                         "christian cisgender male person")
+    assert len(reg.sets["omrani2023_experiment3_descriptors"].items) == 3840
