@@ -282,7 +282,10 @@ def test_every_paper_with_printed_effect_sizes_states_its_convention():
     assert papers <= set(stated), f"no conventions.yaml for {sorted(papers - set(stated))}"
     assert {p: stated[p]["convention"] for p in ("may2019", "tan2019", "wolfe2024", "weathub2023")} == {
         "may2019": "caliskan", "tan2019": "caliskan", "wolfe2024": "mleat", "weathub2023": "weathub"}
-    assert all(r["d_denominator"] == "sample" for r in stated.values())
+    assert all(stated[p]["d_denominator"] == "sample" for p in ("may2019", "tan2019", "wolfe2024", "weathub2023"))
+    # CA-WEAT's code divides by numpy's default np.std (ddof 0): its numbers pair only with a population-d run
+    assert (stated["espanabonet2022"]["convention"], stated["espanabonet2022"]["d_denominator"]) == (
+        "wefe", "population")
 
 
 def test_a_wrong_conventions_file_is_named_with_its_field(tmp_path):

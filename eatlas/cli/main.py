@@ -205,7 +205,10 @@ def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
                         "digit, for other programs")
     s.set_defaults(fn=results_cmds.cmd_sql)
 
-    ls = sub.add_parser("list", help="list tests")
+    ls = sub.add_parser("list", help="list tests (--sets: the stimulus sets)")
+    ls.add_argument("--sets", action="store_true",
+                    help="list the stimulus sets instead of the tests (the same filters; a source whose lists are "
+                         "sets only, e.g. identity lexicons, shows here)")
     ls.add_argument("--source")
     ls.add_argument("--bias-type")
     ls.add_argument("--level")

@@ -66,6 +66,8 @@ def cmd_list(args) -> int:
         if args.source_kind not in known:
             raise EatlasError(f"unknown source kind {args.source_kind!r}", field="--source-kind",
                               hint=f"one of: {', '.join(known)}")
+    if getattr(args, "sets", False):
+        return _list_sets(args, reg, out)
     for t in reg.tests.values():
         if args.source and t.source.get("paper") != args.source:
             continue
@@ -82,6 +84,32 @@ def cmd_list(args) -> int:
         n += 1
     out.print(table)
     out.print(f"{n} test(s)")
+    if not n and args.source and any(s.source.get("paper") == args.source for s in reg.sets.values()):
+        out.print(f"source {esc(args.source)} has sets but no tests: eatlas list --sets --source {esc(args.source)}")
+    return 0
+
+
+def _list_sets(args, reg, out) -> int:
+    """``eatlas list --sets``: the stimulus sets, with the filters that apply to a set."""
+    from rich.table import Table
+
+    if args.bias_type or args.level:
+        raise EatlasError("--bias-type and --level select tests, not sets", field="--sets",
+                          hint="leave them out with --sets, or list tests without --sets")
+    table = Table("id", "version", "source", "language", "items", "license", "concept")
+    n = 0
+    for s in reg.sets.values():
+        if args.source and s.source.get("paper") != args.source:
+            continue
+        if args.language and s.language != args.language:
+            continue
+        if args.source_kind and args.source_kind not in s.source_kind:
+            continue
+        table.add_row(*map(esc, (s.id, s.version, s.source.get("paper", ""), s.language, str(len(s.items)),
+                                  s.license, s.concept)))
+        n += 1
+    out.print(table)
+    out.print(f"{n} set(s)")
     return 0
 
 

@@ -280,9 +280,10 @@ def count_pairs(pairs) -> tuple[int, int, int, int]:
 class LlmIat(Method):
     name = "llm-iat"
     help = ("LLM word-association IAT: prompt a causal LM to pair attribute words with group terms (Bai et al. "
-            "2024); --llm-iat-scoring logprob scores the pairs by log-probability instead (EATlas's variant)")
-    cite = ("Bai, Wang, Sucholutsky & Griffiths (2024), Measuring Implicit Bias in Explicitly Unbiased Large "
-            "Language Models, arXiv:2402.04105; baixuechunzi/llm-implicit-bias analysis/clean.ipynb (d_score)")
+            "2025); --llm-iat-scoring logprob scores the pairs by log-probability instead (EATlas's variant)")
+    cite = ("Bai, Wang, Sucholutsky & Griffiths (2025), Explicitly unbiased large language models still form biased "
+            "associations, PNAS 122(8) e2416228122, doi:10.1073/pnas.2416228122 (preprint arXiv:2402.04105); "
+            "baixuechunzi/llm-implicit-bias analysis/clean.ipynb (d_score)")
     inputs = "prompts"
     levels = ("word",)
     undeclared = False
@@ -421,7 +422,7 @@ class LlmIat(Method):
 
 LLM_IAT_HTML = """\
   {% if rows %}
-  <p>Each prompt asks the model to pair every attribute word with one of two group terms (Bai et al. 2024).
+  <p>Each prompt asks the model to pair every attribute word with one of two group terms (Bai et al. 2025).
     Score per prompt: a/(a+b+0.01) + d/(c+d+0.01) - 1 (a: stigmatised group with the second half of the
     attributes, d: default group with the first half); the test's score is the mean over the parsed responses,
     with a bootstrap interval over prompts and words. The log-probability variant is EATlas's own, not the

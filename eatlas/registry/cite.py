@@ -16,7 +16,7 @@ from ..errors import EatlasError
 SOURCES_FILE = "registry/sources.yaml"
 REQUIRED = {"type": str, "authors": list, "year": int, "title": str, "venue": str, "bibtex": str}
 OPTIONAL = {"volume": str, "number": str, "pages": str, "publisher": str, "doi": str, "url": str,
-            "authors_repository": dict, "checked": str, "citation": str}
+            "authors_repository": dict, "checked": str, "citation": str, "preprint": str}
 REPOSITORY_KEYS = {"url", "license", "note"}
 BIBTEX_TYPES = {"article", "inproceedings", "book", "incollection", "misc", "techreport", "phdthesis", "software"}
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")

@@ -1,8 +1,9 @@
 """Bai et al.'s LLM word-association IAT: the bias score of each prompt, their mean, and a bootstrap interval
 over prompts and stimuli.
 
-Bai, Wang, Sucholutsky and Griffiths (2024), "Measuring Implicit Bias in Explicitly Unbiased Large Language
-Models", arXiv:2402.04105; the score is their code's ``d_score`` (repository baixuechunzi/llm-implicit-bias,
+Bai, Wang, Sucholutsky and Griffiths (2025), "Explicitly unbiased large language models still form biased
+associations", PNAS 122(8) e2416228122, doi:10.1073/pnas.2416228122 (preprint arXiv:2402.04105); the score is
+their code's ``d_score`` (repository baixuechunzi/llm-implicit-bias,
 ``analysis/clean.ipynb``, commit 0d2772e8eb21): for one response, with the pairs it wrote counted as
 
     a: stigmatised group (Y) with a word of the second half of the attributes (B, "negative")
