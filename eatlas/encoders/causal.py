@@ -96,12 +96,22 @@ class CausalLM:
                 progress(len(out))
         return out
 
-    def continuation_logprobs(self, contexts: list[str], continuations: list[str], *, batch_size: int = 16
-                              ) -> np.ndarray:
-        """log P(continuation | context) for each pair: the sum of the log-probabilities of the continuation's
-        tokens. The pair is tokenized as one text; where the context's own tokens are not a prefix of it (a
-        token merged across the boundary), the two are tokenized apart and joined."""
-        torch = _torch()
+    @property
+    def context_length(self) -> int | None:
+        """The positions the model can read (prompt and generation together), from its config; None: unknown."""
+        cfg = getattr(self.model, "config", None)
+        cfg = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
+        for key in ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length", "seq_length"):
+            v = getattr(cfg, key, None)
+            if isinstance(v, int) and v > 0:
+                return v
+        return None
+
+    def n_tokens(self, text: str) -> int:
+        """The tokens the model reads for ``text`` (as :meth:`generate` and :meth:`continuation_logprobs` encode it)."""
+        return len(self._ids(text))
+
+    def _pairs(self, contexts, continuations) -> list[tuple[list[int], int]]:
         seqs = []
         for ctx, cont in zip(contexts, continuations):
             c_ids, full = self._ids(ctx), self._ids(ctx + cont)
@@ -110,24 +120,123 @@ class CausalLM:
             if not c_ids:
                 raise EatlasError("an empty context cannot be scored", hint="give the model a prompt")
             seqs.append((full, len(c_ids)))
+        return seqs
+
+    def continuation_logprobs(self, contexts: list[str], continuations: list[str], *, batch_size: int = 16,
+                              shared: list[str] | None = None, progress=None) -> np.ndarray:
+        """log P(continuation | context) for each pair: the sum of the log-probabilities of the continuation's
+        tokens. The pair is tokenized as one text; where the context's own tokens are not a prefix of it (a
+        token merged across the boundary), the two are tokenized apart and joined.
+
+        ``shared``: per pair, a text its context begins with (e.g. the prompt several attribute words follow).
+        Pairs with the same shared text are scored together: the tokens all their sequences begin with are read
+        once and the model's cache of them (past key values) is reused for every sequence, which then reads only
+        its own few tokens; log-softmax is taken only at the continuation's positions. The tokens scored are the
+        same as without ``shared`` (the common prefix is found on the token ids), so the values agree with
+        :meth:`continuation_logprobs_whole` up to float rounding. ``progress(done)``: pairs scored so far."""
+        seqs = self._pairs(contexts, continuations)
         out = np.empty(len(seqs))
-        order = sorted(range(len(seqs)), key=lambda i: len(seqs[i][0]))
+        groups: dict[str, list[int]] = {}
+        for i, key in enumerate(shared if shared is not None else contexts):
+            groups.setdefault(key, []).append(i)
+        done = 0
+        for rows in groups.values():
+            self._score_group(seqs, rows, out, batch_size)
+            done += len(rows)
+            if progress:
+                progress(done)
+        return out
+
+    def _score_group(self, seqs, rows: list[int], out: np.ndarray, batch_size: int) -> None:
+        """Score the sequences ``rows`` (which share a prefix) into ``out``: the prefix once, its cache copied for
+        each batch of the sequences' own tokens."""
+        import copy
+
+        torch = _torch()
+        first = seqs[rows[0]][0]
+        common = len(first)
+        for i in rows[1:]:
+            full = seqs[i][0]
+            k = 0
+            top = min(common, len(full))
+            while k < top and full[k] == first[k]:
+                k += 1
+            common = k
+        # every position whose logits are read (n_ctx - 1 onwards) is in the sequences' own part
+        n_pre = min(common, min(seqs[i][1] for i in rows) - 1)
+        if n_pre < 1:
+            self._score_whole(seqs, rows, out, batch_size)
+            return
+        params = self._forward_params()
+        keep = {"logits_to_keep": 1} if "logits_to_keep" in params else {}     # the prefix's logits are never read
+        cache_arg = "cache" if "cache" in params else "past_key_values"       # transformers 5 renamed it
+        with torch.inference_mode():
+            pre = self.model(input_ids=torch.tensor([first[:n_pre]], device=self.device), use_cache=True, **keep)
+        cache = getattr(pre, "cache", None) or getattr(pre, "past_key_values", None)
+        if cache is None or not hasattr(cache, "batch_repeat_interleave"):
+            self._score_whole(seqs, rows, out, batch_size)
+            return
+        for start in range(0, len(rows), batch_size):
+            chunk = rows[start:start + batch_size]
+            tails = [seqs[i][0][n_pre:] for i in chunk]
+            width = max(len(t) for t in tails)
+            ids = torch.tensor([t + [self.pad_id] * (width - len(t)) for t in tails], device=self.device)
+            mask = torch.tensor([[1] * (n_pre + len(t)) + [0] * (width - len(t)) for t in tails], device=self.device)
+            past = copy.deepcopy(cache)
+            past.batch_repeat_interleave(len(chunk))
+            with torch.inference_mode():
+                logits = self.model(input_ids=ids, attention_mask=mask, use_cache=True, **{cache_arg: past}).logits
+            # the positions read: for each sequence, those predicting its continuation's tokens
+            r_idx, p_idx, targets, owner = [], [], [], []
+            for r, i in enumerate(chunk):
+                full, n_ctx = seqs[i]
+                for k in range(n_ctx - 1, len(full) - 1):
+                    r_idx.append(r)
+                    p_idx.append(k - n_pre)
+                    targets.append(full[k + 1])
+                    owner.append(r)
+            picked = logits[torch.tensor(r_idx), torch.tensor(p_idx)].double()          # (tokens, vocabulary)
+            tok_lp = torch.log_softmax(picked, dim=-1).gather(-1, torch.tensor(targets).unsqueeze(-1)).squeeze(-1)
+            sums = torch.zeros(len(chunk), dtype=torch.float64).index_add_(0, torch.tensor(owner), tok_lp)
+            for r, i in enumerate(chunk):
+                out[i] = float(sums[r])
+
+    def _forward_params(self) -> set[str]:
+        import inspect
+
+        try:
+            return set(inspect.signature(self.model.forward).parameters)
+        except (TypeError, ValueError):
+            return set()
+
+    def continuation_logprobs_whole(self, contexts: list[str], continuations: list[str], *, batch_size: int = 16
+                                    ) -> np.ndarray:
+        """The same values as :meth:`continuation_logprobs`, computed the plain way: every sequence read whole,
+        log-softmax at every position (the reference the faster path is checked against, and the benchmark's
+        "before")."""
+        seqs = self._pairs(contexts, continuations)
+        out = np.empty(len(seqs))
+        self._score_whole(seqs, list(range(len(seqs))), out, batch_size)
+        return out
+
+    def _score_whole(self, seqs, rows: list[int], out: np.ndarray, batch_size: int) -> None:
+        torch = _torch()
+        order = sorted(rows, key=lambda i: len(seqs[i][0]))
         for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
-            width = max(len(seqs[i][0]) for i in rows)
-            ids = torch.tensor([seqs[i][0] + [self.pad_id] * (width - len(seqs[i][0])) for i in rows],
+            chunk = order[start:start + batch_size]
+            width = max(len(seqs[i][0]) for i in chunk)
+            ids = torch.tensor([seqs[i][0] + [self.pad_id] * (width - len(seqs[i][0])) for i in chunk],
                                device=self.device)
-            mask = torch.tensor([[1] * len(seqs[i][0]) + [0] * (width - len(seqs[i][0])) for i in rows],
+            mask = torch.tensor([[1] * len(seqs[i][0]) + [0] * (width - len(seqs[i][0])) for i in chunk],
                                 device=self.device)
             with torch.inference_mode():
                 logits = self.model(input_ids=ids, attention_mask=mask).logits.float()
             logp = torch.log_softmax(logits[:, :-1], dim=-1)
             target = ids[:, 1:]
             tok_lp = logp.gather(-1, target.unsqueeze(-1)).squeeze(-1)
-            for r, i in enumerate(rows):
+            for r, i in enumerate(chunk):
                 full, n_ctx = seqs[i]
                 out[i] = float(tok_lp[r, n_ctx - 1:len(full) - 1].sum())
-        return out
 
 
 def _torch():
