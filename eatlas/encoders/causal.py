@@ -195,11 +195,14 @@ class CausalLM:
                     p_idx.append(k - n_pre)
                     targets.append(full[k + 1])
                     owner.append(r)
-            picked = logits[torch.tensor(r_idx), torch.tensor(p_idx)].double()          # (tokens, vocabulary)
+            # float32 as the whole-sequence computation (a float64 log-softmax would differ from it by ~1e-5)
+            picked = logits[torch.tensor(r_idx), torch.tensor(p_idx)].float()           # (tokens, vocabulary)
             tok_lp = torch.log_softmax(picked, dim=-1).gather(-1, torch.tensor(targets).unsqueeze(-1)).squeeze(-1)
-            sums = torch.zeros(len(chunk), dtype=torch.float64).index_add_(0, torch.tensor(owner), tok_lp)
+            at = 0
             for r, i in enumerate(chunk):
-                out[i] = float(sums[r])
+                n = owner.count(r)
+                out[i] = float(tok_lp[at:at + n].sum())
+                at += n
 
     def _forward_params(self) -> set[str]:
         import inspect
