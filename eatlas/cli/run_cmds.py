@@ -22,14 +22,15 @@ def _progress(err, quiet: bool):
                     TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True, disable=quiet)
 
 
-def _phases(prog, model):
+def _phases(prog, model, lines: bool = False):
     """A runner progress callback: one bar per phase (loading, expanding, encoding N texts, testing M tests, a
-    method's own, e.g. generating N responses). Where the console is no terminal (a pipe, a log file) the bars
-    are not drawn: each phase prints plain lines instead, its start and every tenth of the way."""
+    method's own, e.g. generating N responses). Where the console is no terminal (a pipe, a log file) no bar is
+    drawn; with ``lines`` (a method that says ``progress_lines``) each phase prints plain lines instead, its start
+    and every tenth of the way."""
     import time
 
     tasks = {}
-    plain = not prog.disable and not prog.console.is_terminal
+    plain = lines and not prog.disable and not prog.console.is_terminal
     said: dict[str, tuple[int, float]] = {}          # phase -> (tenths printed, start time)
 
     def tick(ev):
@@ -127,7 +128,8 @@ def cmd_run(args) -> int:
     if before:
         before(cfg, db=db, registry=args.registry)
     with _progress(err, args.quiet) as prog:
-        outcome = evaluate(cfg, registry=args.registry, progress=_phases(prog, cfg.model))
+        outcome = evaluate(cfg, registry=args.registry,
+                           progress=_phases(prog, cfg.model, getattr(method, "progress_lines", False)))
     undo = method.stage(outcome, cfg, db=db, registry=args.registry)
     try:
         write_or_keep(db, outcome.run, outcome.results, load_registry(args.registry), wait_s=args.wait,

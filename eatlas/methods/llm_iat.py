@@ -346,6 +346,7 @@ class LlmIat(Method):
         Option("--llm-iat-batch-size", dict(type=at_least(1), default=8, metavar="N",
                                             help="prompts generated (or scored) together")),
     )
+    progress_lines = True       # minutes per test on a CPU: a pipe or a log shows the run advancing
     tables = (Table("llm_iat_results", ResultRow, doc="LLM IAT score per test (generated text or log-probability)"),
               Table("llm_iat_prompts", PromptRow, key=("prompt_index",), doc="every prompt as built and as read"),
               Table("llm_iat_responses", ResponseRow, key=("prompt_index",),
