@@ -856,11 +856,20 @@ def test_llm_iat_prompt_longer_than_the_models_context(tmp_path, capsys, scoring
 
 
 def test_llm_iat_generation_longer_than_the_models_context(tmp_path, capsys):
-    """--llm-iat-max-new-tokens 2000 on a model of 1024 positions (generation ran past the position table and the
-    run was lost before): capped at what fits, said, recorded, and the run stored."""
+    """--llm-iat-max-new-tokens 2000 on a model whose positions hold the prompt and 8 more (generation ran past the
+    position table and the run was lost before): capped at what fits, said, recorded, and the run stored."""
     import duckdb
+    from transformers import AutoTokenizer
+
+    from eatlas.methods.llm_iat import build_prompts, lists_of
+    from eatlas.registry import load_registry
 
     model = _short_causal_lm(tmp_path / "lm", 1024)
+    reg = load_registry()
+    prompt = build_prompts(lists_of(reg, reg.tests["bai2024_age"]), reg.templates["bai2024_llm_iat"].families[
+        "replication"][0], 1, seed=0)[0]["prompt"]
+    n_prompt = len(AutoTokenizer.from_pretrained(model)(prompt + "\n")["input_ids"])     # no chat template
+    model = _short_causal_lm(tmp_path / "lm8", n_prompt + 8)
     db = tmp_path / "r.duckdb"
     rc = main(["--db", str(db), "run", "--method", "llm-iat", "--model", str(model), "--tests", "bai2024_age",
                "--llm-iat-prompts", "1", "--llm-iat-max-new-tokens", "2000", "--n-boot", "100"])
@@ -870,4 +879,5 @@ def test_llm_iat_generation_longer_than_the_models_context(tmp_path, capsys):
     settings, n_max = con.execute("SELECT settings, max_new_tokens FROM runs JOIN llm_iat_results USING (run_id)"
                                   ).fetchone()
     con.close()
-    assert '"max_new_tokens_asked": 2000' in settings and 0 < n_max < 1024
+    assert '"max_new_tokens_asked": 2000' in settings and n_max == 8
+    assert "generation capped at 8 new tokens" in out
