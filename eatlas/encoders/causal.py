@@ -119,6 +119,10 @@ class CausalLM:
                 full = c_ids + list(self.tokenizer(cont, add_special_tokens=False)["input_ids"])
             if not c_ids:
                 raise EatlasError("an empty context cannot be scored", hint="give the model a prompt")
+            if self.context_length and len(full) > self.context_length:
+                raise EatlasError(f"a context and its continuation are {len(full)} tokens, and model {self.name!r} "
+                                  f"reads at most {self.context_length} positions", field="--model",
+                                  hint="a model with a longer context, or a shorter prompt")
             seqs.append((full, len(c_ids)))
         return seqs
 
