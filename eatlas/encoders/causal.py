@@ -15,6 +15,7 @@ real token), with an attention mask.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,84 +128,102 @@ class CausalLM:
         return seqs
 
     def continuation_logprobs(self, contexts: list[str], continuations: list[str], *, batch_size: int = 16,
-                              shared: list[str] | None = None, progress=None) -> np.ndarray:
+                              shared: list[str] | None = None, progress=None, prompts_per_pass: int = 8,
+                              rows_per_pass: int = 128) -> np.ndarray:
         """log P(continuation | context) for each pair: the sum of the log-probabilities of the continuation's
         tokens. The pair is tokenized as one text; where the context's own tokens are not a prefix of it (a
         token merged across the boundary), the two are tokenized apart and joined.
 
         ``shared``: per pair, a text its context begins with (e.g. the prompt several attribute words follow).
-        Pairs with the same shared text are scored together: the tokens all their sequences begin with are read
-        once and the model's cache of them (past key values) is reused for every sequence, which then reads only
-        its own few tokens; log-softmax is taken only at the continuation's positions. The tokens scored are the
-        same as without ``shared`` (the common prefix is found on the token ids), so the values agree with
+        Pairs with the same shared text are scored together: the tokens all their sequences begin with (found on
+        the token ids) are read once, ``prompts_per_pass`` such prefixes side by side (left-padded, positions
+        counted from each one's first token), and the model's cache of them (past key values) is reused for every
+        sequence, which then reads only its own few tokens (``rows_per_pass`` at a time); log-softmax is taken only
+        at the continuation's positions. Without ``shared`` each context is its own prefix. The values agree with
         :meth:`continuation_logprobs_whole` up to float rounding. ``progress(done)``: pairs scored so far."""
         seqs = self._pairs(contexts, continuations)
         out = np.empty(len(seqs))
         groups: dict[str, list[int]] = {}
         for i, key in enumerate(shared if shared is not None else contexts):
             groups.setdefault(key, []).append(i)
+        todo = list(groups.values())
         done = 0
-        for rows in groups.values():
-            self._score_group(seqs, rows, out, batch_size)
-            done += len(rows)
+        for start in range(0, len(todo), max(1, prompts_per_pass)):
+            chunk = todo[start:start + max(1, prompts_per_pass)]
+            self._score_prefixed(seqs, chunk, out, batch_size, max(1, rows_per_pass))
+            done += sum(len(g) for g in chunk)
             if progress:
                 progress(done)
         return out
 
-    def _score_group(self, seqs, rows: list[int], out: np.ndarray, batch_size: int) -> None:
-        """Score the sequences ``rows`` (which share a prefix) into ``out``: the prefix once, its cache copied for
-        each batch of the sequences' own tokens."""
-        import copy
-
+    def _score_prefixed(self, seqs, groups: list[list[int]], out: np.ndarray, batch_size: int,
+                        rows_per_pass: int) -> None:
+        """Score ``groups`` (lists of sequences sharing a prefix) into ``out``: their prefixes in one pass, the
+        cache then expanded to every sequence of each group for the sequences' own tokens."""
         torch = _torch()
-        first = seqs[rows[0]][0]
-        common = len(first)
-        for i in rows[1:]:
-            full = seqs[i][0]
-            k = 0
-            top = min(common, len(full))
-            while k < top and full[k] == first[k]:
-                k += 1
-            common = k
-        # every position whose logits are read (n_ctx - 1 onwards) is in the sequences' own part
-        n_pre = min(common, min(seqs[i][1] for i in rows) - 1)
-        if n_pre < 1:
-            self._score_whole(seqs, rows, out, batch_size)
+        heads = []                       # (group, prefix length)
+        for rows in groups:
+            first = seqs[rows[0]][0]
+            common = len(first)
+            for i in rows[1:]:
+                full, k = seqs[i][0], 0
+                top = min(common, len(full))
+                while k < top and full[k] == first[k]:
+                    k += 1
+                common = k
+            # every position whose logits are read (n_ctx - 1 onwards) is in the sequences' own part
+            n_pre = min(common, min(seqs[i][1] for i in rows) - 1)
+            if n_pre < 1:
+                self._score_whole(seqs, rows, out, batch_size)
+            else:
+                heads.append((rows, n_pre))
+        if not heads:
             return
         params = self._forward_params()
         keep = {"logits_to_keep": 1} if "logits_to_keep" in params else {}     # the prefix's logits are never read
         cache_arg = "cache" if "cache" in params else "past_key_values"       # transformers 5 renamed it
+        width = max(n for _, n in heads)
+        ids = torch.tensor([[self.pad_id] * (width - n) + seqs[rows[0]][0][:n] for rows, n in heads],
+                           device=self.device)
+        mask = torch.tensor([[0] * (width - n) + [1] * n for _, n in heads], device=self.device)
+        pos = (mask.cumsum(-1) - 1).clamp(min=0)
         with torch.inference_mode():
-            pre = self.model(input_ids=torch.tensor([first[:n_pre]], device=self.device), use_cache=True, **keep)
+            pre = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, **keep)
         cache = getattr(pre, "cache", None) or getattr(pre, "past_key_values", None)
-        if cache is None or not hasattr(cache, "batch_repeat_interleave"):
-            self._score_whole(seqs, rows, out, batch_size)
+        if cache is None or not hasattr(cache, "batch_select_indices"):
+            for rows, _ in heads:
+                self._score_whole(seqs, rows, out, batch_size)
             return
-        for start in range(0, len(rows), batch_size):
-            chunk = rows[start:start + batch_size]
-            tails = [seqs[i][0][n_pre:] for i in chunk]
-            width = max(len(t) for t in tails)
-            ids = torch.tensor([t + [self.pad_id] * (width - len(t)) for t in tails], device=self.device)
-            mask = torch.tensor([[1] * (n_pre + len(t)) + [0] * (width - len(t)) for t in tails], device=self.device)
+        jobs = [(g, i) for g, (rows, _) in enumerate(heads) for i in rows]   # (prefix row, sequence)
+        for start in range(0, len(jobs), rows_per_pass):
+            part = jobs[start:start + rows_per_pass]
+            tails = [seqs[i][0][heads[g][1]:] for g, i in part]
+            tw = max(len(t) for t in tails)
+            t_ids = torch.tensor([t + [self.pad_id] * (tw - len(t)) for t in tails], device=self.device)
+            owner = torch.tensor([g for g, _ in part], device=self.device)
+            t_mask = torch.cat([mask[owner], torch.tensor([[1] * len(t) + [0] * (tw - len(t)) for t in tails],
+                                                          device=self.device)], dim=1)
+            t_pos = torch.tensor([[heads[g][1] + k for k in range(tw)] for g, _ in part], device=self.device)
             past = copy.deepcopy(cache)
-            past.batch_repeat_interleave(len(chunk))
+            past.batch_select_indices(owner)
             with torch.inference_mode():
-                logits = self.model(input_ids=ids, attention_mask=mask, use_cache=True, **{cache_arg: past}).logits
+                logits = self.model(input_ids=t_ids, attention_mask=t_mask, position_ids=t_pos, use_cache=True,
+                                    **{cache_arg: past}).logits
             # the positions read: for each sequence, those predicting its continuation's tokens
-            r_idx, p_idx, targets, owner = [], [], [], []
-            for r, i in enumerate(chunk):
+            r_idx, p_idx, targets, counts = [], [], [], []
+            for r, (g, i) in enumerate(part):
                 full, n_ctx = seqs[i]
+                n_pre = heads[g][1]
+                counts.append(len(full) - n_ctx)
                 for k in range(n_ctx - 1, len(full) - 1):
                     r_idx.append(r)
                     p_idx.append(k - n_pre)
                     targets.append(full[k + 1])
-                    owner.append(r)
             # float32 as the whole-sequence computation (a float64 log-softmax would differ from it by ~1e-5)
             picked = logits[torch.tensor(r_idx), torch.tensor(p_idx)].float()           # (tokens, vocabulary)
             tok_lp = torch.log_softmax(picked, dim=-1).gather(-1, torch.tensor(targets).unsqueeze(-1)).squeeze(-1)
             at = 0
-            for r, i in enumerate(chunk):
-                n = owner.count(r)
+            for (_, i), n in zip(part, counts):
                 out[i] = float(tok_lp[at:at + n].sum())
                 at += n
 

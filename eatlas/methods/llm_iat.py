@@ -688,42 +688,50 @@ def run_test(lm, spec, lists: Lists, prompts: list[dict], template_ref: str, cfg
             if bar:
                 bar.add(len(chunk), spec.id)
     else:
-        for p in prompts:
-            pi = p["prompt_index"]
-            ctxs, conts, where = logprob_pairs(p)
-            try:
-                lp = lm.continuation_logprobs(ctxs, conts, batch_size=o("llm_iat_batch_size") * 4,
-                                              shared=[p["model_input"]] * len(ctxs)).reshape(-1, 2)
+        size = o("llm_iat_batch_size")
+        for start in range(0, len(prompts), size):
+            chunk = prompts[start:start + size]
+            pairs = [logprob_pairs(p) for p in chunk]
+            try:      # the chunk's prompts read side by side, each prompt's cache reused for its continuations
+                lps = lm.continuation_logprobs([c for cs, _, _ in pairs for c in cs],
+                                               [k for _, ks, _ in pairs for k in ks], prompts_per_pass=size,
+                                               shared=[p["model_input"] for p, (cs, _, _) in zip(chunk, pairs)
+                                                       for _ in cs]).reshape(-1, 2)
             except Exception as e:   # noqa: BLE001 - whatever the model raises, the work before it is kept
                 error = _failure(e)
                 break
-            prs = []
-            for (j, w), (l0, l1) in zip(where, lp):
-                tie = l0 == l1
-                g = None if tie else (p["group0"] if l0 > l1 else p["group1"])
-                gr = None if tie else (p["group0_role"] if l0 > l1 else p["group1_role"])
-                ar = lists.attr_role[_norm(w)]
-                margins.append(abs(float(l0) - float(l1)))
-                assignments.append({"prompt_index": pi, "item": j, "scoring": scoring, "line": None,
-                                    "text": f"{w} - {g}" if g else None, "attribute": w, "attribute_role": ar,
-                                    "group": g, "group_role": gr, "status": "tie" if tie else "pair",
-                                    "reason": "both groups equally likely" if tie else None,
-                                    "logprob_group0": float(l0), "logprob_group1": float(l1)})
-                if not tie:
-                    prs.append((ar, gr))
-                    counts[pi, col[_norm(w)], 0 if gr == "x" else 1] += 1
-            a, b, c, d = count_pairs(prs)
-            ok = bool(prs)
-            responses.append({"prompt_index": pi, "scoring": scoring, "response": None, "n_tokens": None,
-                              "finished": None, "parsed": ok,
-                              "reason": None if ok else "every word's two groups equally likely",
-                              "n_pairs": len(prs), "a": a, "b": b, "c": c, "d": d,
-                              "score": float(iat_bias(a, b, c, d)) if ok else None})
-            if ok:
-                parsed_rows.append(pi)
-            done += 1
-            if bar:
-                bar.add(len(ctxs), spec.id)
+            at = 0
+            for p, (ctxs, _, where) in zip(chunk, pairs):
+                pi = p["prompt_index"]
+                lp = lps[at:at + len(where)]
+                at += len(where)
+                prs = []
+                for (j, w), (l0, l1) in zip(where, lp):
+                    tie = l0 == l1
+                    g = None if tie else (p["group0"] if l0 > l1 else p["group1"])
+                    gr = None if tie else (p["group0_role"] if l0 > l1 else p["group1_role"])
+                    ar = lists.attr_role[_norm(w)]
+                    margins.append(abs(float(l0) - float(l1)))
+                    assignments.append({"prompt_index": pi, "item": j, "scoring": scoring, "line": None,
+                                        "text": f"{w} - {g}" if g else None, "attribute": w, "attribute_role": ar,
+                                        "group": g, "group_role": gr, "status": "tie" if tie else "pair",
+                                        "reason": "both groups equally likely" if tie else None,
+                                        "logprob_group0": float(l0), "logprob_group1": float(l1)})
+                    if not tie:
+                        prs.append((ar, gr))
+                        counts[pi, col[_norm(w)], 0 if gr == "x" else 1] += 1
+                a, b, c, d = count_pairs(prs)
+                ok = bool(prs)
+                responses.append({"prompt_index": pi, "scoring": scoring, "response": None, "n_tokens": None,
+                                  "finished": None, "parsed": ok,
+                                  "reason": None if ok else "every word's two groups equally likely",
+                                  "n_pairs": len(prs), "a": a, "b": b, "c": c, "d": d,
+                                  "score": float(iat_bias(a, b, c, d)) if ok else None})
+                if ok:
+                    parsed_rows.append(pi)
+                done += 1
+                if bar:
+                    bar.add(len(ctxs), spec.id)
     n, n_ok = len(prompts), len(parsed_rows)
     rate, min_rate = n_ok / n, o("llm_iat_min_parse_rate")
     row = _empty_row(lists, scoring, prompts, template_ref, o, system, max_new, None)
