@@ -454,26 +454,28 @@ def test_a_causal_lm_named_by_its_hub_id_runs_offline(tmp_path, scripted_lm, hf_
 
 
 # ---------------------------------------------------------------------------- speed, limits, diagnostics
-def test_the_prompts_cache_gives_the_whole_sequences_log_probabilities(tmp_path, tiny_gpt2):
-    """The log-probability variant reads each prompt once and reuses its cache for the 2 x words continuations;
-    on a random GPT-2 its values equal the plain computation (every sequence read whole, log-softmax at every
-    position) to 1e-5, for every pair of two prompts of the test."""
+def test_the_prompts_cache_gives_the_whole_sequences_log_probabilities(tmp_path, tiny_gpt2, monkeypatch):
+    """The log-probability variant reads each prompt once (prompts of different lengths side by side, left-padded)
+    and reuses its cache for the 2 x words continuations; on a random GPT-2 its values equal the plain computation
+    (every sequence read whole, log-softmax at every position) to 1e-5, for every pair of three prompts."""
     from eatlas.encoders import load_encoder
-    from eatlas.encoders.causal import causal_lm
+    from eatlas.encoders.causal import CausalLM, causal_lm
     from eatlas.methods.llm_iat import build_prompts, lists_of, logprob_pairs
 
     reg = _llm_registry(tmp_path).load()
     lm = causal_lm(load_encoder(str(tiny_gpt2)))
     source = reg.templates["bai2024_llm_iat"].families["replication"][0]
-    prompts = build_prompts(lists_of(reg, reg.tests["age_iat"]), source, 2, seed=5)
+    prompts = build_prompts(lists_of(reg, reg.tests["age_iat"]), source, 3, seed=5)
     ctxs, conts, shared = [], [], []
-    for p in prompts:
-        p["model_input"] = lm.format(p["prompt"], "You are a helpful assistant.")
+    for k, p in enumerate(prompts):
+        p["model_input"] = lm.format(p["prompt"] + " Go." * k, "You are a helpful assistant.")   # other lengths
         c, k, _ = logprob_pairs(p)
         ctxs, conts, shared = ctxs + c, conts + k, shared + [p["model_input"]] * len(c)
     whole = lm.continuation_logprobs_whole(ctxs, conts, batch_size=3)
-    fast = lm.continuation_logprobs(ctxs, conts, shared=shared, batch_size=3)
-    assert len(fast) == 2 * 2 * 4 and np.all(np.isfinite(fast))
+    with monkeypatch.context() as m:
+        m.setattr(CausalLM, "_score_whole", lambda *a, **k: pytest.fail("the whole sequences were read"))
+        fast = lm.continuation_logprobs(ctxs, conts, shared=shared, prompts_per_pass=2, rows_per_pass=5)
+    assert len(fast) == 3 * 2 * 4 and np.all(np.isfinite(fast))
     np.testing.assert_allclose(fast, whole, rtol=0, atol=1e-5)
     # without a shared prompt each context is its own group: the same values
     np.testing.assert_allclose(lm.continuation_logprobs(ctxs, conts), whole, rtol=0, atol=1e-5)
