@@ -5,8 +5,8 @@ log-probability variant two ways on the same prompts:
 
 * before: every prompt + word + group sequence read whole, log-softmax over the vocabulary at every position
   (``CausalLM.continuation_logprobs_whole``, the computation runs used before the prompt's cache was reused);
-* after: what a run does now (``CausalLM.continuation_logprobs`` with the prompt shared: --batch-size prompts read
-  side by side once, each one's cache reused for its 2 x 16 continuations, log-softmax only at the continuation's
+* after: what a run does now (``CausalLM.continuation_logprobs`` with the prompt shared: 4 x --batch-size prompts
+  read side by side once, each one's cache reused for its 2 x 16 continuations, log-softmax only at the continuation's
   positions).
 
 It prints prompts per second for each, the speed-up, the largest difference between the two's log-probabilities,
@@ -65,13 +65,14 @@ def main(argv=None) -> None:
     # after: a run's own computation, prompt by prompt
     t0 = time.perf_counter()
     after = []
-    for start in range(0, len(prompts), args.batch_size):
-        chunk = prompts[start:start + args.batch_size]
+    size = 4 * args.batch_size          # as a run reads them (eatlas.methods.llm_iat.run_test)
+    for start in range(0, len(prompts), size):
+        chunk = prompts[start:start + size]
         ctxs, conts, shared = [], [], []
         for p in chunk:
             c, k, _ = logprob_pairs(p)
             ctxs, conts, shared = ctxs + c, conts + k, shared + [p["model_input"]] * len(c)
-        lp = lm.continuation_logprobs(ctxs, conts, prompts_per_pass=args.batch_size, shared=shared)
+        lp = lm.continuation_logprobs(ctxs, conts, prompts_per_pass=size, shared=shared)
         after += list(lp.reshape(len(chunk), -1, 2))
     dt_after = time.perf_counter() - t0
     print(f"after:  {args.prompts} prompts in {dt_after:.1f} s = {args.prompts / dt_after:.3f} prompts/s "

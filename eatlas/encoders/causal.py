@@ -128,8 +128,8 @@ class CausalLM:
         return seqs
 
     def continuation_logprobs(self, contexts: list[str], continuations: list[str], *, batch_size: int = 16,
-                              shared: list[str] | None = None, progress=None, prompts_per_pass: int = 8,
-                              rows_per_pass: int = 128) -> np.ndarray:
+                              shared: list[str] | None = None, progress=None, prompts_per_pass: int = 32,
+                              rows_per_pass: int = 256) -> np.ndarray:
         """log P(continuation | context) for each pair: the sum of the log-probabilities of the continuation's
         tokens. The pair is tokenized as one text; where the context's own tokens are not a prefix of it (a
         token merged across the boundary), the two are tokenized apart and joined.

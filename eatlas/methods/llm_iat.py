@@ -344,7 +344,8 @@ class LlmIat(Method):
                                                 help="a test whose share of readable responses is below P is not "
                                                      "run (default 0.5)")),
         Option("--llm-iat-batch-size", dict(type=at_least(1), default=8, metavar="N",
-                                            help="prompts generated (or scored) together")),
+                                            help="prompts generated together (the log-probability variant reads four times as "
+                                                 "many side by side)")),
     )
     progress_lines = True       # minutes per test on a CPU: a pipe or a log shows the run advancing
     tables = (Table("llm_iat_results", ResultRow, doc="LLM IAT score per test (generated text or log-probability)"),
@@ -688,7 +689,7 @@ def run_test(lm, spec, lists: Lists, prompts: list[dict], template_ref: str, cfg
             if bar:
                 bar.add(len(chunk), spec.id)
     else:
-        size = o("llm_iat_batch_size")
+        size = 4 * o("llm_iat_batch_size")      # prompts read side by side (a few tokens each after the prompt)
         for start in range(0, len(prompts), size):
             chunk = prompts[start:start + size]
             pairs = [logprob_pairs(p) for p in chunk]
