@@ -344,8 +344,8 @@ class LlmIat(Method):
                                                 help="a test whose share of readable responses is below P is not "
                                                      "run (default 0.5)")),
         Option("--llm-iat-batch-size", dict(type=at_least(1), default=8, metavar="N",
-                                            help="prompts generated together (the log-probability variant reads four times as "
-                                                 "many side by side)")),
+                                            help="prompts generated together (the log-probability variant "
+                                                 "reads four times as many side by side)")),
     )
     progress_lines = True       # minutes per test on a CPU: a pipe or a log shows the run advancing
     tables = (Table("llm_iat_results", ResultRow, doc="LLM IAT score per test (generated text or log-probability)"),
