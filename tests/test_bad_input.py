@@ -1259,3 +1259,60 @@ def test_every_eatlas_view_is_made_again_for_a_file_read_as_data():
     temp = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE temporary AND NOT internal"
                                       ).fetchall()}
     assert len(_VIEW_STATEMENTS) == len(_VIEW_NAMES) and temp == set(_VIEW_NAMES)
+
+
+# ----------------------------------------------------------------------------- the LLM IAT and the model's limits
+def _short_causal_lm(out: Path, n_positions: int) -> Path:
+    """A random GPT-2 LM of ``n_positions`` positions, its byte-level BPE trained on the LLM IAT's template."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from tests.hub_cache import gpt2_tokenizer
+
+    tok = gpt2_tokenizer([(ROOT / "templates" / "bai2024_llm_iat.yaml").read_text(encoding="utf-8")], vocab_size=400)
+    tok.save_pretrained(out)
+    torch.manual_seed(0)
+    GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_positions=n_positions, n_embd=16, n_layer=1, n_head=2,
+                               bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id)).save_pretrained(out)
+    return out
+
+
+@pytest.mark.parametrize("scoring", ["generate", "logprob"])
+def test_llm_iat_prompt_longer_than_the_models_context(tmp_path, capsys, scoring):
+    """A causal LM of 64 positions (torch's 'index out of range in self' before): refused after loading, before any
+    prompt is read, in one line with both lengths; nothing written."""
+    model = _short_causal_lm(tmp_path / "lm", 64)
+    rc, err = cli(capsys, "--db", tmp_path / "r.duckdb", "run", "--method", "llm-iat", "--model", model, "--tests",
+                  "bai2024_racism", "--llm-iat-prompts", "2", "--llm-iat-scoring", scoring)
+    last = " ".join(err.strip().split("error: ")[-1].split())
+    assert rc == 2 and "index out of range" not in err
+    assert "tokens (test bai2024_racism, prompt" in last and "reads at most 64 positions" in last, err
+    assert not (tmp_path / "r.duckdb").exists()
+
+
+def test_llm_iat_generation_longer_than_the_models_context(tmp_path, capsys):
+    """--llm-iat-max-new-tokens 2000 on a model whose positions hold the prompt and 8 more (generation ran past the
+    position table and the run was lost before): capped at what fits, said, recorded, and the run stored."""
+    import duckdb
+    from transformers import AutoTokenizer
+
+    from eatlas.methods.llm_iat import build_prompts, lists_of
+    from eatlas.registry import load_registry
+
+    model = _short_causal_lm(tmp_path / "lm", 1024)
+    reg = load_registry()
+    prompt = build_prompts(lists_of(reg, reg.tests["bai2024_age"]), reg.templates["bai2024_llm_iat"].families[
+        "replication"][0], 1, seed=0)[0]["prompt"]
+    n_prompt = len(AutoTokenizer.from_pretrained(model)(prompt + "\n")["input_ids"])     # no chat template
+    model = _short_causal_lm(tmp_path / "lm8", n_prompt + 8)
+    db = tmp_path / "r.duckdb"
+    rc = main(["--db", str(db), "run", "--method", "llm-iat", "--model", str(model), "--tests", "bai2024_age",
+               "--llm-iat-prompts", "1", "--llm-iat-max-new-tokens", "2000", "--n-boot", "100"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert rc == 0 and "generation capped at " in out and "(--llm-iat-max-new-tokens 2000)" in out
+    con = duckdb.connect(str(db), read_only=True)
+    settings, n_max = con.execute("SELECT settings, max_new_tokens FROM runs JOIN llm_iat_results USING (run_id)"
+                                  ).fetchone()
+    con.close()
+    assert '"max_new_tokens_asked": 2000' in settings and n_max == 8
+    assert "generation capped at 8 new tokens" in out

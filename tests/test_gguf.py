@@ -35,7 +35,7 @@ def tiny_gguf(tmp_path_factory):
     path = tmp_path_factory.mktemp("gguf") / "tiny.gguf"
     w = gguf.GGUFWriter(str(path), "llama")
     w.add_block_count(L)
-    w.add_context_length(128)
+    w.add_context_length(512)          # an LLM IAT prompt fits (a run refuses one longer than the context)
     w.add_embedding_length(H)
     w.add_feed_forward_length(F)
     w.add_head_count(NH)

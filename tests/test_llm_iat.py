@@ -451,3 +451,232 @@ def test_a_causal_lm_named_by_its_hub_id_runs_offline(tmp_path, scripted_lm, hf_
     run = _tables(db)["runs"].iloc[0]
     assert run["model"] == "tiny-org/tiny-causal" and run["model_hub_id"] == "tiny-org/tiny-causal"
     assert run["model_commit"] == commit
+
+
+# ---------------------------------------------------------------------------- speed, limits, diagnostics
+def test_the_prompts_cache_gives_the_whole_sequences_log_probabilities(tmp_path, tiny_gpt2, monkeypatch):
+    """The log-probability variant reads each prompt once (prompts of different lengths side by side, left-padded)
+    and reuses its cache for the 2 x words continuations; on a random GPT-2 its values equal the plain computation
+    (every sequence read whole, log-softmax at every position) to 1e-5, for every pair of three prompts."""
+    from eatlas.encoders import load_encoder
+    from eatlas.encoders.causal import CausalLM, causal_lm
+    from eatlas.methods.llm_iat import build_prompts, lists_of, logprob_pairs
+
+    reg = _llm_registry(tmp_path).load()
+    lm = causal_lm(load_encoder(str(tiny_gpt2)))
+    source = reg.templates["bai2024_llm_iat"].families["replication"][0]
+    prompts = build_prompts(lists_of(reg, reg.tests["age_iat"]), source, 3, seed=5)
+    ctxs, conts, shared = [], [], []
+    for k, p in enumerate(prompts):
+        p["model_input"] = lm.format(p["prompt"] + " Go." * k, "You are a helpful assistant.")   # other lengths
+        c, k, _ = logprob_pairs(p)
+        ctxs, conts, shared = ctxs + c, conts + k, shared + [p["model_input"]] * len(c)
+    whole = lm.continuation_logprobs_whole(ctxs, conts, batch_size=3)
+    with monkeypatch.context() as m:
+        m.setattr(CausalLM, "_score_whole", lambda *a, **k: pytest.fail("the whole sequences were read"))
+        fast = lm.continuation_logprobs(ctxs, conts, shared=shared, prompts_per_pass=2, rows_per_pass=5)
+    assert len(fast) == 3 * 2 * 4 and np.all(np.isfinite(fast))
+    np.testing.assert_allclose(fast, whole, rtol=0, atol=1e-5)
+    # without a shared prompt each context is its own group: the same values
+    np.testing.assert_allclose(lm.continuation_logprobs(ctxs, conts), whole, rtol=0, atol=1e-5)
+
+
+def _short_context_lm(out, tokenizer_from, n_positions):
+    """The tiny GPT-2's tokenizer with a random GPT-2 LM of ``n_positions`` positions."""
+    import torch
+    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
+
+    tok = AutoTokenizer.from_pretrained(tokenizer_from)
+    tok.save_pretrained(out)
+    torch.manual_seed(1)
+    eos = tok.eos_token_id
+    GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_positions=n_positions, n_embd=16, n_layer=1, n_head=2,
+                               bos_token_id=eos, eos_token_id=eos)).save_pretrained(out)
+    return out
+
+
+def test_a_prompt_longer_than_the_context_is_refused_before_any_work(tmp_path, tiny_gpt2, capsys):
+    """A causal LM of 64 positions and a prompt of more: one line with both lengths, nothing loaded into the
+    database (torch's own 'index out of range' never reaches the user)."""
+    model = _short_context_lm(tmp_path / "short", tiny_gpt2, 64)
+    reg = _llm_registry(tmp_path)
+    db = tmp_path / "r.duckdb"
+    for scoring in ("generate", "logprob"):
+        rc, _, err = _cli(capsys, "run", "--method", "llm-iat", "--model", str(model), "--registry", str(reg.root),
+                          "--db", str(db), "--llm-iat-prompts", "2", "--llm-iat-scoring", scoring)
+        line = " ".join(err.split())
+        assert rc == 2 and "Traceback" not in err and "index out of range" not in err, err
+        assert "tokens (test age_iat, prompt" in line and "reads at most 64 positions" in line, line
+    assert not db.exists()
+
+
+def test_a_generation_longer_than_the_context_is_capped_said_and_recorded(tmp_path, tiny_gpt2, capsys):
+    """--llm-iat-max-new-tokens 2000 on a model whose context holds the prompt and 5 more tokens: the generation
+    is capped at what fits (said in the run's output, recorded in runs.settings and the result row) and the run
+    is stored."""
+    import json
+
+    from transformers import AutoTokenizer
+
+    from eatlas.methods.llm_iat import SYSTEM, build_prompts, lists_of
+
+    reg = _llm_registry(tmp_path)
+    r = reg.load()
+    tok = AutoTokenizer.from_pretrained(tiny_gpt2)
+    source = r.templates["bai2024_llm_iat"].families["replication"][0]
+    longest = max(len(tok(p["prompt"] + "\n")["input_ids"])       # no chat template: the prompt and a newline
+                  for p in build_prompts(lists_of(r, r.tests["age_iat"]), source, 2, seed=0))
+    model = _short_context_lm(tmp_path / "short", tiny_gpt2, longest + 5)
+    db = tmp_path / "r.duckdb"
+    rc, out, err = _cli(capsys, "run", "--method", "llm-iat", "--model", str(model), "--registry", str(reg.root),
+                        "--db", str(db), "--llm-iat-prompts", "2", "--llm-iat-max-new-tokens", "2000",
+                        "--n-boot", "100", "--llm-iat-system", SYSTEM)
+    assert rc == 0, err
+    assert "generation capped at 5 new tokens (--llm-iat-max-new-tokens 2000)" in " ".join(out.split())
+    t = _tables(db)
+    settings = json.loads(t["runs"]["settings"].iloc[0])
+    assert settings["max_new_tokens"] == 5 and settings["max_new_tokens_asked"] == 2000
+    assert t["llm_iat_results"]["max_new_tokens"].iloc[0] == 5
+    assert (t["llm_iat_responses"]["n_tokens"] <= 5).all()
+
+
+def test_a_model_failing_part_way_keeps_what_was_done_and_says_how_to_resume(tmp_path, scripted_lm, capsys,
+                                                                             monkeypatch):
+    """The model raises on its second batch: the first batch's responses are stored, the test is not run with
+    the failure and how to resume, the next test is stored as not reached, and the run is in the database."""
+    from eatlas.encoders.causal import CausalLM
+
+    reg = _llm_registry(tmp_path)
+    reg.add_test(make_test("age_iat2", "grp_x@1.0.0", "grp_y@1.0.0", "attr_a@1.0.0", "attr_b@1.0.0",
+                           methods=["llm-iat"], expansions={}, equal_targets=False))
+    reg.sync()
+    real, calls = CausalLM.generate, []
+
+    def failing(self, texts, **kw):
+        calls.append(len(texts))
+        if len(calls) == 2:
+            raise RuntimeError("CUDA out of memory (simulated)")
+        return real(self, texts, **kw)
+
+    monkeypatch.setattr(CausalLM, "generate", failing)
+    db = tmp_path / "r.duckdb"
+    rc, out, err = _cli(capsys, "run", "--method", "llm-iat", "--model", str(scripted_lm), "--registry",
+                        str(reg.root), "--db", str(db), "--tests", "age_iat", "age_iat2", "--llm-iat-prompts", "3",
+                        "--llm-iat-batch-size", "1", "--llm-iat-max-new-tokens", "12", "--n-boot", "100")
+    assert rc == 0, err
+    said = " ".join(out.split())
+    assert "the run stopped at test age_iat: RuntimeError: CUDA out of memory (simulated)" in said
+    assert "--tests age_iat age_iat2" in said
+    t = _tables(db)
+    res = t["llm_iat_results"].set_index("test_id")
+    assert res.loc["age_iat", "status"] == "not_run"
+    assert "the model failed after 1 of 3 prompts (RuntimeError: CUDA out of memory (simulated))" in \
+        res.loc["age_iat", "reason"]
+    assert res.loc["age_iat2", "status"] == "not_run" and "not reached" in res.loc["age_iat2", "reason"]
+    resp = t["llm_iat_responses"]
+    resp = resp[resp["test_id"] == "age_iat"].sort_values("prompt_index")
+    assert list(resp["response"].fillna("")) == ["joy - young \n agony : old", "", ""]
+    assert resp["reason"].iloc[1].startswith("not generated: RuntimeError")
+
+
+def test_the_order_split_counted_by_hand():
+    """Two prompts of 4 words (A: joy, love; B: agony, evil): the first names X first and the model gives every
+    word to X; the second names Y first and gives joy and love to X, agony and evil to Y. The split, the
+    first-named group's share and the one-group count are those counted here."""
+    from eatlas.methods.llm_iat import Lists, order_split, order_summary
+
+    lists = Lists(["young"], ["old"], ["joy", "love", "agony", "evil"], {"joy": "a", "love": "a", "agony": "b",
+                                                                         "evil": "b"}, {"young": "x", "old": "y"})
+    prompts = [{"prompt_index": 0, "group0_role": "x", "attributes": ["joy", "agony", "love", "evil"]},
+               {"prompt_index": 1, "group0_role": "y", "attributes": ["evil", "joy", "agony", "love"]}]
+    counts = np.zeros((2, 4, 2))
+    counts[0, :, 0] = 1                              # everything to X (named first)
+    counts[1, [0, 1], 0] = 1                         # joy, love to X
+    counts[1, [2, 3], 1] = 1                         # agony, evil to Y (named first)
+    rows = {(r["named_first"], r["words"]): r for r in order_split(prompts, counts, [0, 1], lists)}
+    assert rows[("x", "all")]["score"] == pytest.approx(_d(0, 0, 2, 2))              # about -0.5
+    assert rows[("y", "all")]["score"] == pytest.approx(_d(2, 0, 0, 2))              # about +0.99
+    assert (rows[("x", "all")]["to_first"], rows[("y", "all")]["to_first"]) == (4, 2)
+    assert rows[("either", "all")]["first_share"] == pytest.approx(6 / 8)
+    # the second prompt's list: evil, joy | agony, love; evil (B) to Y: a=1, joy (A) to X: d=1
+    assert rows[("y", "first half")]["score"] == pytest.approx(_d(1, 0, 0, 1))
+    assert rows[("y", "first half")]["to_first"] == 1 and rows[("y", "second half")]["to_first"] == 1
+    s = order_summary(prompts, counts, [0, 1], list(rows.values()))
+    assert s["order_effect"] == pytest.approx(2 * 6 / 8 - 1) and s["n_one_group"] == 1
+    assert (s["n_x_first"], s["n_y_first"]) == (1, 1)
+
+
+def test_notes_say_when_the_order_effect_exceeds_the_score_and_when_prompts_are_few():
+    from eatlas.methods.llm_iat import MIN_CALIBRATED_PROMPTS, result_notes
+
+    row = {"status": "ok", "scoring": "logprob", "iat_bias": None, "logprob_bias": 0.25, "ci_low": -0.3,
+           "ci_high": 0.55, "n_parsed": 10, "order_effect": 0.55, "first_share": 0.775, "score_x_first": -0.1,
+           "score_y_first": 0.6, "n_x_first": 5, "n_y_first": 5, "n_near_ties": 11, "n_decisions": 160,
+           "near_tie_nats": 0.05, "one_group_share": 0.1, "n_one_group": 1}
+    notes = result_notes(row)
+    assert len(notes) == 2
+    assert notes[0].startswith("order effect larger than the score: the group named first got 78% of the words")
+    assert f"checked by simulation from {MIN_CALIBRATED_PROMPTS} prompts" in notes[1]
+    calm = {**row, "n_parsed": 50, "order_effect": 0.1, "score_x_first": 0.2, "score_y_first": 0.3}
+    assert result_notes(calm) == []
+    assert "near-ties decide most pairs: 90 of 160" in result_notes({**calm, "n_near_ties": 90})[0]
+
+
+def test_a_run_stores_the_split_and_the_cli_report_and_site_show_it(tmp_path, scripted_lm, capsys):
+    """The scripted model gives joy to X and agony to Y whatever the order: the split is +0.980 both ways, the
+    group named first gets half the words; the CLI, the report and the site's test page show it, and the site
+    keeps a not-run generated-text result beside a later log-probability one."""
+    reg = _llm_registry(tmp_path)
+    db = tmp_path / "r.duckdb"
+    rc, out, err = _cli(capsys, "run", "--method", "llm-iat", "--model", str(scripted_lm), "--registry", str(reg.root),
+                        "--db", str(db), "--llm-iat-prompts", "4", "--n-boot", "100", "--llm-iat-max-new-tokens", "12")
+    assert rc == 0, err
+    assert "+0.980 / +0.980" in out and "50%" in out
+    t = _tables(db)
+    res = t["llm_iat_results"].iloc[0]
+    assert res["score_x_first"] == pytest.approx(_d(1, 0, 0, 1)) == res["score_y_first"]
+    assert res["first_share"] == pytest.approx(0.5) and res["order_effect"] == pytest.approx(0)
+    assert res["n_x_first"] + res["n_y_first"] == 4 and res["n_one_group"] == 0
+    assert "4 prompts: the interval's coverage is checked by simulation from 20 prompts on" in list(res["notes"])[0]
+    import duckdb
+    con = duckdb.connect(str(db), read_only=True)
+    order = con.execute("SELECT named_first, words, n_prompts, n_pairs, to_first FROM llm_iat_order "
+                        "WHERE words = 'all' ORDER BY named_first").fetchall()
+    con.close()
+    assert [(o[0], o[2], o[3], o[4] * 2 == o[3]) for o in order] == [
+        ("either", 4, 8, True), ("x", res["n_x_first"], 2 * res["n_x_first"], True),
+        ("y", res["n_y_first"], 2 * res["n_y_first"], True)]
+
+    from eatlas.outputs.report import build_report
+    from eatlas.outputs.site import write_site
+
+    # a later log-probability run: the site and the report keep both scorings of the test, side by side
+    _run(reg, scripted_lm, db, n_boot=100, scoring="logprob", prompts=3)
+    html = build_report(db, registry=reg.root)
+    assert "X first / Y first" in html and "+0.980 / +0.980" in html
+    assert "Bai et al.&#39;s score (generated text)" in html and "EATlas log-probability variant" in html
+    write_site(db, tmp_path / "site", registry=reg.root, figures="none")
+    page = (tmp_path / "site" / "tests" / "age_iat.html").read_text(encoding="utf-8")
+    assert "LLM word-association IAT (2)" in page and "+0.980 / +0.980" in page
+    assert "generated text" in page and "EATlas log-probability variant" in page
+
+
+def test_a_not_run_says_why_where_to_read_the_responses_and_the_other_scoring(tmp_path, tiny_gpt2):
+    """A random GPT-2 writes no pair: the reason names the commonest parse failure, the query that lists the
+    responses of this very run, and the log-probability option."""
+    import duckdb
+
+    reg = _llm_registry(tmp_path)
+    db = tmp_path / "r.duckdb"
+    out = _run(reg, tiny_gpt2, db, prompts=3, max_new_tokens=4)
+    res = _tables(db)["llm_iat_results"].iloc[0]
+    assert res["status"] == "not_run", res["reason"]
+    reason = res["reason"]
+    assert "; commonest reason: no 'word - group' pair in the response (3 of 3)" in reason
+    assert "--llm-iat-scoring logprob" in reason
+    run_id = out.run["run_id"]
+    sql = reason.split('eatlas sql "')[1].split('"')[0]
+    assert f"run_id = '{run_id}'" in sql
+    con = duckdb.connect(str(db), read_only=True)
+    assert len(con.execute(sql).fetchall()) == 3          # the query the reason gives lists the 3 responses
+    con.close()

@@ -50,3 +50,52 @@ def test_the_cli_progress_shows_phase_totals(mini):
     assert descs[1].startswith("encoding ") and totals[1] > 0
     assert descs[2].startswith("testing 2 tests") and totals[2] == 2
     assert "?" not in "".join(descs)
+
+
+def _tiny_causal_lm(out):
+    """A random 1-layer GPT-2 with its LM head and a byte-level BPE trained on the LLM IAT's template."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from tests.conftest import ROOT
+    from tests.hub_cache import gpt2_tokenizer
+
+    tok = gpt2_tokenizer([(ROOT / "templates" / "bai2024_llm_iat.yaml").read_text(encoding="utf-8")], vocab_size=400)
+    tok.save_pretrained(out)
+    torch.manual_seed(0)
+    GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_positions=1024, n_embd=16, n_layer=1, n_head=2,
+                               bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id)).save_pretrained(out)
+    return out
+
+
+def test_an_llm_iat_run_reports_loading_then_each_response_and_each_continuation(tmp_path):
+    """The LLM IAT reports the model's loading, then one phase over every prompt of the run (generated text) or
+    every scored continuation (log-probability), with its total, advancing to it."""
+    model = _tiny_causal_lm(tmp_path / "lm")
+    for scoring, name, total in (("generate", "generating", 3), ("logprob", "scoring", 3 * 2 * 16)):
+        seen = []
+        evaluate(RunConfig(method="llm-iat", model=str(model), tests=["bai2024_age"], n_boot=100,
+                           options={"llm_iat_scoring": scoring, "llm_iat_prompts": 3, "llm_iat_batch_size": 1,
+                                    "llm_iat_max_new_tokens": 2}), progress=seen.append)
+        assert [e.name for e in seen][0] == "loading"
+        own = [e for e in seen if e.name == name]
+        assert own and all(e.total == total for e in own) and own[-1].done == total
+        assert [e.done for e in own] == sorted(e.done for e in own) and len(own) >= 4
+        assert own[-1].item == "bai2024_age"
+
+
+def test_an_llm_iat_run_in_a_pipe_prints_plain_progress_lines(tmp_path, capsys):
+    """Standard error is no terminal here (as in a pipe or a log): the loading line and the responses' progress are
+    plain lines, each with its count."""
+    from eatlas.cli import main
+
+    model = _tiny_causal_lm(tmp_path / "lm")
+    rc = main(["run", "--method", "llm-iat", "--model", str(model), "--tests", "bai2024_age", "--db",
+               str(tmp_path / "r.duckdb"), "--llm-iat-prompts", "3", "--llm-iat-batch-size", "1",
+               "--llm-iat-max-new-tokens", "2", "--n-boot", "100"])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    lines = err.splitlines()
+    assert lines[0] == f"loading {model} ..."
+    assert "generating 3 responses: 0/3" in lines
+    assert "generating 3 responses: bai2024_age: 3/3" in " ".join(lines)

@@ -22,24 +22,50 @@ def _progress(err, quiet: bool):
                     TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True, disable=quiet)
 
 
-def _phases(prog, model):
-    """A runner progress callback: one bar per phase (loading, expanding, encoding N texts, testing M tests)."""
+def _phases(prog, model, lines: bool = False):
+    """A runner progress callback: one bar per phase (loading, expanding, encoding N texts, testing M tests, a
+    method's own, e.g. generating N responses). Where the console is no terminal (a pipe, a log file) no bar is
+    drawn; with ``lines`` (a method that says ``progress_lines``) each phase prints plain lines instead, its start
+    and every tenth of the way."""
+    import time
+
     tasks = {}
+    plain = lines and not prog.disable and not prog.console.is_terminal
+    said: dict[str, tuple[int, float]] = {}          # phase -> (tenths printed, start time)
 
     def tick(ev):
         if ev.name == "loading":
             desc = f"loading {model or 'the default model'}"
         elif ev.name == "encoding":
             desc = f"encoding {ev.total} texts and spans" + (f" ({ev.cached} from the cache)" if ev.cached else "")
+        elif ev.unit:
+            desc = f"{ev.name} {ev.total} {ev.unit}" + (f": {ev.item}" if ev.item else "")
         else:
             desc = f"{ev.name} {ev.total} {'test/level pairs' if ev.name == 'expanding' else 'tests'}" + \
                 (f": {ev.item}" if ev.item else "")
+        if plain:
+            _plain_line(prog.console, ev, desc, said, time.monotonic())
+            return
         if ev.name not in tasks:
             for t in tasks.values():            # the previous phase is over
                 prog.update(t, visible=False)
             tasks[ev.name] = prog.add_task(esc(desc), total=ev.total)
-        prog.update(tasks[ev.name], description=esc(desc), completed=ev.done)
+        prog.update(tasks[ev.name], description=esc(desc), completed=ev.done, total=ev.total)
     return tick
+
+
+def _plain_line(console, ev, desc: str, said: dict, now: float) -> None:
+    """A phase's progress as plain lines: its first report, then each tenth done (and the last), with the time."""
+    tenths = 10 * ev.done // ev.total if ev.total else 0
+    if ev.name not in said:
+        said[ev.name] = (tenths, now)
+        console.print(esc(desc) + (f": {ev.done}/{ev.total}" if ev.total else " ..."), highlight=False,
+                      soft_wrap=True)
+        return
+    last, start = said[ev.name]
+    if tenths > last:
+        said[ev.name] = (tenths, start)
+        console.print(esc(desc) + f": {ev.done}/{ev.total} ({now - start:.0f} s)", highlight=False, soft_wrap=True)
 
 
 def _trusted(args) -> bool:
@@ -103,7 +129,8 @@ def cmd_run(args) -> int:
     if before:
         before(cfg, db=db, registry=args.registry)
     with _progress(err, args.quiet) as prog:
-        outcome = evaluate(cfg, registry=args.registry, progress=_phases(prog, cfg.model))
+        outcome = evaluate(cfg, registry=args.registry,
+                           progress=_phases(prog, cfg.model, getattr(method, "progress_lines", False)))
     undo = method.stage(outcome, cfg, db=db, registry=args.registry)
     try:
         write_or_keep(db, outcome.run, outcome.results, load_registry(args.registry), wait_s=args.wait,

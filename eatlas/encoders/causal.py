@@ -15,6 +15,7 @@ real token), with an attention mask.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -96,12 +97,22 @@ class CausalLM:
                 progress(len(out))
         return out
 
-    def continuation_logprobs(self, contexts: list[str], continuations: list[str], *, batch_size: int = 16
-                              ) -> np.ndarray:
-        """log P(continuation | context) for each pair: the sum of the log-probabilities of the continuation's
-        tokens. The pair is tokenized as one text; where the context's own tokens are not a prefix of it (a
-        token merged across the boundary), the two are tokenized apart and joined."""
-        torch = _torch()
+    @property
+    def context_length(self) -> int | None:
+        """The positions the model can read (prompt and generation together), from its config; None: unknown."""
+        cfg = getattr(self.model, "config", None)
+        cfg = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
+        for key in ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length", "seq_length"):
+            v = getattr(cfg, key, None)
+            if isinstance(v, int) and v > 0:
+                return v
+        return None
+
+    def n_tokens(self, text: str) -> int:
+        """The tokens the model reads for ``text`` (as :meth:`generate` and :meth:`continuation_logprobs` encode it)."""
+        return len(self._ids(text))
+
+    def _pairs(self, contexts, continuations) -> list[tuple[list[int], int]]:
         seqs = []
         for ctx, cont in zip(contexts, continuations):
             c_ids, full = self._ids(ctx), self._ids(ctx + cont)
@@ -109,25 +120,149 @@ class CausalLM:
                 full = c_ids + list(self.tokenizer(cont, add_special_tokens=False)["input_ids"])
             if not c_ids:
                 raise EatlasError("an empty context cannot be scored", hint="give the model a prompt")
+            if self.context_length and len(full) > self.context_length:
+                raise EatlasError(f"a context and its continuation are {len(full)} tokens, and model {self.name!r} "
+                                  f"reads at most {self.context_length} positions", field="--model",
+                                  hint="a model with a longer context, or a shorter prompt")
             seqs.append((full, len(c_ids)))
+        return seqs
+
+    def continuation_logprobs(self, contexts: list[str], continuations: list[str], *, batch_size: int = 16,
+                              shared: list[str] | None = None, progress=None, prompts_per_pass: int = 32,
+                              rows_per_pass: int = 256) -> np.ndarray:
+        """log P(continuation | context) for each pair: the sum of the log-probabilities of the continuation's
+        tokens. The pair is tokenized as one text; where the context's own tokens are not a prefix of it (a
+        token merged across the boundary), the two are tokenized apart and joined.
+
+        ``shared``: per pair, a text its context begins with (e.g. the prompt several attribute words follow).
+        Pairs with the same shared text are scored together: the tokens all their sequences begin with (found on
+        the token ids) are read once, ``prompts_per_pass`` such prefixes side by side (left-padded, positions
+        counted from each one's first token), and the model's cache of them (past key values) is reused for every
+        sequence, which then reads only its own few tokens (``rows_per_pass`` at a time); log-softmax is taken only
+        at the continuation's positions. Without ``shared`` each context is its own prefix. The values agree with
+        :meth:`continuation_logprobs_whole` up to float rounding. ``progress(done)``: pairs scored so far."""
+        seqs = self._pairs(contexts, continuations)
         out = np.empty(len(seqs))
-        order = sorted(range(len(seqs)), key=lambda i: len(seqs[i][0]))
+        groups: dict[str, list[int]] = {}
+        for i, key in enumerate(shared if shared is not None else contexts):
+            groups.setdefault(key, []).append(i)
+        todo = list(groups.values())
+        done = 0
+        for start in range(0, len(todo), max(1, prompts_per_pass)):
+            chunk = todo[start:start + max(1, prompts_per_pass)]
+            self._score_prefixed(seqs, chunk, out, batch_size, max(1, rows_per_pass))
+            done += sum(len(g) for g in chunk)
+            if progress:
+                progress(done)
+        return out
+
+    def _score_prefixed(self, seqs, groups: list[list[int]], out: np.ndarray, batch_size: int,
+                        rows_per_pass: int) -> None:
+        """Score ``groups`` (lists of sequences sharing a prefix) into ``out``: their prefixes in one pass, the
+        cache then expanded to every sequence of each group for the sequences' own tokens."""
+        torch = _torch()
+        heads = []                       # (group, prefix length)
+        for rows in groups:
+            first = seqs[rows[0]][0]
+            common = len(first)
+            for i in rows[1:]:
+                full, k = seqs[i][0], 0
+                top = min(common, len(full))
+                while k < top and full[k] == first[k]:
+                    k += 1
+                common = k
+            # every position whose logits are read (n_ctx - 1 onwards) is in the sequences' own part
+            n_pre = min(common, min(seqs[i][1] for i in rows) - 1)
+            if n_pre < 1:
+                self._score_whole(seqs, rows, out, batch_size)
+            else:
+                heads.append((rows, n_pre))
+        if not heads:
+            return
+        params = self._forward_params()
+        keep = {"logits_to_keep": 1} if "logits_to_keep" in params else {}     # the prefix's logits are never read
+        cache_arg = "cache" if "cache" in params else "past_key_values"       # transformers 5 renamed it
+        width = max(n for _, n in heads)
+        ids = torch.tensor([[self.pad_id] * (width - n) + seqs[rows[0]][0][:n] for rows, n in heads],
+                           device=self.device)
+        mask = torch.tensor([[0] * (width - n) + [1] * n for _, n in heads], device=self.device)
+        pos = (mask.cumsum(-1) - 1).clamp(min=0)
+        with torch.inference_mode():
+            pre = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, **keep)
+        cache = getattr(pre, "cache", None) or getattr(pre, "past_key_values", None)
+        if cache is None or not hasattr(cache, "batch_select_indices"):
+            for rows, _ in heads:
+                self._score_whole(seqs, rows, out, batch_size)
+            return
+        jobs = [(g, i) for g, (rows, _) in enumerate(heads) for i in rows]   # (prefix row, sequence)
+        for start in range(0, len(jobs), rows_per_pass):
+            part = jobs[start:start + rows_per_pass]
+            tails = [seqs[i][0][heads[g][1]:] for g, i in part]
+            tw = max(len(t) for t in tails)
+            t_ids = torch.tensor([t + [self.pad_id] * (tw - len(t)) for t in tails], device=self.device)
+            owner = torch.tensor([g for g, _ in part], device=self.device)
+            t_mask = torch.cat([mask[owner], torch.tensor([[1] * len(t) + [0] * (tw - len(t)) for t in tails],
+                                                          device=self.device)], dim=1)
+            t_pos = torch.tensor([[heads[g][1] + k for k in range(tw)] for g, _ in part], device=self.device)
+            past = copy.deepcopy(cache)
+            past.batch_select_indices(owner)
+            with torch.inference_mode():
+                logits = self.model(input_ids=t_ids, attention_mask=t_mask, position_ids=t_pos, use_cache=True,
+                                    **{cache_arg: past}).logits
+            # the positions read: for each sequence, those predicting its continuation's tokens
+            r_idx, p_idx, targets, counts = [], [], [], []
+            for r, (g, i) in enumerate(part):
+                full, n_ctx = seqs[i]
+                n_pre = heads[g][1]
+                counts.append(len(full) - n_ctx)
+                for k in range(n_ctx - 1, len(full) - 1):
+                    r_idx.append(r)
+                    p_idx.append(k - n_pre)
+                    targets.append(full[k + 1])
+            # float32 as the whole-sequence computation (a float64 log-softmax would differ from it by ~1e-5)
+            picked = logits[torch.tensor(r_idx), torch.tensor(p_idx)].float()           # (tokens, vocabulary)
+            tok_lp = torch.log_softmax(picked, dim=-1).gather(-1, torch.tensor(targets).unsqueeze(-1)).squeeze(-1)
+            at = 0
+            for (_, i), n in zip(part, counts):
+                out[i] = float(tok_lp[at:at + n].sum())
+                at += n
+
+    def _forward_params(self) -> set[str]:
+        import inspect
+
+        try:
+            return set(inspect.signature(self.model.forward).parameters)
+        except (TypeError, ValueError):
+            return set()
+
+    def continuation_logprobs_whole(self, contexts: list[str], continuations: list[str], *, batch_size: int = 16
+                                    ) -> np.ndarray:
+        """The same values as :meth:`continuation_logprobs`, computed the plain way: every sequence read whole,
+        log-softmax at every position (the reference the faster path is checked against, and the benchmark's
+        "before")."""
+        seqs = self._pairs(contexts, continuations)
+        out = np.empty(len(seqs))
+        self._score_whole(seqs, list(range(len(seqs))), out, batch_size)
+        return out
+
+    def _score_whole(self, seqs, rows: list[int], out: np.ndarray, batch_size: int) -> None:
+        torch = _torch()
+        order = sorted(rows, key=lambda i: len(seqs[i][0]))
         for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
-            width = max(len(seqs[i][0]) for i in rows)
-            ids = torch.tensor([seqs[i][0] + [self.pad_id] * (width - len(seqs[i][0])) for i in rows],
+            chunk = order[start:start + batch_size]
+            width = max(len(seqs[i][0]) for i in chunk)
+            ids = torch.tensor([seqs[i][0] + [self.pad_id] * (width - len(seqs[i][0])) for i in chunk],
                                device=self.device)
-            mask = torch.tensor([[1] * len(seqs[i][0]) + [0] * (width - len(seqs[i][0])) for i in rows],
+            mask = torch.tensor([[1] * len(seqs[i][0]) + [0] * (width - len(seqs[i][0])) for i in chunk],
                                 device=self.device)
             with torch.inference_mode():
                 logits = self.model(input_ids=ids, attention_mask=mask).logits.float()
             logp = torch.log_softmax(logits[:, :-1], dim=-1)
             target = ids[:, 1:]
             tok_lp = logp.gather(-1, target.unsqueeze(-1)).squeeze(-1)
-            for r, i in enumerate(rows):
+            for r, i in enumerate(chunk):
                 full, n_ctx = seqs[i]
                 out[i] = float(tok_lp[r, n_ctx - 1:len(full) - 1].sum())
-        return out
 
 
 def _torch():

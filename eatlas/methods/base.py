@@ -191,6 +191,10 @@ class Method:
     # embeddings does; a method of another kind (e.g. prompting a generative model) runs only the tests
     # whose `methods:` name it.
     undeclared: ClassVar[bool] = True
+    # Whether ``eatlas run`` prints the run's progress as plain lines where standard error is no terminal (a pipe, a
+    # log file): a method whose run takes minutes per test (prompting a generative model) says so; the others draw
+    # their bars on a terminal only.
+    progress_lines: ClassVar[bool] = False
 
     def check(self, cfg) -> None:
         """Refuse bad option values before any work (raise EatlasError naming the option)."""

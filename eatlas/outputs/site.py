@@ -310,7 +310,11 @@ class _Source:
             if t.name == "influence":       # the influence of the shown results (below)
                 continue
             keys = ("test_id", "level") if per_test else ()
-            inner = f"(SELECT DISTINCT run_id{', test_id, level' if per_test else ''} FROM \"{t.name}\")"
+            # a method that scores a test two ways (the LLM IAT: generated text, log-probability) keeps the newest
+            # result of each way
+            keys += ("scoring",) if per_test and "scoring" in cols else ()
+            inner = (f"(SELECT DISTINCT run_id{', test_id, level' if per_test else ''}"
+                     f"{', scoring' if 'scoring' in keys else ''} FROM \"{t.name}\")")
             sql, params = selection_sql(inner, keys, ids, model, all_runs,
                                         columns="t.run_id" + (", t.test_id, t.level" if per_test else
                                                               ", NULL, NULL"))
@@ -732,9 +736,11 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
         pub_by_test = {t: g for t, g in published.groupby("test_id")} if len(published) else {}
         pairs_by_test = {t: g for t, g in pairs.groupby("published_test_id")} if len(pairs) else {}
         tmpl = env.get_template("test.html.j2")
+        llm_iat = _llm_iat_rows(src, table_sql)
         for n, spec in enumerate(tests):
             ctx = _test_context(reg, spec, res_of.get(spec.id, []), pub_by_test.get(spec.id),
                                 pairs_by_test.get(spec.id), figures=figures, by_run=False, dataset=dataset)
+            ctx["llm_iat"] = llm_iat.get(spec.id, [])
             n_figures += ctx["forest"] is not None
             target.write_text(f"tests/{page_name(spec.id)}", tmpl.render(**common, **ctx, root="../",
                                                                         csp=csp(scripts=False)),
@@ -778,6 +784,24 @@ def _write_csv(frame: pd.DataFrame, path: Path) -> None:
     from ..guard import neutralise_csv
 
     neutralise_csv(frame).to_csv(path, index=False)
+
+
+def _llm_iat_rows(src: _Source, table_sql: dict) -> dict[str, list[dict]]:
+    """test id -> the LLM IAT results shown (each scoring's newest per model), as the report prints them."""
+    if "llm_iat_results" not in table_sql:
+        return {}
+    from ..methods.llm_iat import LABELS, diagnostics
+
+    df = src.frame(f"SELECT t.*, r.model AS run_model FROM {table_sql['llm_iat_results']} t JOIN runs r "
+                   "USING (run_id) ORDER BY t.test_id, r.model, t.scoring, t.run_id")
+    out: dict[str, list[dict]] = {}
+    for r in df.to_dict("records"):
+        d = diagnostics(r)
+        out.setdefault(str(r["test_id"]), []).append(
+            {"model": r["run_model"], "run_id": str(r["run_id"]), "label": LABELS.get(r["scoring"], r["scoring"]),
+             "ok": r["status"] == "ok", "parsed": f"{r['n_parsed']} of {r['n_prompts']}", **d,
+             "reason": r.get("reason")})
+    return out
 
 
 def _wasm_readme() -> str:

@@ -110,6 +110,7 @@ class Phase:
     done: int = 0
     item: str | None = None       # the test (and level) just reached
     cached: int = 0
+    unit: str | None = None       # what is counted, for a method's own phase (e.g. 'responses')
 
 
 ENCODE_CHUNK = 256   # texts per encode call, so that progress advances during a long encoding
@@ -394,6 +395,7 @@ class _Context:
         self.registry, self.cfg, self.test_ids, self.levels = reg, cfg, test_ids, levels
         self._encoder, self._progress, self._done = encoder, progress, 0
         self.notes: list[str] = []
+        self.run_id = str(uuid.uuid4())     # the id the run will be stored under (a method may name it in a row)
 
     @property
     def encoder(self) -> Encoder:
@@ -406,6 +408,12 @@ class _Context:
         self._done += 1
         if self._progress:
             self._progress(Phase("testing", len(self.test_ids), self._done, item=getattr(test, "id", str(test))))
+
+    def phase(self, name: str, total: int | None, done: int = 0, *, unit: str | None = None,
+              item: str | None = None) -> None:
+        """A method's own phase (e.g. 'generating' 500 'responses'), reported as the run path reports its own."""
+        if self._progress:
+            self._progress(Phase(name, total, done, item=item, unit=unit))
 
 
 def _load(cfg: RunConfig, progress, languages=(), notes: list | None = None) -> Encoder:
@@ -439,7 +447,8 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
         ctx = _Context(reg, cfg, test_ids, levels, encoder, progress)
         mr = method.run(ctx)
         run = run_record(cfg, ctx.encoder, reg, test_ids=mr.test_ids or test_ids, levels=mr.levels or list(levels),
-                         started=started, n_samples=mr.n_samples, settings=mr.settings, templates=mr.templates)
+                         started=started, n_samples=mr.n_samples, settings=mr.settings, templates=mr.templates,
+                         run_id=ctx.run_id)
         return RunOutcome(run=run, results=[], tables=_frames(method, mr.rows, run["run_id"]),
                           details={"": mr.detail} if mr.detail is not None else {}, left_out=left_out,
                           notes=ctx.notes)
@@ -589,10 +598,10 @@ def _now() -> _dt.datetime:
 
 def run_record(cfg: RunConfig, encoder: Encoder, reg: Registry, *, test_ids: list[str], levels: list[str],
                started: _dt.datetime, settings: dict, n_samples: int | None = None,
-               alpha: float | None = None, templates: list[str] = ()) -> dict:
+               alpha: float | None = None, templates: list[str] = (), run_id: str | None = None) -> dict:
     """The ``runs`` row of every method: model, fingerprint, identity, seed, packages, registry state."""
     s = encoder.settings()
-    return {"run_id": str(uuid.uuid4()), "method": cfg.method, "model": s["model"],
+    return {"run_id": run_id or str(uuid.uuid4()), "method": cfg.method, "model": s["model"],
             "model_fingerprint": s["fingerprint"], "model_family": s["family"], **run_columns(encoder),
             "pooling": s["pooling"], "layer": s["layer"], "subword": s["subword"], "seed": cfg.seed,
             "n_samples": n_samples, "alpha": alpha, "levels": list(levels), "tests": list(test_ids),
