@@ -240,8 +240,8 @@ def caweat(base: str) -> None:
             doc["expansions"] = {}
             if sizes["x"] != sizes["y"]:
                 doc["equal_targets"] = False
-            if shared:
-                doc["overlap"] = shared
+            if shared or pairs:
+                doc["overlap"] = {**shared, **pairs}        # declared, as the authors' lists hold them
             doc["aliases"] = [{"paper": CAWEAT, "name": f"{row['LANG'] if not variant_of_ok else row['LANG'] + '0'}"
                                                        f" WEAT{n}"}]
             doc["notes"] = " ".join(x for x in notes if x)
