@@ -4,7 +4,7 @@
     python scripts/docs_figures.py png DIR    # the same as PNG files in DIR, to look at them
 
 Four sets of unit vectors are drawn from a seeded normal model whose target means lean towards A and B, and
-``eatlas.weat`` computes d, p and the default interval on them; the figures show what those numbers are made of.
+``eatlas.weat`` computes both answers on them (the sample d, p and the papers' interval; the concepts' d, p_concepts and its interval); the figures show what those numbers are made of.
 """
 from __future__ import annotations
 
@@ -66,23 +66,27 @@ def main(fmt: str = "svg", out: Path = OUT) -> None:
     fig.savefig(out / f"concepts-d.{fmt}", **_meta(fmt))
     plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(7.5, 2.4))
-    lo, hi = r.ci_low, r.ci_high
-    ax.plot([lo, hi], [0, 0], color="#444", lw=3, solid_capstyle="butt", label="95% interval (the concepts' d)")
-    ax.scatter([r.effect_size], [0], s=80, color="#1f77b4", zorder=3, label="d (these stimuli, attenuated)")
-    if getattr(r, "d_corrected", None) is not None and np.isfinite(r.d_corrected):
-        ax.scatter([r.d_corrected], [0], s=80, marker="D", color="#ff7f0e", zorder=3, label="d_corrected")
+    fig, ax = plt.subplots(figsize=(7.5, 2.8))
+    rows = ((1, r.d_concepts, r.concepts_low, r.concepts_high, "#ff7f0e",
+             f"the concepts' d [95% interval], p concepts = {r.p_concepts:.2g}"),
+            (0, r.effect_size, r.papers_low, r.papers_high, "#1f77b4",
+             f"sample d [the papers' interval], p papers = {r.p_value:.2g}"))
+    for row, est, lo, hi, colour, label in rows:
+        ax.plot([lo, hi], [row, row], color=colour, lw=3, solid_capstyle="butt")
+        ax.scatter([est], [row], s=80, color=colour, zorder=3)
+        ax.text(lo, row + 0.25, label, fontsize=9, color=colour)
     ax.axvline(0, color="#999", lw=1, ls="--")
-    ax.set_yticks([])
-    ax.set_ylim(-1, 1.4)
-    ax.set_xlabel(f"effect size  (p = {r.p_value:.2g}, permutation test)")
-    ax.legend(loc="upper center", ncol=3, frameon=False, fontsize=9)
-    ax.set_title("The interval is about the concepts' d, so it need not be centred on d", fontsize=10)
+    ax.set_yticks([0, 1], ["papers'", "concepts'"])
+    ax.set_ylim(-0.6, 1.7)
+    ax.set_xlabel("effect size")
+    ax.set_title("Each interval belongs to the estimate beside it", fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     fig.savefig(out / f"concepts-interval.{fmt}", **_meta(fmt))
     plt.close(fig)
-    print(f"d {r.effect_size:.3f}, d_corrected {getattr(r, 'd_corrected', None)}, CI [{lo:.3f}, {hi:.3f}], "
-          f"p {r.p_value:.3g} -> {out}")
+    print(f"sample d {r.effect_size:.3f} [{r.papers_low:.3f}, {r.papers_high:.3f}] p {r.p_value:.3g}; "
+          f"concepts' d {r.d_concepts:.3f} [{r.concepts_low:.3f}, {r.concepts_high:.3f}] p_concepts "
+          f"{r.p_concepts:.3g} -> {out}")
 
 
 def _meta(fmt: str) -> dict:
