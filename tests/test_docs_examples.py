@@ -32,6 +32,8 @@ def kind(doc) -> str:
         return "test"
     if "families" in doc or "parts" in doc:
         return "template"
+    if set(doc) == {"source"}:                              # a fragment of a set: where it comes from
+        return "source"
     if "expansions" in doc or set(doc) == {"methods"}:       # a fragment of a test
         return "expansions"
     if "models" in doc and "paper" in doc:
@@ -96,6 +98,13 @@ def test_every_yaml_example_is_valid(where, line, text, tmp_path):
         write_yaml(r.root / "registry" / doc["paper"] / "published" / "conventions.yaml", doc)
         r.sync()
         assert [c["paper"] for c in read_conventions(r.load())] == [doc["paper"]]     # then validated below
+    elif k == "source":
+        from eatlas.registry.models import SourceModel
+        SourceModel.model_validate(doc["source"])
+        for d in doc["source"].get("differences", []):
+            assert {"position", "text", "reason"} <= set(d) <= {"position", "text", "stored", "reason"}, d
+            assert isinstance(d["position"], int) and d["position"] >= 0
+        return
     elif k == "sources":
         from eatlas.registry.cite import check_sources
         checked = check_sources(doc)

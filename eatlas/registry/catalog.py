@@ -330,7 +330,7 @@ def add(root: Path, file: Path) -> Added:
             registry_cache.record_validation(getattr(reg, "_state", None), problem_rows(before))
     # what the entry touches, among the entries 'before' found a problem in (the others' outcome it cannot change;
     # looking only there leaves the registry's thousands of entries unread)
-    named = {p.obj for p in before}
+    named = {p.obj for p in before if p.obj}      # a problem of a file no entry holds names no object
     touched = {f"{what} {eid}"} | {o for o in named if o.startswith(f"{what} ") and o[len(what) + 1:] in store
                                    and store[o[len(what) + 1:]].variant_of == eid} | (
         {f"test {t}" for t in tests_naming(reg, eid, named)} if kind == "sets" else set())

@@ -30,9 +30,11 @@ from .db import (
     default_db,
     duck,
     gives_d,
+    hostile_objects,
     init_schema,
     published_only,
     query,
+    read_as_data,
     refresh_conventions,
     refresh_published,
     repair_hint,
@@ -51,9 +53,9 @@ __all__ = [
     "PUBLISHED_STATE", "RUN_TABLES_WITHOUT_RUN_ID", "ResultRow", "RunRow", "SANDBOX", "STORAGE_VERSION",
     "SWEEP_FAILURES", "SqlResult", "VIEWS", "check_run_rows", "check_schema", "check_writable", "connect",
     "declared_tables", "declared_views", "default_db", "duck", "export_results", "gives_d", "import_results",
-    "init_schema", "published_only", "query", "read_published", "refresh_conventions", "refresh_published",
-    "repair_hint", "reproduction_counts", "rollback", "schema_ddl", "schema_problems", "sql_result", "stringify",
-    "tables", "write_run",
+    "hostile_objects", "init_schema", "published_only", "query", "read_as_data", "read_published",
+    "refresh_conventions", "refresh_published", "repair_hint", "reproduction_counts", "rollback", "schema_ddl",
+    "schema_problems", "sql_result", "stringify", "tables", "write_run",
 ]
 
 
