@@ -33,8 +33,12 @@ from tests.conftest import make_set, make_test
 # this way and every one is read with pyarrow (test_every_weathub_config_holds_its_test).
 WEATHUB_SAMPLE = {"weathub_hi_weat1", "weathub_hi_weat1_gt", "weathub_hi_weat1_all", "weathub_te_weat1",
                   "weathub_zh_weat12", "weathub_hi_weat21", "weathub_en_weat11"}
-CONFIGS = [config_name(t) for t in load_registry().tests if not t.startswith("weathub_") or t in WEATHUB_SAMPLE] \
-    + ["sets", "published_results"]
+# The same for the other large word-level sources (CA-WEAT, X-WEAT, Lewis & Lupyan, Malik et al.): two tests each
+# through `datasets`, every one read with pyarrow (test_every_sampled_config_holds_its_test).
+SAMPLED = ("weathub_", "caweat_", "xweat_", "lewis2020_", "malik2022_")
+_IDS = list(load_registry().tests)
+SAMPLE = WEATHUB_SAMPLE | {t for p in SAMPLED[1:] for t in sorted(i for i in _IDS if i.startswith(p))[:2]}
+CONFIGS = [config_name(t) for t in _IDS if not t.startswith(SAMPLED) or t in SAMPLE] + ["sets", "published_results"]
 
 LOADER = textwrap.dedent("""
     import json, sys
@@ -92,18 +96,20 @@ def test_test_configs_equal_the_registry(loaded, config):
     assert len(rows) == n
 
 
-def test_every_weathub_config_holds_its_test(published):
+def test_every_sampled_config_holds_its_test(published):
     import pyarrow.parquet as pq
     _, summary = published
     reg = load_registry()
-    wh = [t for t in reg.tests if t.startswith("weathub_")]
-    assert len(wh) > 500 and WEATHUB_SAMPLE <= set(wh)
+    wh = [t for t in reg.tests if t.startswith(SAMPLED)]
+    assert len([t for t in wh if t.startswith("weathub_")]) > 500 and SAMPLE <= set(wh)
+    assert all(any(t.startswith(p) for t in SAMPLE) for p in SAMPLED)
     for tid in wh:
         rows = pq.read_table(summary["out"] / "data" / config_name(tid) / "test.parquet",
                              columns=["test_id", "language", "level", "item"]).to_pylist()
+        rows = [r for r in rows if r["level"] == "word"]
         t = get_test(tid, "word")
         assert [r["item"] for r in rows] == [i for c in t.concepts.values() for i in c.items], tid
-        assert {(r["test_id"], r["language"], r["level"]) for r in rows} == {(tid, reg.tests[tid].language, "word")}
+        assert {(r["test_id"], r["language"]) for r in rows} == {(tid, reg.tests[tid].language)}
 
 
 def test_plus_ids_are_kept_in_a_column(loaded):
