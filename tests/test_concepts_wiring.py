@@ -133,7 +133,7 @@ def test_an_effect_opposite_to_the_alternative_gets_a_note_naming_it(glove):
         notes = result_notes(row, RunConfig(alternative=alt))
         assert any("--alternative" in n for n in notes) == noted, notes
         if noted:
-            assert res.p_value > 0.99 and res.p_concepts > 0.99
+            assert res.p_value > 0.99 and res.p_concepts_one_sided > 0.99 and res.p_concepts < 0.01   # two-sided
 
 
 def test_wefe_convention_leaves_the_concepts_interval_unchanged(glove, default_run):

@@ -70,8 +70,9 @@ def test_the_shift_interval_is_the_set_of_shifts_neither_test_rejects():
                                           ((40, 70), 3_000)])
 def test_the_interval_never_contradicts_the_p_value(n, n_samples):
     """Exact and sampled partitions, equal and unequal sizes: each question's interval agrees with its own p.
-    The default interval (the concepts') lies above 0 exactly when the one-sided p_concepts is at most 0.025 (so
-    never contains 0 beside p_concepts < 0.01), and below 0 exactly when the other tail's is; the papers'
+    The default interval (the concepts') lies above 0 exactly when the one-sided p of the concepts' test is at most
+    0.025, below 0 exactly when the other tail's is, and excludes 0 exactly when p_concepts (two-sided) is below
+    0.05 (so never contains 0 beside p_concepts < 0.01); the papers'
     interval does the same with the permutation p (p_value)."""
     for seed in range(12):
         X, Y, A, B = _mats(seed, n=(n[0], n[1], 8, 8), shift=0.25 * (seed % 4 - 1))
@@ -81,9 +82,10 @@ def test_the_interval_never_contradicts_the_p_value(n, n_samples):
         assert (g.ci_low, g.ci_high) == (g.concepts_low, g.concepts_high)
         # where the concepts' d is not estimable the interval is the hull of the confidence set, which may end at 0
         above, below = (g.ci_low > 0, g.ci_high < 0) if g.concepts_estimable else (g.ci_low >= 0, g.ci_high <= 0)
-        assert above == (g.p_concepts <= 0.025), (seed, g)
-        assert below == (less.p_concepts <= 0.025), (seed, g)
-        assert disagreement(g.p_concepts, "greater", g.ci_low, g.ci_high, alpha=0.01, level=0.95) is None
+        assert above == (g.p_concepts_one_sided <= 0.025), (seed, g)
+        assert below == (less.p_concepts_one_sided <= 0.025), (seed, g)
+        assert (above or below) == (g.p_concepts < 0.05), (seed, g)       # p_concepts: two-sided, as the interval
+        assert disagreement(g.p_concepts, "two-sided", g.ci_low, g.ci_high, alpha=0.01, level=0.95) is None
         assert (g.papers_low > 0) == (g.p_value <= 0.025) and (g.papers_high < 0) == (less.p_value <= 0.025)
 
 
@@ -191,7 +193,8 @@ def test_a_small_simulation_is_calibrated(attr_signal):
             cov.append(res.ci_low <= d_pop <= res.ci_high)
             # the default interval answers the concepts' question: it agrees with p_concepts (the papers' p may
             # be small beside it: another question)
-            contra.append(res.p_concepts < 0.01 and (res.ci_low < 0 or res.concepts_estimable and res.ci_low <= 0))
+            # (two-sided, as the interval): an interval that holds 0 never stands beside p_concepts < 0.01
+            contra.append(res.p_concepts < 0.01 and res.concepts_estimable and res.ci_low <= 0 <= res.ci_high)
         if check == "null":
             assert 0.01 <= np.mean(np.array(p) < 0.05) <= 0.10, np.mean(np.array(p) < 0.05)
         else:

@@ -141,6 +141,16 @@ class Matrices:
         """The four concepts' names (X, Y, A, B)."""
         return [self.test.concepts[r].name for r in ("x", "y", "a", "b")]
 
+    @property
+    def words(self) -> tuple | None:
+        """The unit of each row for the concepts' answer (eatlas.stats.concepts, "Words are the units"): at a level
+        expanded from words (sentences, contextual words), the (role, word) each row was made from, so a word's
+        rows are one unit; None at the word level, where each row is a word. The role keeps a word that the
+        authors' lists put in two sets (an overlap) a unit of each."""
+        if getattr(self.test, "level", "word") == "word" or not self.stimuli:
+            return None
+        return tuple([(r, w) for w in self.stimuli.get(r, [])] for r in ("x", "y", "a", "b"))
+
 
 @dataclass
 class Outcome:

@@ -38,4 +38,4 @@ class Weat(Method):
         return Outcome(stats=weat(m.x, m.y, m.a, m.b, n_samples=cfg.n_samples, seed=cfg.seed,
                                   parametric=cfg.parametric, ci=cfg.ci, n_boot=cfg.n_boot,
                                   alternative=cfg.alternative, ci_method=cfg.ci_method,
-                                  convention=self.convention(cfg)))
+                                  convention=self.convention(cfg), words=m.words))

@@ -541,15 +541,15 @@ def direction_note(row: dict, cfg: RunConfig) -> str | None:
     hull = row.get("ci_method") == "concepts" and row.get("concepts_estimable") is False   # no interval: its hull
     if low is not None and high is not None and not hull:
         other = high < 0 if alt == "greater" else low > 0
-    else:
-        p = holm_p(row, getattr(cfg, "p_rule", "concepts"))
+    else:           # the one-sided p is the papers' (p_concepts is two-sided)
+        p = row.get("p_value")
         other = p is not None and p > 0.975 and (row["effect_size"] < 0 if alt == "greater" else row["effect_size"] > 0)
     if not other:
         return None
     flip = "less" if alt == "greater" else "greater"
     return (f"opposite to --alternative {alt}: the effect is {'negative' if alt == 'greater' else 'positive'} and "
-            f"the p tests only d {'>' if alt == 'greater' else '<'} 0, so it is near 1; --alternative {flip} or "
-            "two-sided tests this direction")
+            f"the papers' p tests only d {'>' if alt == 'greater' else '<'} 0, so it is near 1 (p concepts is "
+            f"two-sided); --alternative {flip} or two-sided tests this direction")
 
 
 def stimuli_key(t: Test) -> tuple:
@@ -677,7 +677,8 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
            "ci_low": None, "ci_high": None, "ci_level": cfg.ci if with_ci else None,
            "n_boot": cfg.n_boot if with_ci and cfg.ci_method in BOOTSTRAP_METHODS else None,
            "ci_method": cfg.ci_method if with_ci else None, "d_corrected": None, "reliability": None, "notes": None,
-           "p_concepts": None, "d_concepts": None, "concepts_low": None, "concepts_high": None,
+           "p_concepts": None, "p_concepts_one_sided": None, "d_concepts": None, "concepts_low": None,
+           "concepts_high": None,
            "concepts_estimable": None, "concepts_reason": None, "papers_low": None, "papers_high": None,
            "holm_p_rule": None, "holm_family": None, "holm_family_size": None,
            "d_loo_min": None, "d_loo_max": None, "sign_stable": None, "convention": method.convention(cfg),
@@ -739,7 +740,8 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
                    ci_low=_finite(res.ci_low), ci_high=_finite(res.ci_high),
                    d_corrected=_finite(getattr(res, "d_corrected", None)),
                    reliability=_finite(getattr(res, "reliability", None)),
-                   **{k: _finite(getattr(res, k, None)) for k in ("p_concepts", "d_concepts", "concepts_low",
+                   **{k: _finite(getattr(res, k, None)) for k in ("p_concepts", "p_concepts_one_sided", "d_concepts",
+                                                                   "concepts_low",
                                                                    "concepts_high", "papers_low", "papers_high")},
                    concepts_estimable=getattr(res, "concepts_estimable", None),
                    concepts_reason=getattr(res, "concepts_reason", None))
@@ -772,9 +774,10 @@ def result_notes(row: dict, cfg: RunConfig) -> list[str]:
     rule = getattr(cfg, "p_rule", "concepts")
     p = holm_p(row, rule)
     hull = row.get("ci_method") == "concepts" and row.get("concepts_estimable") is False   # no interval: its hull
+    # p_concepts is two-sided (the test its interval inverts); the papers' p is against --alternative
+    alt = "two-sided" if rule == "concepts" else (row["alternative"] or "greater")
     if row.get("ci_low") is not None and p is not None and not hull:
-        why = disagreement(p, row["alternative"] or "greater", row["ci_low"], row["ci_high"],
-                           alpha=cfg.alpha, level=cfg.ci)
+        why = disagreement(p, alt, row["ci_low"], row["ci_high"], alpha=cfg.alpha, level=cfg.ci)
         other = CI_QUESTION.get(row.get("ci_method"))
         differ = (f": the p answers {QUESTIONS[rule]}, the {row['ci_method']} CI "
                   + (f"{QUESTIONS[other]}" if other else "resamples the stimuli (docs/methods.md)")
@@ -782,7 +785,7 @@ def result_notes(row: dict, cfg: RunConfig) -> list[str]:
         if why == "contains 0":
             notes.append(f"p < α = {cfg.alpha:g} but the CI contains 0{differ}")
         elif why == "excludes 0":
-            level = (1 - cfg.ci) / (1 if row["alternative"] == "two-sided" else 2)
+            level = (1 - cfg.ci) / (1 if alt == "two-sided" else 2)
             notes.append(f"the CI excludes 0 but p is not below {level:g}, the level that matches a {cfg.ci:.0%} "
                          f"CI{differ}")
     small = [f"{r.upper()} {row[f'n_{r}']}" for r in "xyab" if row.get(f"n_{r}") is not None

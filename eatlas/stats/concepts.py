@@ -15,11 +15,23 @@ variances. The estimand is the concepts' difference of mean associations
 
     delta = E c(X, A) - E c(X, B) - E c(Y, A) + E c(Y, B)
 
-and the concepts' d = delta / sigma, sigma^2 = sigma_w^2 + q delta^2, where sigma_w^2 = p var_X S + (1 - p) var_Y S
-is the within-concept variance of the *true* association S(w) = E_a c(w, a) - E_b c(w, b), in the proportions
-of the test's design, p = n_x / n and q = p (1 - p) (as in Caliskan et al.'s d, whose denominator is the
-standard deviation over X u Y): the sample d of Caliskan et al. estimates it with attenuation, since each s(w)
-carries the attribute sample's noise.
+and the concepts' d = delta / sigma, sigma^2 = sigma_w^2 + delta^2 / 4, where sigma_w^2 = (var_X S + var_Y S) / 2
+is the within-concept variance of the *true* association S(w) = E_a c(w, a) - E_b c(w, b), the two target
+concepts weighted equally: the standard deviation over X u Y of a design with as many words of X as of Y (as
+Caliskan et al.'s d, whose denominator is the standard deviation over X u Y), so that d is a property of the
+concepts and not of how many words a curator listed for each (with the design's shares n_x : n_y instead, the same
+word pools had d 1.00 in one design and 0.85 in another). The sample d of Caliskan et al. estimates it with
+attenuation, since each s(w) carries the attribute sample's noise (and, with unequal sets, the design's shares).
+
+Words are the units. At a sentence level (SEAT's templates), a contextual-word level or any test expanded from
+words, several rows of X, Y, A or B are made from one word: they are nested in their word, and the question is
+about other *words* of the concepts, not other sentences of these words. Given each row's word (``words=`` of
+:func:`concepts_test`, :func:`eatlas.weat`), the cosine array is first averaged over each (target word, attribute
+word) cell, every word one unit whatever its number of sentences, and the crossed estimator below runs on that
+word-level array. Treating the sentences as independent items instead counts the words' own variation once per
+sentence: in the calibration study (docs/methods.md) that rejected a true null in 13-38% of tests with 5 or 14
+templates a word, where the word-level array rejects in about 5%. The papers' permutation p and sample d stay as
+the papers computed them (SEAT permutes sentences: that is its question).
 
 The estimate D = mean_X s - mean_Y s is unbiased for delta, and its variance over new samples of all
 four concepts is
@@ -52,8 +64,10 @@ but left out of nu: another attribute sample mostly stretches or shrinks D and s
 where it was, and the calibration study found that adding it (with its covariance) left coverage as it was while
 doubling the share of results that cannot be estimated at 8 words a set (docs/methods.md).
 
-At theta = 0 the condition is the t-test's, so the interval contains 0 exactly when p_concepts (two-sided) >=
-1 - level: the p-value and the interval answer one question and agree by construction, never by clipping.
+At theta = 0 the condition is the t-test's, so the interval contains 0 exactly when the two-sided p (``p_two_sided``)
+>= 1 - level: the p-value and the interval answer one question and agree by construction, never by clipping. That
+two-sided p is the one stored and printed as ``p_concepts`` beside the two-sided interval; the p against the run's
+``alternative`` (``p``) is kept beside it (``p_concepts_one_sided``).
 Each end theta maps to d by theta / sqrt(sigma_w_hat^2 + q theta^2), increasing in theta and within +-1 /
 sqrt(q) (:func:`eatlas.stats.interval.d_bound`), so the estimate lies inside its interval. No convention
 (:mod:`eatlas.stats.conventions`) enters here: a convention says how the *sample* statistic is computed, and
@@ -83,6 +97,9 @@ from .blas import single_threaded
 from .cosine import unit_rows as _unit_rows
 
 ALTERNATIVES = ("greater", "less", "two-sided")
+SHARE = 0.5         # the weight of X's spread in the estimand's sigma_w^2 (and Y's, 1 - SHARE): equal, by definition
+Q = SHARE * (1.0 - SHARE)       # the weight of delta^2 in the concepts' d's variance: 1/4
+BOUND = 1.0 / float(np.sqrt(Q))     # the largest |d| of the estimand: 2
 
 
 @dataclass(frozen=True)
@@ -108,6 +125,7 @@ class ConceptsResult:
     low: float              # its interval; where not estimable, the confidence set's hull, reaching +-bound
     high: float
     p: float                # p of delta = 0 (so d = 0) against ``alternative``, Welch-Satterthwaite t
+    p_two_sided: float      # the same test two-sided: the interval excludes 0 exactly when it is < 1 - level
     level: float
     alternative: str
     estimable: bool
@@ -204,9 +222,10 @@ def concepts_variance(sa: np.ndarray, sb: np.ndarray, n_x: int) -> ConceptsVaria
     denom = sum(c * c / d for c, d in comps if d > 0)
     df = float(variance * variance / denom) if denom > 0 else float(max(n - 2, 1))
     df = max(df, 1.0)
-    # the spread of the true associations within each concept: the variance of s minus its attribute noise, in
-    # the design's proportions (the estimand's sigma_w^2 = p var_X S + (1 - p) var_Y S, p = n_x / n)
-    share = n_x / n
+    # the spread of the true associations within each concept: the variance of s minus its attribute noise, the two
+    # concepts weighted equally (the estimand's sigma_w^2 = (var_X S + var_Y S) / 2: a property of the concepts,
+    # whatever the shares of X and Y in a test's design)
+    share = SHARE
     ms_within = float(share * vx + (1 - share) * vy)
     noise_x = ms[("x", "a")] / n_a + ms[("x", "b")] / n_b
     noise_y = ms[("y", "a")] / n_a + ms[("y", "b")] / n_b
@@ -242,16 +261,15 @@ def concepts_from_blocks(sa: np.ndarray, sb: np.ndarray, n_x: int, *, ci: float 
         raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
     from scipy.special import stdtrit
     v = concepts_variance(sa, sb, n_x)
-    n = sa.shape[0]
-    n_y = n - n_x
     se = float(np.sqrt(v.variance))
     p = _t_p(v.diff / se, v.df, alternative)
+    p2 = p if alternative == "two-sided" else _t_p(v.diff / se, v.df, "two-sided")
     t = float(stdtrit(v.df, 0.5 + ci / 2.0))
-    q = n_x * n_y / (n * n)
+    q = Q
     rel = v.reliability
     nan = float("nan")
 
-    bound = float(n / np.sqrt(n_x * n_y))
+    bound = BOUND
     rejected = abs(v.diff) > t * se                  # the two-sided t-test at 1 - ci rejects delta = 0
 
     def not_estimable(reason: str, c: float) -> ConceptsResult:
@@ -270,7 +288,8 @@ def concepts_from_blocks(sa: np.ndarray, sb: np.ndarray, n_x: int, *, ci: float 
             tiny = float(np.nextafter(0.0, 1.0))
             lo_d, hi_d = (tiny, bound) if side > 0 else (-bound, -tiny)
         dlo, dhi = (v.diff - t * se, v.diff + t * se)
-        return ConceptsResult(d=nan, low=float(lo_d), high=float(hi_d), p=p, level=float(ci), alternative=alternative,
+        return ConceptsResult(d=nan, low=float(lo_d), high=float(hi_d), p=p, p_two_sided=p2, level=float(ci),
+                              alternative=alternative,
                               estimable=False, reason=reason, diff=v.diff, diff_low=float(dlo), diff_high=float(dhi),
                               se=se, df=v.df, reliability=float(rel))
 
@@ -293,18 +312,84 @@ def concepts_from_blocks(sa: np.ndarray, sb: np.ndarray, n_x: int, *, ci: float 
     def d_of(theta: float) -> float:
         return float(theta / np.sqrt(v.sigma_w2 + q * theta * theta))
 
-    return ConceptsResult(d=d_of(v.diff), low=d_of(lo), high=d_of(hi), p=p, level=float(ci),
+    return ConceptsResult(d=d_of(v.diff), low=d_of(lo), high=d_of(hi), p=p, p_two_sided=p2, level=float(ci),
                           alternative=alternative, estimable=True, reason=None, diff=v.diff,
                           diff_low=float(v.diff - t * se), diff_high=float(v.diff + t * se), se=se, df=v.df,
                           reliability=float(rel))
 
 
+def word_blocks(sa: np.ndarray, sb: np.ndarray, n_x: int, words) -> tuple[np.ndarray, np.ndarray, int]:
+    """The cosine blocks averaged over each (target word, attribute word) cell: one row per word of X then of Y,
+    one column per word of A (of B), in the order of first appearance, each word one unit whatever its number of
+    rows. ``words``: (wx, wy, wa, wb), one label per row of X, Y, A, B (checked by :func:`check_words`)."""
+    wx, wy, wa, wb = words
+
+    def groups(labels) -> np.ndarray:
+        ids: dict = {}
+        return np.array([ids.setdefault(w, len(ids)) for w in labels])
+
+    def mean_rows(M: np.ndarray, g: np.ndarray) -> np.ndarray:
+        out = np.zeros((g.max() + 1, M.shape[1]))
+        np.add.at(out, g, M)
+        return out / np.bincount(g)[:, None]
+
+    gx, gy = groups(wx), groups(wy)
+    rows = [mean_rows(M, g) for M, g in ((sa[:n_x], gx), (sa[n_x:], gy))], \
+        [mean_rows(M, g) for M, g in ((sb[:n_x], gx), (sb[n_x:], gy))]
+    A = mean_rows(np.vstack(rows[0]).T, groups(wa)).T
+    B = mean_rows(np.vstack(rows[1]).T, groups(wb)).T
+    return A, B, int(gx.max() + 1)
+
+
+def check_words(words, sizes: tuple[int, int, int, int]) -> tuple | None:
+    """``words`` as (wx, wy, wa, wb) lists, or None; refused (ValueError naming the argument and the row) when a list's
+    length is not its matrix's rows, or a label is shared between X and Y or between A and B."""
+    if words is None:
+        return None
+    from ..errors import EatlasError
+
+    names = ("wx", "wy", "wa", "wb")
+    if not isinstance(words, (tuple, list)) or len(words) != 4:
+        raise EatlasError("words= must be four sequences (wx, wy, wa, wb): the word each row of X, Y, A and B was "
+                          "made from", field="words", hint="words=(wx, wy, wa, wb), or None for one row a unit")
+    out = []
+    for name, role, w, n in zip(names, "XYAB", words, sizes):
+        if w is None:
+            w = [("row", role, k) for k in range(n)]        # one row a unit
+        w = list(w)
+        if len(w) != n:
+            raise EatlasError(f"words[{names.index(name)}] ({name}) has {len(w)} label(s) for the {n} row(s) of "
+                              f"{role}", field=f"words.{name}",
+                              hint=f"give one label per row of {role}: the word it was made from")
+        out.append(w)
+    for (i, j) in ((0, 1), (2, 3)):
+        other = set(map(_hashable, out[j]))
+        for row, label in enumerate(out[i]):
+            if _hashable(label) in other:
+                raise EatlasError(f"label {label!r} (row {row} of {'XYAB'[i]}) is also a label of {'XYAB'[j]}: a word "
+                                  f"cannot be a unit of both {'XYAB'[i]} and {'XYAB'[j]}",
+                                  field=f"words.{names[i]}",
+                                  hint=f"label the rows of {'XYAB'[i]} and {'XYAB'[j]} apart (e.g. prefix each with "
+                                       "its role) when one word stands in both sets")
+    return tuple(out)
+
+
+def _hashable(label):
+    return tuple(label) if isinstance(label, list) else label
+
+
 @single_threaded
-def concepts_test(X, Y, A, B, *, ci: float = 0.95, alternative: str = "greater") -> ConceptsResult:
+def concepts_test(X, Y, A, B, *, ci: float = 0.95, alternative: str = "greater", words=None) -> ConceptsResult:
     """The concepts' question for a test's four matrices (one row per stimulus): the concepts' d with its
-    interval at level ``ci`` and the p-value of d = 0 against ``alternative`` (module docstring)."""
+    interval at level ``ci``, the p-value of d = 0 against ``alternative`` (``p``) and two-sided (``p_two_sided``,
+    the test the interval inverts) (module docstring). ``words``: (wx, wy, wa, wb), the word each row was made from
+    (sentences of one word are one unit); None: each row is its own unit."""
     X, Y, A, B = (_unit_rows(m, n) for m, n in ((X, "X"), (Y, "Y"), (A, "A"), (B, "B")))
-    if min(len(X), len(Y)) < 2:
-        raise ValueError("the concepts' question needs at least 2 stimuli in each target set")
+    words = check_words(words, (len(X), len(Y), len(A), len(B)))
     W = np.vstack([X, Y])
-    return concepts_from_blocks(W @ A.T, W @ B.T, len(X), ci=ci, alternative=alternative)
+    sa, sb, n_x = W @ A.T, W @ B.T, len(X)
+    if words is not None:
+        sa, sb, n_x = word_blocks(sa, sb, n_x, words)
+    if min(n_x, sa.shape[0] - n_x) < 2:
+        raise ValueError("the concepts' question needs at least 2 words in each target set")
+    return concepts_from_blocks(sa, sb, n_x, ci=ci, alternative=alternative)

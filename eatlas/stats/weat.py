@@ -49,8 +49,9 @@ class WeatResult:
     reliability: float | None = None  # 1 - the attribute sample's noise / var(s(w)) over X u Y
     convention: str = "caliskan"      # eatlas.stats.conventions: d's denominator and how the p counts
     # The concepts' question (eatlas.stats.concepts: targets and attributes both samples of their concepts),
-    # answered whole whatever ``ci_method``: its p against ``alternative``, its d, its interval at ``ci_level``.
-    p_concepts: float | None = None
+    # answered whole whatever ``ci_method``: its p (two-sided, and against ``alternative``), its d, its interval.
+    p_concepts: float | None = None   # two-sided: the test the concepts' interval inverts
+    p_concepts_one_sided: float | None = None     # the same test against ``alternative``
     d_concepts: float | None = None   # None where not estimable at these set sizes
     concepts_low: float | None = None     # the interval (not estimable: the hull of the confidence set, to +-bound)
     concepts_high: float | None = None
@@ -258,7 +259,7 @@ def authors_normal_p(dist: np.ndarray) -> float:
 @single_threaded
 def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternative: str = "greater",
          n_samples: int = 100_000, seed: int = 0, parametric: bool = False,
-         ci_method: str = CONCEPTS, convention: str = "caliskan") -> WeatResult:
+         ci_method: str = CONCEPTS, convention: str = "caliskan", words=None) -> WeatResult:
     """The WEAT (word) / SEAT (sentence) test on embedding matrices, one row per stimulus: both questions.
 
     The papers' question (these attribute words; targets exchangeable): ``effect_size`` (Caliskan et al.'s sample
@@ -279,6 +280,26 @@ def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternati
     :func:`eatlas.stats.conventions.rescale`), never the concepts' answer, whose estimand has no ddof.
     ``d_corrected`` and ``reliability`` (:func:`eatlas.stats.interval.attenuation`) are the older disattenuation,
     kept as they were.
+
+    ``words``: ``(wx, wy, wa, wb)``, one label per row of X, Y, A and B, the word the row was made from (a sentence
+    of a SEAT template, a contextual occurrence): the concepts' answer then takes each word's rows as one unit
+    (:mod:`eatlas.stats.concepts`, "Words are the units"); ``None`` (default) keeps one row a unit. A label list
+    whose length is not its matrix's rows, or a label shared between X and Y (or A and B), is refused before
+    anything is computed. The papers' p and sample d never use it.
+
+    ``p_concepts`` is two-sided, the test the concepts' interval inverts (the interval excludes 0 exactly when
+    ``p_concepts`` < 1 - ``ci``); ``p_concepts_one_sided`` is the same test against ``alternative``.
+
+    Example: a SEAT-like test, each word put into two templates (rows), the words as the units::
+
+        import numpy as np, eatlas
+        rng = np.random.default_rng(0)
+        X, Y, A, B = (rng.normal(size=(16, 50)) for _ in range(4))        # 8 words x 2 sentences each
+        wx, wy = [f"x{k // 2}" for k in range(16)], [f"y{k // 2}" for k in range(16)]
+        wa, wb = [f"a{k // 2}" for k in range(16)], [f"b{k // 2}" for k in range(16)]
+        r = eatlas.weat(X, Y, A, B, words=(wx, wy, wa, wb), n_samples=10_000)
+        r.effect_size, r.p_value                # the papers' answer, over sentences
+        r.d_concepts, r.p_concepts, (r.concepts_low, r.concepts_high)   # the concepts', over words
     """
     if n_samples < 2:
         raise ValueError("n_samples must be at least 2")
@@ -291,6 +312,8 @@ def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternati
     if ci is not None and ci_method not in CI_METHODS:
         raise ValueError(f"ci_method must be one of {', '.join(CI_METHODS)}, got {ci_method!r}")
     X, Y, A, B = (np.asarray(v) for v in (X, Y, A, B))
+    from .concepts import check_words
+    words = check_words(words, (len(X), len(Y), len(A), len(B)))
     s_x, s_y = association(X, A, B), association(Y, A, B)
     if len(s_x) + len(s_y) < 3:
         raise ValueError("X and Y together need at least 3 stimuli for a sample standard deviation")
@@ -321,14 +344,15 @@ def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternati
                                                alternative=alternative)
     att = attenuation(X, Y, A, B)
     from .concepts import concepts_test
-    con = concepts_test(X, Y, A, B, ci=0.95 if ci is None else ci, alternative=alternative) \
-        if min(len(X), len(Y)) >= 2 else None
+    units = (len(set(map(str, words[0]))), len(set(map(str, words[1])))) if words is not None else (len(X), len(Y))
+    con = concepts_test(X, Y, A, B, ci=0.95 if ci is None else ci, alternative=alternative, words=words) \
+        if min(units) >= 2 else None
 
     def scaled(v):      # d of another denominator is d (ddof=1) times a factor of |X| + |Y| alone (every resample
         return v if v is None else conventions.rescale(v, len(s_x) + len(s_y), ddof=conv.ddof)   # keeps the sizes)
     out = dict(d_corrected=scaled(att.d_corrected), reliability=att.reliability)
     if con is not None:
-        out.update(p_concepts=con.p, d_concepts=con.d if con.estimable else None,
+        out.update(p_concepts=con.p_two_sided, p_concepts_one_sided=con.p, d_concepts=con.d if con.estimable else None,
                    concepts_estimable=bool(con.estimable), concepts_reason=con.reason)
         if ci is not None:
             out.update(concepts_low=con.low, concepts_high=con.high)

@@ -107,7 +107,7 @@ class ResultRow:
     overlap: dict | None            # "x/y" / "a/b" -> items the authors' lists put in both sets (the test's overlap:)
     language_warning: str | None    # the test's language is not among those the model declares (eatlas.run.runner)
     # The concepts' question (eatlas.stats.concepts: targets and attributes both samples of their concepts), stored
-    # whatever ci_method: its p against `alternative`, its d and interval at ci_level; where the d is not estimable
+    # whatever ci_method: its p (two-sided), its d and interval at ci_level; where the d is not estimable
     # at these set sizes, d_concepts is NULL, concepts_reason says why in words, and the interval is the hull of
     # the confidence set (reaching the largest |d| the set sizes allow).
     p_concepts: float | None
@@ -116,6 +116,9 @@ class ResultRow:
     concepts_high: float | None
     concepts_estimable: bool | None
     concepts_reason: str | None
+    # p_concepts is two-sided (the test its interval inverts: the interval excludes 0 exactly when p_concepts <
+    # 1 - ci_level); this is the same test against `alternative` (NULL in stores written before it)
+    p_concepts_one_sided: float | None
     # The papers' question (these attribute words; targets exchangeable): p_value's own interval, the permutation
     # test inverted, of the sample d (effect_size).
     papers_low: float | None
