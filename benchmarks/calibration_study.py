@@ -89,8 +89,8 @@ def population_d(X, Y, A, B, share_x: float = 0.5) -> float:
     """The concepts' d of the whole pools (rows of unit length; eatlas.stats.concepts): the true association
     S(w) = mean_a cos(w, a) - mean_b cos(w, b) = w . (mean A - mean B) over the pools, delta = mean_X S - mean_Y S,
     and d = delta / sqrt(sigma_w^2 + q delta^2), sigma_w^2 = p var_X S + (1 - p) var_Y S, q = p (1 - p), p =
-    ``share_x``, the share of X in the test's design (n_x / (n_x + n_y)): the standard deviation of S over the
-    concepts mixed in the design's proportions, as Caliskan et al.'s d takes it over X u Y."""
+    ``share_x``: 0.5, the concepts' estimand (X's and Y's spreads weighted equally, whatever the design's sizes;
+    another share gives the d of a design in those proportions, which the concepts' d no longer estimates)."""
     v = A.mean(axis=0) - B.mean(axis=0)
     sx, sy = X @ v, Y @ v
     delta = float(sx.mean() - sy.mean())
@@ -339,8 +339,8 @@ def run_cell(X, Y, A, B, n, factor, reps, methods, n_samples, n_boot, seed, attr
     rng = np.random.default_rng(seed)
     n_y = int(round(factor * n))
     n_a = max(2, int(round(attr_factor * n)))
-    d_pop = population_d(X, Y, A, B, n / (n + n_y))
-    bound = (n + n_y) / math.sqrt(n * n_y)
+    d_pop = population_d(X, Y, A, B)            # the concepts' estimand: equal weights, whatever n : n_y
+    bound = 2.0
     ix, iy, ia, ib = (draws(rng, len(P), k, reps) for P, k in ((X, n), (Y, n_y), (A, n_a), (B, n_a)))
     p_papers, p_c, d_c, d_s, ratio = (np.full(reps, np.nan) for _ in range(5))
     estimable = np.zeros(reps, dtype=bool)
@@ -441,9 +441,8 @@ def main(argv=None) -> int:
         for design in args.designs:
             print(f"\n{name}, {design} target sizes\n" + header(args.methods), flush=True)
             y_factor, a_factor = DESIGNS[design]
-            share = 1.0 / (1.0 + y_factor)
             for di, d in enumerate(args.d):
-                X, Y, _ = model.pools(d, share)
+                X, Y, _ = model.pools(d)            # the concepts' d of the pools, equal weights
                 for ni, n in enumerate(args.n):
                     seed = args.seed * 1000 + mi * 100 + di * 10 + ni
                     c = run_cell(X, Y, model.A, model.B, n, y_factor, args.replicates, args.methods,

@@ -40,7 +40,9 @@ def wrap(label: str, width: int = 14) -> str:
 # What each number of a WEAT result answers, one line each: the CLI after its table, the report and the dataset
 # card say the same (docs/methods.md, "What the numbers answer").
 P_CONCEPTS_MEANS = ("p concepts (the default; eatlas.stats.concepts): would other words of the same four concepts "
-                    "show this association? Targets and attributes are both samples of their concepts.")
+                    "show this association? Targets and attributes are both samples of their concepts, the words the "
+                    "units at every level (a word's sentences are one unit). Two-sided, the test its 95% interval "
+                    "inverts: the interval excludes 0 exactly when p concepts < 0.05.")
 P_MEANS = ("p papers (permutation test, as Caliskan et al. and May et al.): would these target words differ this much "
            "if the labels X and Y were random? It holds the attribute words fixed.")
 CI_MEANS = {
