@@ -35,6 +35,7 @@ from ..methods.base import INFLUENCE_TABLE
 from ..registry.base import ROLES, Registry, load_registry
 from ..registry.provenance import run_inputs
 from ..registry.stimuli import Test, build_test
+from ..stats.conventions import DEFAULT as DEFAULT_CONVENTION
 from ..stats.conventions import get as get_convention
 from ..stats.conventions import rescale as rescale_d
 from ..stats.robust import CI_METHODS as BOOTSTRAP_METHODS
@@ -679,6 +680,7 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
            "ci_method": cfg.ci_method if with_ci else None, "d_corrected": None, "reliability": None, "notes": None,
            "p_concepts": None, "d_concepts": None, "concepts_low": None, "concepts_high": None,
            "concepts_estimable": None, "concepts_reason": None, "papers_low": None, "papers_high": None,
+           "concepts_hull_low": None, "concepts_hull_high": None, "p_n_samples": None, "p_at_floor": None,
            "holm_p_rule": None, "holm_family": None, "holm_family_size": None,
            "d_loo_min": None, "d_loo_max": None, "sign_stable": None, "convention": method.convention(cfg),
            "language_warning": language_warning(encoder, t.spec.language if t.spec is not None else None)}
@@ -743,12 +745,31 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
                                                                    "concepts_high", "papers_low", "papers_high")},
                    concepts_estimable=getattr(res, "concepts_estimable", None),
                    concepts_reason=getattr(res, "concepts_reason", None))
+        stored_bounds(row)
         row["notes"] = result_notes(row, cfg) or None
     if method.effect_size:
         influence = _influence(t, mats, texts, ddof=get_convention(row["convention"]).ddof)
         out.rows = {**out.rows, "influence": influence.pop("influence")}
         row.update(influence)
     return row, out
+
+
+def stored_bounds(row: dict) -> None:
+    """A row's bounds as stored: where the concepts' d is not estimable there is no interval (concepts_low/high,
+    and ci_low/high of ci_method concepts, NULL), and the hull of its confidence set goes to concepts_hull_low/high;
+    a sampled permutation p gets its number of partitions (p_n_samples) and whether it is at its floor."""
+    from ..legend import at_floor
+
+    if row.get("concepts_estimable") is False:
+        row["concepts_hull_low"], row["concepts_hull_high"] = row.get("concepts_low"), row.get("concepts_high")
+        row["concepts_low"] = row["concepts_high"] = None
+        if row.get("ci_method") == "concepts":
+            row["ci_low"] = row["ci_high"] = None
+    sampled = (row.get("exact") is False and not row.get("parametric")
+               and get_convention(row.get("convention") or DEFAULT_CONVENTION).p_rule == "permutation-ge")
+    if sampled and row.get("n_partitions"):
+        row["p_n_samples"] = int(row["n_partitions"])
+        row["p_at_floor"] = at_floor(row.get("p_value"), row["n_partitions"], row.get("alternative"))
 
 
 def _finite(v) -> float | None:
