@@ -776,7 +776,8 @@ def _finite(v) -> float | None:
     return float(v) if v is not None and np.isfinite(v) else None
 
 
-NOT_ESTIMABLE = "the concepts' d is not estimable at these set sizes"     # the start of that note (results.notes)
+# the start of that note (results.notes): the cause, in words; the reason's numbers follow in brackets
+NOT_ESTIMABLE = "the concepts' d is not estimable: the attribute words' noise swamps the targets' spread"
 QUESTIONS = {"concepts": "the concepts' question (other words of the same concepts)",
              "papers": "the papers' question (these attribute words fixed, X and Y exchangeable)"}
 CI_QUESTION = {"concepts": "concepts", "permutation": "papers", "percentile": None, "BCa": None}
@@ -785,7 +786,7 @@ CI_QUESTION = {"concepts": "concepts", "permutation": "papers", "percentile": No
 def result_notes(row: dict, cfg: RunConfig) -> list[str]:
     """The notes stored with a result (``results.notes``) and shown in the run's table: where the p of the mark
     (--p-rule) and the CI disagree (they then answer different questions), where a set is smaller than the
-    calibration study checked, where the concepts' d cannot be estimated at these set sizes (why, in words), and
+    calibration study checked, where the concepts' d cannot be estimated (why, in words), and
     where the effect lies on the side a one-sided p does not test (naming --alternative)."""
     from ..stats.interval import MIN_CHECKED_SIZE, disagreement
 
@@ -812,7 +813,7 @@ def result_notes(row: dict, cfg: RunConfig) -> list[str]:
         notes.append(f"small set ({', '.join(small)}): the calibration study checked the CI from {MIN_CHECKED_SIZE} "
                      "stimuli per set up (benchmarks/calibration_study.py)")
     if row.get("concepts_estimable") is False:
-        notes.append(f"{NOT_ESTIMABLE}: {row.get('concepts_reason') or 'its scale is not distinguished from noise'}")
+        notes.append(f"{NOT_ESTIMABLE} ({row.get('concepts_reason') or 'its scale is not distinguished from noise'})")
     direction = direction_note(row, cfg)
     if direction:
         notes.append(direction)
