@@ -85,8 +85,9 @@ def _cells(outcome, method, cfg=None):
                 c["floor"] = bool(r.get("p_at_floor"))
                 c["holm"] = mark(r["holm_significant"])
             if r.get("notes"):      # the stored notes, each up to its first colon (the whole text: results.notes);
-                # the one saying the concepts' d is not estimable: the d cell says it
-                shown = [NOT_ESTIMABLE_NOTE if n.startswith(NOT_ESTIMABLE.split(":")[0]) else n.split(":")[0] for n in r["notes"]]
+                # the one saying the concepts' d is not estimable: its cause, shortly
+                shown = [NOT_ESTIMABLE_NOTE if n.startswith(NOT_ESTIMABLE.split(":")[0]) else n.split(":")[0]
+                         for n in r["notes"]]
                 c["note"] = "; ".join([c["note"]] * bool(c["note"]) + shown)
         rows.append(c)
     return heads, rows

@@ -654,6 +654,10 @@ def _cell(v):
         return v
 
 
+def _iv(lo, hi) -> str:
+    return f"[{lo:+.2f}, {hi:+.2f}]" if lo is not None and hi is not None else ""
+
+
 def results_table(results: pd.DataFrame, runs: pd.DataFrame) -> dict | None:
     """The report's first section: one row per result, with the CLI's columns (eatlas.cli.run_summary): test,
     version, level, model, n per set, the concepts' d with its interval (or 'not estimable'), the sample d with
@@ -670,7 +674,6 @@ def results_table(results: pd.DataFrame, runs: pd.DataFrame) -> dict | None:
         r = {k: _cell(v) for k, v in r.items()}
         if r.get("effect_size") is None and r.get("status") == "ok":
             continue                # a method without a WEAT d: its own section holds its numbers
-        iv = (lambda lo, hi: f"[{lo:+.2f}, {hi:+.2f}]" if lo is not None and hi is not None else "")
         row = {"test_id": r["test_id"], "version": r.get("test_version") or "", "level": r["level"],
                "model": r.get("model") or "", "run": str(r["run_id"])[:8],
                "n": ",".join("" if r.get(f"n_{x}") is None else str(int(r[f"n_{x}"])) for x in "xyab"),
@@ -684,9 +687,9 @@ def results_table(results: pd.DataFrame, runs: pd.DataFrame) -> dict | None:
                 row["d"] = "not estimable"
             elif r.get("d_concepts") is not None:
                 row["d"] = f"{r['d_concepts']:+.2f}"
-                row["ci"] = iv(r.get("concepts_low"), r.get("concepts_high"))
+                row["ci"] = _iv(r.get("concepts_low"), r.get("concepts_high"))
             row["sample"] = f"{r['effect_size']:+.2f}"
-            row["papers_ci"] = iv(r.get("papers_low"), r.get("papers_high"))
+            row["papers_ci"] = _iv(r.get("papers_low"), r.get("papers_high"))
             row["p"] = fmt_p(r.get("p_concepts"))
             row["p_papers"] = fmt_p(r.get("p_value"), r.get("p_at_floor"))
             row["holm"] = mark(r.get("holm_significant"))
