@@ -200,7 +200,7 @@ def test_a_test_page_sets_the_papers_number_beside_ours_downloads_its_stimuli_an
     page = (out / "tests" / "weat1.html").read_text(encoding="utf-8")
     text = re.sub(r"<[^>]+>", " ", page)
     assert "published (same model or family)" in text
-    row = re.search(r"<tr><td>glove-840b-cbow</td>.*?</tr>", page, re.S)[0]
+    row = re.search(r'<tr[^>]*><td class="id">glove-840b-cbow</td>.*?</tr>', page, re.S)[0]
     assert re.search(r'class="pub"[^>]*>\+1\.500( \(family\))? <span class="meta">may2019</span>', row), row
     assert '<a href="../data/stimuli/weat1.csv" download>CSV</a>' in page
     frame = __import__("pandas").read_csv(out / "data" / "stimuli" / "weat1.csv")

@@ -575,10 +575,11 @@ MIGRATE_RESULTS = (
       AND n_partitions > 0 AND p_value IS NOT NULL AND {_PERMUTATION_P}""")
 
 
-def migrate_results(con: duckdb.DuckDBPyConnection) -> None:
-    """Bring the results' rows written by an earlier version to this one's columns (:data:`MIGRATE_RESULTS`)."""
+def migrate_results(con: duckdb.DuckDBPyConnection, run_id: str | None = None) -> None:
+    """Bring the results' rows written by an earlier version (or by a caller of write_run that gave the rows as
+    they were) to this one's columns (:data:`MIGRATE_RESULTS`); ``run_id``: only that run's rows."""
     for stmt in MIGRATE_RESULTS:
-        con.execute(stmt)
+        con.execute(stmt + (" AND run_id = ?" if run_id is not None else ""), [run_id] if run_id is not None else [])
 
 
 _VIEW_NAMES = tuple(re.findall(r"CREATE OR REPLACE VIEW (\w+)", VIEWS))
@@ -852,6 +853,7 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
             con.register("_res", res)
             con.execute(f"INSERT INTO results ({', '.join(res)}) SELECT {', '.join(res)} FROM _res")
             con.unregister("_res")
+            migrate_results(con, run["run_id"])     # rows given as earlier versions stored them: no hull as bounds
         for name in extra_tables or {}:
             # a run's MethodTables give their columns (no DataFrame, no pandas); a DataFrame is scanned as it is
             columns = getattr(extra_tables, "columns", None)
