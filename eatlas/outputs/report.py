@@ -26,7 +26,7 @@ from ..store.db import connect
 from ..store.influence import resolve_run
 
 TEMPLATE = package_file("outputs/report_template.html.j2")
-SECTIONS = ("runs", "matrix", "forest", "influence", "eat-map", "ceat", "llm-iat", "validity", "reproduction",
+SECTIONS = ("results", "runs", "matrix", "forest", "influence", "eat-map", "ceat", "llm-iat", "validity", "reproduction",
             "provenance", "references")
 MAX_ES = 2.0   # effect sizes lie in [-2, 2]
 
