@@ -59,6 +59,9 @@ def test_every_stored_interval_holds_its_own_estimate_on_glove(default_run):
         else:
             assert r["d_concepts"] is None and r["concepts_reason"]
             assert any(n.startswith(NOT_ESTIMABLE) for n in r["notes"])
+            # no interval stored as if it were one: the hull of the confidence set has columns of its own
+            assert r["ci_low"] is r["ci_high"] is r["concepts_low"] is r["concepts_high"] is None
+            assert r["concepts_hull_low"] < r["concepts_hull_high"]
             assert not any(n.startswith("reliability") for n in r["notes"])
     # weat7 (8 words a set) is the issue's example: its concepts' d cannot be estimated at these set sizes
     assert {r["test_id"]: r["concepts_estimable"] for r in rows}["weat7"] is False
@@ -75,8 +78,8 @@ def test_the_run_table_prints_no_interval_beside_an_estimate_outside_it(default_
     assert len(cells) == sum(r["concepts_estimable"] for r in default_run.results)
     for est, lo, hi in cells:
         assert float(lo) <= float(est) <= float(hi), (est, lo, hi)
-    assert text.count("not estimable at these set sizes") == sum(not r["concepts_estimable"]
-                                                                  for r in default_run.results)
+    assert text.count("not estimable: attribute noise swamps the targets' spread") == sum(
+        not r["concepts_estimable"] for r in default_run.results)
     assert "reliability" not in text
 
 
