@@ -341,8 +341,8 @@ def test_the_first_section_is_a_results_table_with_both_ds_their_intervals_both_
     t = dt.datetime(2026, 11, 22, 10, 1)
     common = {"run_id": rid, "test_version": "1.0.0", "level": "word", "model": "m", "status": "ok", "exact": False,
               "n_partitions": 100_000, "parametric": False, "alternative": "greater", "ci_method": "concepts",
-              "ci_level": 0.95, "n_x": 8, "n_y": 8, "n_a": 8, "n_b": 8, "holm_family_size": 3, "holm_p_rule": "concepts",
-              "dropped": {}}
+              "ci_level": 0.95, "n_x": 8, "n_y": 8, "n_a": 8, "n_b": 8, "holm_family_size": 3,
+              "holm_p_rule": "concepts", "dropped": {}}
     write_run(db, {"run_id": rid, "method": "weat", "model": "m", "model_fingerprint": "fp", "seed": 0, "alpha": 0.01,
                    "started_at": t, "finished_at": t},
               [{**common, "test_id": "weat10", "effect_size": 0.9, "p_value": 0.003, "p_concepts": 0.02,

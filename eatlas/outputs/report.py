@@ -26,8 +26,8 @@ from ..store.db import connect
 from ..store.influence import resolve_run
 
 TEMPLATE = package_file("outputs/report_template.html.j2")
-SECTIONS = ("results", "runs", "matrix", "forest", "influence", "eat-map", "ceat", "llm-iat", "validity", "reproduction",
-            "provenance", "references")
+SECTIONS = ("results", "runs", "matrix", "forest", "influence", "eat-map", "ceat", "llm-iat", "validity",
+            "reproduction", "provenance", "references")
 MAX_ES = 2.0   # effect sizes lie in [-2, 2]
 
 
@@ -120,9 +120,10 @@ def _svg(fig) -> str:
 
 
 def _test_order(reg: Registry | None, test_id: str, level: str) -> tuple:
-    order = list(reg.tests) if reg is not None else []
-    return (order.index(test_id) if test_id in order else len(order), test_id,
-            LEVELS.index(level) if level in LEVELS else len(LEVELS))
+    """Tests in natural order of their ids (weat2 before weat10; eatlas.ids), as the CLI and the site list them,
+    then levels in their order. ``reg`` is unused (kept for the methods' report sections that pass it)."""
+    from ..ids import natural_key
+    return (natural_key(test_id), LEVELS.index(level) if level in LEVELS else len(LEVELS))
 
 
 def matrix(results: pd.DataFrame, runs: pd.DataFrame, reg: Registry | None, alpha: float | None,
@@ -695,9 +696,10 @@ def results_table(results: pd.DataFrame, runs: pd.DataFrame) -> dict | None:
             row["holm"] = mark(r.get("holm_significant"))
             size = r.get("holm_family_size")
             row["family"] = int(size) if size is not None else None
-            notes = list(r.get("notes") or [])
-            row["notes"] = [f"the concepts' d is not estimable: {NOT_ESTIMABLE_WHY}" if n.startswith(
-                "the concepts' d is not estimable") else n for n in notes]
+            notes = r.get("notes")
+            old = "the concepts' d is not estimable at these set sizes: "    # the words of earlier versions
+            row["notes"] = [f"the concepts' d is not estimable: {NOT_ESTIMABLE_WHY} ({n[len(old):]})"
+                            if str(n).startswith(old) else str(n) for n in ([] if notes is None else list(notes))]
         rows.append(row)
     if not rows:
         return None
