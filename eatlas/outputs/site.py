@@ -572,9 +572,11 @@ def _examples(results: pd.DataFrame, reg: Registry) -> list[dict]:
                  "  ON p.test_id = r.test_id AND p.level = r.level AND p.statistic = 'effect_size' AND NOT p.missing\n"
                  "ORDER BY r.test_id, r.level, p.paper, p.model")},
         {"title": "One test across models",
-         "sql": ("SELECT model, level, round(effect_size, 3) AS sample_d, round(d_concepts, 3) AS d_concepts,\n"
+         "sql": ("SELECT model, level, concepts_estimable, round(d_concepts, 3) AS d_concepts,\n"
                  "       round(concepts_low, 3) AS concepts_low, round(concepts_high, 3) AS concepts_high,\n"
-                 "       concepts_reason, p_concepts, p_value, holm_significant, holm_family\n"
+                 "       concepts_reason, p_concepts, round(effect_size, 3) AS sample_d,\n"
+                 "       round(papers_low, 3) AS papers_low, round(papers_high, 3) AS papers_high,\n"
+                 "       p_value, p_at_floor, holm_significant, holm_family_size\n"
                  f"FROM results WHERE test_id = '{q(test)}' AND status = 'ok'\nORDER BY level, model")},
         {"title": "One model across languages",
          "sql": ("SELECT t.language, count(*) AS results, round(avg(r.effect_size), 3) AS mean_d,\n"
