@@ -16,10 +16,54 @@ def mark(holm_significant) -> str:
     return MARK if holm_significant is True or (holm_significant is not None and holm_significant == 1) else ""
 
 
-def legend(alpha: float | None = None, p_rule: str | None = None) -> str:
+def family_words(n: int | None = None) -> str:
+    """The Holm mark's family in words: the run's tests (and how many results it held, where known)."""
+    return f"the run's {n} test result(s)" if n else "the run's tests"
+
+
+def legend(alpha: float | None = None, p_rule: str | None = None, family_size: int | None = None) -> str:
+    """The Holm mark in words: its family (the run's tests, ``family_size`` of them where known), α and which p.
+    The same result can be marked in a run of 2 tests and not in one of 68: the family is part of the mark."""
     at = f"α = {alpha:g}" if alpha is not None else "the run's α"
     by = {"concepts": " on p concepts", "papers": " on the papers' p"}.get(p_rule or "", "")
-    return f"{MARK} significant after Holm-Bonferroni correction over the run's tests at {at}{by}"
+    return (f"{MARK} significant after Holm-Bonferroni correction over {family_words(family_size)} at {at}{by}; "
+            "the family is the run's: another run's tests give another mark")
+
+
+def p_floor(n_samples, alternative: str | None = "greater") -> float | None:
+    """The smallest p a sampled permutation test gives (eatlas.stats.weat.p_from_null counts the observed
+    partition among ``n_samples``): 1/n_samples, twice that two-sided. None for an exact test (no n_samples)."""
+    if not n_samples:
+        return None
+    return min(1.0, (2.0 if alternative == "two-sided" else 1.0) / float(n_samples))
+
+
+def at_floor(p, n_samples, alternative: str | None = "greater") -> bool | None:
+    """Whether a sampled permutation p is at its floor (:func:`p_floor`): no sampled partition was as extreme as
+    the observed one, so the p is only bounded by the number sampled. None where no partitions were sampled."""
+    floor = p_floor(n_samples, alternative)
+    if floor is None or p is None or p != p:
+        return None
+    return bool(p <= floor * (1 + 1e-9))
+
+
+def fmt_p(p, at_floor_: bool | None = None) -> str:
+    """A p for a table: two significant digits; a sampled permutation p at its floor as '< 1e-05' (the floor of
+    100,000 partitions), which is what it says (a bound), not a value to copy into a paper. '-' when None."""
+    if p is None or p != p:
+        return "-"
+    return f"< {p:.2g}" if at_floor_ else f"{p:.2g}"
+
+
+FLOOR_LINE = ("'< 1e-05': no sampled partition was as extreme as the observed one, so the papers' p is below 1 / "
+              "the partitions sampled (results.p_n_samples, --n-samples); report it as a bound")
+
+
+# What to set in a paper, where the numbers are printed (the run's legend, the report, the site).
+WHAT_TO_REPORT = ("For a paper, report the concepts' d with its interval and p concepts; the sample d and p papers "
+                  "answer the papers' narrower question (these attribute words fixed), for comparison with them.")
+# Why the concepts' d cannot be estimated, in the row's note: the cause, not the set sizes.
+NOT_ESTIMABLE_WHY = "the attribute words' noise swamps the targets' spread"
 
 
 def alternative_line(alternative: str | None) -> str:
@@ -70,7 +114,7 @@ def ci_means(ci_method: str | None) -> str | None:
 
 def meanings(ci_method: str | None, alternative: str | None = "greater") -> list[str]:
     """The lines that say what p (both), the CI (of ``ci_method``; None: no CI), d and the alternative answer."""
-    out = [P_CONCEPTS_MEANS, P_MEANS]
+    out = [WHAT_TO_REPORT, P_CONCEPTS_MEANS, P_MEANS]
     if ci_method:
         out.append(ci_means(ci_method))
     out.append(ATTENUATION)

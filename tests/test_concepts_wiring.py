@@ -59,6 +59,9 @@ def test_every_stored_interval_holds_its_own_estimate_on_glove(default_run):
         else:
             assert r["d_concepts"] is None and r["concepts_reason"]
             assert any(n.startswith(NOT_ESTIMABLE) for n in r["notes"])
+            # no interval stored as if it were one: the hull of the confidence set has columns of its own
+            assert r["ci_low"] is r["ci_high"] is r["concepts_low"] is r["concepts_high"] is None
+            assert r["concepts_hull_low"] < r["concepts_hull_high"]
             assert not any(n.startswith("reliability") for n in r["notes"])
     # weat7 (8 words a set) is the issue's example: its concepts' d cannot be estimated at these set sizes
     assert {r["test_id"]: r["concepts_estimable"] for r in rows}["weat7"] is False
@@ -72,11 +75,13 @@ def test_the_run_table_prints_no_interval_beside_an_estimate_outside_it(default_
     assert "concepts' d [95% CI]" in text and "sample d" in text and "p concepts" in text and "p papers" in text
     assert "they test d > 0" in text and "--alternative greater" in text
     cells = re.findall(r"([+-]\d\.\d\d)\s+\[([+-]\d\.\d\d), ([+-]\d\.\d\d)\]", text)
-    assert len(cells) == sum(r["concepts_estimable"] for r in default_run.results)
+    # the concepts' d beside its interval, and (in a wide terminal) the sample d beside the papers' interval
+    assert len(cells) == sum(r["concepts_estimable"] for r in default_run.results) + sum(
+        r["papers_low"] is not None for r in default_run.results)
     for est, lo, hi in cells:
         assert float(lo) <= float(est) <= float(hi), (est, lo, hi)
-    assert text.count("not estimable at these set sizes") == sum(not r["concepts_estimable"]
-                                                                  for r in default_run.results)
+    assert text.count("not estimable: attribute noise swamps the targets' spread") == sum(
+        not r["concepts_estimable"] for r in default_run.results)
     assert "reliability" not in text
 
 
@@ -146,7 +151,9 @@ def test_wefe_convention_leaves_the_concepts_interval_unchanged(glove, default_r
     for r in default_run.results:
         w = wefe[r["test_id"]]
         assert (w["ci_low"], w["ci_high"], w["d_concepts"]) == (r["ci_low"], r["ci_high"], r["d_concepts"])
-        assert -d_bound(r["n_x"], r["n_y"]) - 1e-12 <= w["ci_low"] <= w["ci_high"] <= d_bound(r["n_x"], r["n_y"])
+        lo, hi = (w["ci_low"], w["ci_high"]) if w["concepts_estimable"] else (w["concepts_hull_low"],
+                                                                              w["concepts_hull_high"])
+        assert -d_bound(r["n_x"], r["n_y"]) - 1e-12 <= lo <= hi <= d_bound(r["n_x"], r["n_y"])
         n = r["n_x"] + r["n_y"]
         assert w["effect_size"] == pytest.approx(r["effect_size"] * np.sqrt(n / (n - 1)), rel=1e-12)
 

@@ -213,7 +213,8 @@ def test_result_notes_say_where_p_and_ci_disagree_and_which_sets_are_small():
     assert "the p answers the concepts' question" in notes[0] and "resamples the stimuli" in notes[0]
     assert notes[1].startswith("small set (A 5)") and "from 8 stimuli per set" in notes[1]
     # no bare reliability: where the concepts' d cannot be estimated, the note says so in words
-    assert notes[2] == "the concepts' d is not estimable at these set sizes: only 3% of the spread ..."
+    assert notes[2] == ("the concepts' d is not estimable: the attribute words' noise swamps the targets' spread "
+                        "(only 3% of the spread ...)")
     assert not any(n.startswith("reliability") for n in notes)
     # the papers' p under --p-rule papers, beside the concepts' interval: the note names both questions
     papers = result_notes({**row, "ci_method": "concepts", "concepts_estimable": True, "n_a": 8},

@@ -162,3 +162,90 @@ def test_a_shared_target_attribute_item_warns_until_declared_and_a_wrong_declara
     mini.sync()
     assert main(["--registry", str(mini.root), "validate"]) == 1
     assert "overlap declares 'tulip' in both x and a, but the sets share 'happy'" in capsys.readouterr().err
+
+
+def test_ids_sort_naturally_and_a_misspelt_id_gets_the_close_ones():
+    from eatlas.ids import did_you_mean, natural_sorted
+    assert natural_sorted(["weat10", "weat2", "weat1", "weat10b", "weat3"]) == ["weat1", "weat2", "weat3", "weat10",
+                                                                               "weat10b"]
+    assert did_you_mean("glove6b50d", ["glove-6b-50d", "all-minilm-l6-v2"]) == "did you mean glove-6b-50d? "
+    assert did_you_mean("zzz", ["glove-6b-50d"]) == ""
+
+
+def test_a_p_at_its_floor_prints_as_a_bound():
+    from eatlas.legend import at_floor, fmt_p, p_floor
+    assert p_floor(100_000) == 1e-5 and p_floor(100_000, "two-sided") == 2e-5 and p_floor(None) is None
+    assert at_floor(1e-5, 100_000) is True and at_floor(2e-5, 100_000) is False
+    assert at_floor(2e-5, 100_000, "two-sided") is True and at_floor(1e-5, None) is None
+    assert fmt_p(1e-5, True) == "< 1e-05" and fmt_p(1e-5, False) == "1e-05" and fmt_p(None) == "-"
+
+
+def _outcome():
+    from types import SimpleNamespace
+    base = {"test_version": "1.0.0", "level": "word", "status": "ok", "reason": None, "n_x": 8, "n_y": 8, "n_a": 8,
+            "n_b": 8, "n_dropped": 0, "exact": False, "ci_method": "concepts", "holm_family_size": 3,
+            "convention": None, "notes": None}
+    rows = [{**base, "test_id": "weat10", "effect_size": 0.9, "p_value": 0.003, "p_at_floor": False,
+             "p_concepts": 0.02, "d_concepts": 1.1, "ci_low": 0.2, "ci_high": 1.8, "concepts_estimable": True,
+             "papers_low": 0.4, "papers_high": 1.3, "holm_significant": False},
+            {**base, "test_id": "weat2", "effect_size": 1.5, "p_value": 1e-5, "p_at_floor": True, "p_concepts": 1e-4,
+             "d_concepts": 1.6, "ci_low": 1.2, "ci_high": 1.9, "concepts_estimable": True, "papers_low": 1.3,
+             "papers_high": 1.7, "holm_significant": True},
+            {**base, "test_id": "weat8", "effect_size": 1.2, "p_value": 4e-4, "p_at_floor": False, "p_concepts": 0.03,
+             "d_concepts": None, "ci_low": None, "ci_high": None, "concepts_estimable": False, "papers_low": 0.9,
+             "papers_high": 1.4, "holm_significant": False,
+             "notes": ["the concepts' d is not estimable: the attribute words' noise swamps the targets' spread (x)"]}]
+    run = {"run_id": "abcdef12-0000", "model": "glove-6b-50d", "pooling": "cbow", "layer": None}
+    cfg = SimpleNamespace(method="weat", alpha=0.01, ci=0.95, ci_method="concepts", p_rule="concepts",
+                          alternative="greater")
+    return SimpleNamespace(results=rows, run=run), cfg
+
+
+def _printed(width: int) -> str:
+    import io
+
+    from rich.console import Console
+
+    from eatlas.cli.run_summary import results_table
+    from eatlas.methods import get
+    outcome, cfg = _outcome()
+    con = Console(width=width, file=io.StringIO(), record=True)
+    con.print(results_table(outcome, cfg, get("weat"), con))
+    return " ".join(con.export_text().split())
+
+
+def test_the_run_table_shows_each_d_with_its_interval_the_p_floor_and_the_holm_family():
+    wide = _printed(220)
+    assert "sample d [papers' CI]" in wide and "+1.50 [+1.30, +1.70]" in wide and "+1.60 [+1.20, +1.90]" in wide
+    assert "< 1e-05" in wide and "report it as a bound" in wide
+    assert "over the run's 3 test result(s)" in wide and "layer None" not in wide and "None" not in wide
+    assert "not estimable: attribute noise swamps the targets' spread" in wide
+    assert wide.index("weat2") < wide.index("weat8") < wide.index("weat10")       # natural order
+    assert "hides" not in wide
+
+
+def test_a_narrow_terminal_says_which_columns_it_hides_and_how_to_see_them():
+    narrow = _printed(100)
+    assert "this terminal (100 columns) hides version, n (X,Y,A,B), the papers' CI of the sample d" in narrow
+    assert "widen it to" in narrow and "COLUMNS=" in narrow and "eatlas sql" in narrow
+    lines = _printed(50)
+    assert "hides version, n (X,Y,A,B):" in lines and "+1.50 [+1.30, +1.70]" in lines
+
+
+def test_list_refuses_an_unknown_source_naming_the_known_ones(capsys):
+    assert main(["list", "--source", "caliskan2071"]) != 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "unknown source 'caliskan2071'" in err and "did you mean caliskan2017" in err and "may2019" in err
+
+
+def test_show_prints_a_criterions_source_as_prose(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["show", "caliskan2017_wefat_names", "--limit", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "{'" not in out and "source: Caliskan et al. (2017), Semantics derived automatically" in out
+
+
+def test_a_misspelt_model_gets_did_you_mean(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert main(["run", "--model", "glove-6b-5d", "--tests", "weat1", "--db", str(tmp_path / "x.duckdb")]) != 0
+    assert "did you mean glove-6b-50d?" in " ".join(capsys.readouterr().err.split())

@@ -329,3 +329,48 @@ def test_figures_have_no_overlapping_labels_and_name_model_run_and_legend(db, tm
         shutil.copy(f, ARTIFACTS / f.name)
     m["fig"].savefig(ARTIFACTS / "matrix.png", dpi=120, bbox_inches="tight")
     sc["fig"].savefig(ARTIFACTS / "scatter.png", dpi=120, bbox_inches="tight")
+
+
+def test_the_first_section_is_a_results_table_with_both_ds_their_intervals_both_ps_and_the_holm_family(tmp_path):
+    """The report opens on the CLI's columns: the concepts' d with its interval (or 'not estimable', the cause in
+    the row's note, which has a line of its own), the sample d with the papers' interval, p concepts, p papers ('<
+    1e-05' at its floor, never '1e-05'), the Holm mark with its family; ids in natural order; what to report."""
+    reg = load_registry()
+    db = tmp_path / "r.duckdb"
+    rid = "weat-m-01-0000-0000-0000-000000000000"
+    t = dt.datetime(2026, 11, 22, 10, 1)
+    common = {"run_id": rid, "test_version": "1.0.0", "level": "word", "model": "m", "status": "ok", "exact": False,
+              "n_partitions": 100_000, "parametric": False, "alternative": "greater", "ci_method": "concepts",
+              "ci_level": 0.95, "n_x": 8, "n_y": 8, "n_a": 8, "n_b": 8, "holm_family_size": 3,
+              "holm_p_rule": "concepts", "dropped": {}}
+    write_run(db, {"run_id": rid, "method": "weat", "model": "m", "model_fingerprint": "fp", "seed": 0, "alpha": 0.01,
+                   "started_at": t, "finished_at": t},
+              [{**common, "test_id": "weat10", "effect_size": 0.9, "p_value": 0.003, "p_concepts": 0.02,
+                "d_concepts": 1.1, "concepts_low": 0.2, "concepts_high": 1.8, "ci_low": 0.2, "ci_high": 1.8,
+                "concepts_estimable": True, "papers_low": 0.4, "papers_high": 1.3, "holm_significant": False},
+               {**common, "test_id": "weat2", "effect_size": 1.5, "p_value": 1e-5, "p_concepts": 1e-4,
+                "d_concepts": 1.6, "concepts_low": 1.2, "concepts_high": 1.9, "ci_low": 1.2, "ci_high": 1.9,
+                "concepts_estimable": True, "papers_low": 1.3, "papers_high": 1.7, "holm_significant": True},
+               {**common, "test_id": "weat8", "effect_size": 1.2, "p_value": 4e-4, "p_concepts": 0.03,
+                "concepts_estimable": False, "concepts_low": 0.81, "concepts_high": 2.0, "ci_low": 0.81,
+                "ci_high": 2.0, "papers_low": 0.9, "papers_high": 1.4, "holm_significant": False,
+                "notes": ["the concepts' d is not estimable: the attribute words' noise swamps the targets' spread "
+                          "(only 36% of ...)"]}], reg)
+    html = build_report(db)
+    assert _dom(html).sections[0] == "results"
+    section = html[html.index('<section id="results">'):html.index('<section id="runs">')]
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", section.replace("&nbsp;", " "))).replace("&lt;", "<").replace(
+        "&#39;", "'")
+    for head in ("concepts' d [95% CI]", "sample d [papers' CI]", "p concepts", "p papers", "Holm α=0.01"):
+        assert head in text, head
+    assert [m for m in re.findall(r"<code>(weat\d+)</code>", section)] == ["weat2", "weat8", "weat10"]
+    assert "+1.60 [+1.20, +1.90]" in text and "+1.50 [+1.30, +1.70]" in text     # each d beside its own interval
+    assert "< 1e-05" in text and " 1e-05 " not in text.replace("< 1e-05", "")
+    assert "not estimable" in text and "[+0.81, +2.00]" not in text          # no hull printed as an interval
+    assert re.search(r'<tr class="noterow"><td colspan="\d+">the concepts\' d is not estimable: the attribute',
+                     section.replace("&#39;", "'"))
+    assert "* of 3" in text and "of 3" in text and "the N results of that result's run" in text
+    assert "For a paper, report the concepts' d with its interval and p concepts" in text
+    # ids and numbers never break inside a word
+    style = html[html.index("<style>"):html.index("</style>")]
+    assert "anywhere" not in style and "white-space: nowrap" in style

@@ -134,3 +134,57 @@ def test_import_refuses_a_corrupt_parquet_and_writes_nothing(store, tmp_path, ca
     assert "checksum" in capsys.readouterr().err
     assert _untouched(other)
     assert rows(target, "SELECT count(*) FROM results") == before
+
+
+def _old_style_run(db: Path, rid: str) -> None:
+    """A run written as earlier versions wrote a not-estimable result: the hull of the concepts' confidence set in
+    concepts_low/high and ci_low/high, and no record of the partitions sampled beside a p at its floor."""
+    import datetime as dt
+
+    from eatlas.registry import load_registry
+    from eatlas.store import write_run
+    t = dt.datetime(2026, 11, 22, 10, 0)
+    write_run(db, {"run_id": rid, "method": "weat", "model": "m", "model_fingerprint": "fp", "seed": 0,
+                   "alpha": 0.01, "started_at": t, "finished_at": t, "tests": ["weat8"], "levels": ["word"]},
+              [{"run_id": rid, "test_id": "weat8", "test_version": "1.0.0", "level": "word", "model": "m",
+                "status": "ok", "effect_size": 1.2, "p_value": 1e-5, "exact": False, "n_partitions": 100_000,
+                "parametric": False, "alternative": "greater", "n_x": 8, "n_y": 8, "n_a": 8, "n_b": 8,
+                "ci_method": "concepts", "ci_level": 0.95, "ci_low": 0.81, "ci_high": 2.0, "concepts_low": 0.81,
+                "concepts_high": 2.0, "concepts_estimable": False, "p_concepts": 0.03, "papers_low": 0.9,
+                "papers_high": 1.4}], load_registry())
+
+
+# the row as earlier versions stored it (write_run itself moves the hull of rows given so)
+OLD_BOUNDS = "UPDATE results SET concepts_low = 0.81, concepts_high = 2.0, ci_low = 0.81, ci_high = 2.0"
+HULL_Q = ("SELECT concepts_low, concepts_high, ci_low, ci_high, concepts_hull_low, concepts_hull_high, p_n_samples, "
+          "p_at_floor FROM results WHERE test_id = 'weat8'")
+
+
+def test_an_older_store_keeps_no_hull_as_bounds_and_records_the_partitions_beside_p(tmp_path):
+    """A store written before the hull and the floor had columns: at the next write its not-estimable result's
+    bounds become NULL (the hull moves to concepts_hull_low/high) and its sampled p gets p_n_samples and
+    p_at_floor, so a query of concepts_low/ci_low never reads a hull as an interval."""
+    db = tmp_path / "old.duckdb"
+    _old_style_run(db, "old-0000-0000-0000-0000-000000000000")
+    con = duckdb.connect(str(db))
+    for c in ("concepts_hull_low", "concepts_hull_high", "p_n_samples", "p_at_floor"):
+        con.execute(f"ALTER TABLE results DROP COLUMN {c}")
+    con.execute(OLD_BOUNDS)
+    con.close()
+    _old_style_run(db, "new-0000-0000-0000-0000-000000000000")   # any write brings the store to this version
+    assert rows(db, HULL_Q) == [(None, None, None, None, 0.81, 2.0, 100_000, True)] * 2
+
+
+def test_import_of_an_older_export_moves_the_hull_out_of_the_bounds(tmp_path):
+    db = tmp_path / "a.duckdb"
+    _old_style_run(db, "old-0000-0000-0000-0000-000000000000")
+    assert rows(db, HULL_Q) == [(None, None, None, None, 0.81, 2.0, 100_000, True)]    # rows given old-style
+    con = duckdb.connect(str(db))
+    con.execute(OLD_BOUNDS + ", concepts_hull_low = NULL, concepts_hull_high = NULL, p_n_samples = NULL, "
+                "p_at_floor = NULL")
+    con.close()
+    out = tmp_path / "exp"
+    assert main(["results", "export", str(out), "--db", str(db)]) == 0
+    target = tmp_path / "b.duckdb"
+    assert main(["results", "import", str(out), "--db", str(target)]) == 0
+    assert rows(target, HULL_Q) == [(None, None, None, None, 0.81, 2.0, 100_000, True)]

@@ -199,8 +199,8 @@ def test_a_test_page_sets_the_papers_number_beside_ours_downloads_its_stimuli_an
     out = full["out"]
     page = (out / "tests" / "weat1.html").read_text(encoding="utf-8")
     text = re.sub(r"<[^>]+>", " ", page)
-    assert "published, same model" in text
-    row = re.search(r"<tr><td>glove-840b-cbow</td>.*?</tr>", page, re.S)[0]
+    assert "published (same model or family)" in text
+    row = re.search(r'<tr[^>]*><td class="id">glove-840b-cbow</td>.*?</tr>', page, re.S)[0]
     assert re.search(r'class="pub"[^>]*>\+1\.500( \(family\))? <span class="meta">may2019</span>', row), row
     assert '<a href="../data/stimuli/weat1.csv" download>CSV</a>' in page
     frame = __import__("pandas").read_csv(out / "data" / "stimuli" / "weat1.csv")
@@ -485,3 +485,23 @@ def test_the_sql_box_counts_results_and_reproduction_offline(full, chrome):
         assert problems == []
         outside = [u for u in browser.requested(chrome) if u.startswith("http") and not u.startswith(served.url)]
         assert outside == []
+
+
+def test_a_test_page_shows_the_sample_d_with_its_interval_the_p_floor_and_the_holm_family(full):
+    """weat6's page (the default model's real run): the sample d beside the papers' interval, p papers as '< 1e-05'
+    where it is at its floor, the Holm mark with its family (the run's results), and a stylesheet that never breaks
+    an id or a number inside a word."""
+    from tests.cli_helpers import rows
+    page = (full["out"] / "tests" / "weat6.html").read_text(encoding="utf-8")
+    text = " ".join(re.sub(r"<[^>]+>", " ", page).split()).replace("&lt;", "<").replace("&#39;", "'")
+    es, lo, hi, p, floor, size = rows(full["db"], "SELECT effect_size, papers_low, papers_high, p_value, p_at_floor, "
+                                      "holm_family_size FROM results WHERE test_id = 'weat6'")[0]
+    assert f"{es:+.2f} [{lo:+.2f}, {hi:+.2f}]" in text
+    assert site_mod._p(p, floor) in text and ("< 1e-05" in text) == bool(floor)
+    assert site_mod._p(1e-5, True) == "< 1e-05" and site_mod._p(1e-5) == "1.00e-05"
+    assert f"of {size}" in text and "the N results of that run" in text
+    assert "For a paper, report the concepts' d with its interval and p concepts" in text
+    css = (full["out"] / "assets" / "site.css").read_text(encoding="utf-8") if (
+        full["out"] / "assets" / "site.css").exists() else next(full["out"].rglob("site.css")).read_text()
+    rule = re.search(r"\nth, td \{[^}]*\}", css)[0]
+    assert "anywhere" not in rule and re.search(r"td\.id[^{]*\{[^}]*white-space: nowrap", css)

@@ -56,6 +56,8 @@ def cmd_list(args) -> int:
 
     out, _ = _console()
     reg = load_registry(args.registry)
+    if args.source:
+        _check_source(reg, args.source)
     if getattr(args, "criteria", False):
         return _list_criteria(out, reg, args)
     table = Table("id", "version", "source", "language", "bias type", "levels", "title")
@@ -87,6 +89,19 @@ def cmd_list(args) -> int:
     if not n and args.source and any(s.source.get("paper") == args.source for s in reg.sets.values()):
         out.print(f"source {esc(args.source)} has sets but no tests: eatlas list --sets --source {esc(args.source)}")
     return 0
+
+
+def _check_source(reg, source: str) -> None:
+    """Refuse a --source that no test, set or criterion of the registry names (an empty table would say nothing),
+    naming the known source keys."""
+    from ..ids import did_you_mean, natural_sorted
+
+    known = {str(x.source.get("paper")) for group in (reg.tests, reg.sets, getattr(reg, "criteria", {}))
+             for x in group.values() if (x.source or {}).get("paper")}
+    if source not in known:
+        raise EatlasError(f"unknown source {source!r}: no test, set or criterion of the registry comes from it",
+                          field="--source", hint=did_you_mean(source, known) + "known source keys: "
+                          + ", ".join(natural_sorted(known)))
 
 
 def _list_sets(args, reg, out) -> int:
@@ -131,10 +146,14 @@ def _list_criteria(out, reg, args) -> int:
     return 0
 
 
-def _show_criterion(out, c, args) -> int:
+def _show_criterion(out, c, args, reg=None) -> int:
+    from ..registry.cite import source_lines
+
     spec = c.criterion
     out.print(f"[bold]criterion {esc(c.ref)}[/bold]  {esc(c.title)}  ({esc(c.file)})")
-    out.print(f"source: {esc(c.source)}  license: {esc(c.license)}")
+    for line in source_lines(reg, c.source) if reg is not None else [f"source: {c.source}"]:
+        out.print(esc(line), highlight=False)     # where it comes from, in words (as for a set or test)
+    out.print(f"license: {esc(c.license)}")
     if c.raw.get("license_note"):
         out.print(f"license note: {esc(c.raw['license_note'])}")
     out.print(f"measure: {esc(spec.get('measure'))} ({esc(spec.get('unit'))}): {esc(spec.get('meaning'))}")
@@ -163,7 +182,7 @@ def cmd_show(args) -> int:
     out, _ = _console()
     reg = load_registry(args.registry)
     if args.id in getattr(reg, "criteria", {}) and args.id not in reg.sets and args.id not in reg.tests:
-        return _show_criterion(out, reg.criteria[args.id], args)
+        return _show_criterion(out, reg.criteria[args.id], args, reg)
     if args.id in reg.sets:
         s = reg.sets[args.id]
         out.print(f"[bold]set {esc(s.ref)}[/bold]  {esc(s.concept)}  ({esc(s.file)})")

@@ -284,7 +284,7 @@ def show_influence(db: str | Path, run: str, test: str, *, level: str | None = N
         method, level = res.get("ci_method"), res.get("ci_level")
         name = f"{level:.0%} CI" if level is not None else "CI"
         if method == "concepts" and res.get("concepts_estimable") is False:
-            ci = "; the concepts' d: not estimable at these set sizes"
+            ci = "; the concepts' d: not estimable (the attribute words' noise swamps the targets' spread)"
         elif res["ci_low"] is not None:     # the interval beside the estimate it is for
             est = {"concepts": ("the concepts' d", res.get("d_concepts")),
                    "inversion": ("d_corrected", res.get("d_corrected"))}.get(method)

@@ -15,15 +15,25 @@ from rich.table import Table
 from rich.text import Text
 
 from ..console import esc, visible
-from ..legend import alternative_line, legend, mark
+from ..ids import natural_key
+from ..legend import FLOOR_LINE, alternative_line, fmt_p, legend, mark
+from ..levels import NAMES as LEVEL_NAMES
 from ..stats.conventions import CONVENTIONS
 from ..stats.conventions import DEFAULT as DEFAULT_CONVENTION
 
-NOT_ESTIMABLE_CELL = "not estimable at these set sizes"
+NOT_ESTIMABLE_CELL = "not estimable"
+# the note of a not-estimable result, in the table: the cause (results.notes holds the numbers)
+NOT_ESTIMABLE_NOTE = "not estimable: attribute noise swamps the targets' spread"
 
 
-def _fmt_p(p) -> str:
-    return "-" if p is None else f"{p:.2g}"
+def _fmt_p(p, at_floor=None) -> str:
+    return fmt_p(p, at_floor)
+
+
+def result_order(r: dict) -> tuple:
+    """Results in natural order of their test ids (weat2 before weat10), then by level."""
+    level = r.get("level")
+    return natural_key(r.get("test_id")), LEVEL_NAMES.index(level) if level in LEVEL_NAMES else len(LEVEL_NAMES)
 
 
 def _interval(lo, hi) -> str:
@@ -39,10 +49,11 @@ def _cells(outcome, method, cfg=None):
     own = ", ".join(t.name for t in method.tables)
     ci_method = getattr(cfg, "ci_method", "concepts")
     rows = []
-    for r in outcome.results:
+    for r in sorted(outcome.results, key=result_order):
         ids = [r["test_id"], *[f"= {a}" for a in (r.get("also_as") or [])]]
         c = {"ids": ids, "version": r["test_version"], "level": r["level"],
-             "n": ",".join(str(r[f"n_{x}"]) for x in "xyab"), "d": "-", "ci": "", "other": "-", "p": "-",
+             "n": ",".join(str(r[f"n_{x}"]) for x in "xyab"), "d": "-", "ci": "", "other": "-", "other_ci": "",
+             "p": "-", "floor": False,
              "p_papers": "-", "holm": "-", "extra": ["-"] * len(heads), "note": ""}
         if r["status"] != "ok":
             c["note"] = r["reason"] or ""
@@ -65,14 +76,18 @@ def _cells(outcome, method, cfg=None):
                     else:
                         c["d"], c["ci"] = concepts, _interval(r.get("ci_low"), r.get("ci_high"))
                     c["other"] = sample
+                    # the sample d's own interval (the papers' question), shown where the layout has room
+                    c["other_ci"] = _interval(r.get("papers_low"), r.get("papers_high"))
                 else:
                     c["d"], c["ci"] = sample, _interval(r.get("ci_low"), r.get("ci_high"))
                     c["other"] = "not estimable" if concepts is None else concepts
-                c["p"], c["p_papers"] = _fmt_p(r.get("p_concepts")), _fmt_p(r.get("p_value"))
+                c["p"], c["p_papers"] = _fmt_p(r.get("p_concepts")), _fmt_p(r.get("p_value"), r.get("p_at_floor"))
+                c["floor"] = bool(r.get("p_at_floor"))
                 c["holm"] = mark(r["holm_significant"])
             if r.get("notes"):      # the stored notes, each up to its first colon (the whole text: results.notes);
-                # the one saying the concepts' d is not estimable: the d cell says it
-                shown = [n.split(":")[0] for n in r["notes"] if not n.startswith(NOT_ESTIMABLE)]
+                # the one saying the concepts' d is not estimable: its cause, shortly
+                shown = [NOT_ESTIMABLE_NOTE if n.startswith(NOT_ESTIMABLE.split(":")[0]) else n.split(":")[0]
+                         for n in r["notes"]]
                 c["note"] = "; ".join([c["note"]] * bool(c["note"]) + shown)
         rows.append(c)
     return heads, rows
@@ -106,10 +121,13 @@ def _columns(cfg, heads, rows, layout: str) -> list[tuple[str, list[str], bool]]
     # the estimate and its interval never wrap (a number is never split from its interval): on one line in the full
     # layout, the interval under its estimate in the others
     sep = "  " if full else "\n"
-    cells = [(c["d"] if full or c["d"] != NOT_ESTIMABLE_CELL else NOT_ESTIMABLE_CELL.replace(" these", "\nthese"))
-             + (sep + c["ci"] if c["ci"] else "") for c in rows]
+    cells = [c["d"] + (sep + c["ci"] if c["ci"] else "") for c in rows]
     cols.append((head if full else head.replace(" [", "\n["), cells, False))
-    cols.append((other, [c["other"] for c in rows], False))
+    if full and any(c["other_ci"] for c in rows):       # the sample d beside its own (the papers') interval
+        cols.append((f"{other} [papers' CI]", [c["other"] + ("  " + c["other_ci"] if c["other_ci"] else "")
+                                               for c in rows], False))
+    else:
+        cols.append((other, [c["other"] for c in rows], False))
     papers = getattr(cfg, "p_rule", "concepts") == "papers"
     for name, key in (("p concepts", "p"), ("p papers", "p_papers")):
         marked = (key == "p_papers") == papers      # in the compact layouts the Holm mark follows the p it used
@@ -145,12 +163,28 @@ def _convention(outcome) -> str:
     return f" (convention {', '.join(names)})" if names else ""
 
 
-def _table(outcome, cfg, cols, layout: str, any_alias: bool) -> Table:
+def _encoding(run: dict) -> str:
+    """' (pooling P, layer L)' with only what the run has: no Python None in a title."""
+    parts = [f"{k} {run.get(k)}" for k in ("pooling", "layer") if run.get(k) not in (None, "", "None")]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _title(outcome, cfg) -> str:
+    return (f"run {outcome.run['run_id'][:8]}  {cfg.method}{_convention(outcome)}  model {outcome.run['model']}"
+            + _encoding(outcome.run))
+
+
+def hidden_line(hidden: list[str], width: int, needed: int, run_id: str = "RUN") -> str:
+    """What a narrow terminal leaves out of the table, and how to see it."""
+    return (f"this terminal ({width} columns) hides {', '.join(hidden)}: widen it to {needed} columns (or run with "
+            f"COLUMNS={needed}), or read them in table results (eatlas sql \"SELECT * FROM results WHERE run_id = "
+            f"'{run_id}'\")")
+
+
+def _table(outcome, cfg, cols, layout: str, any_alias: bool, hidden: str = "") -> Table:
     bordered = layout != "bare"
-    title = esc(f"run {outcome.run['run_id'][:8]}  {cfg.method}{_convention(outcome)}  model {outcome.run['model']} "
-                f"(pooling {outcome.run['pooling']}, layer {outcome.run['layer']})")
-    caption = _legend(cfg) + ("" if layout == "full" else "; each test's version and n per set are in table "
-                                                            "results")
+    title = esc(_title(outcome, cfg))
+    caption = _legend(cfg, outcome) + (f"; {hidden}" if hidden else "")
     if any_alias:
         caption += "; '= id': the same stimuli, computed once, also stand for that test (results.also_as)"
     t = Table(title=title, caption=caption, box=box.HEAVY_HEAD if bordered else None,
@@ -170,37 +204,61 @@ def _table(outcome, cfg, cols, layout: str, any_alias: bool) -> Table:
     return t
 
 
-def _lines(outcome, cfg, heads, rows) -> Group:
-    out = [Text(f"run {outcome.run['run_id'][:8]}  {cfg.method}{_convention(outcome)}  model {outcome.run['model']}")]
+def _lines(outcome, cfg, heads, rows, hidden: str = "") -> Group:
+    out = [Text(_title(outcome, cfg))]
     head, other = _heads(cfg)
     papers = getattr(cfg, "p_rule", "concepts") == "papers"
     for c in rows:
         parts = [c["ids"][0] + "".join(f" {a}" for a in c["ids"][1:]), f"[{c['level']}]"]
         if c["d"] != "-":
-            parts += [f"{head.split(' [')[0]} {c['d']}" + (f" {c['ci']}" if c["ci"] else ""), f"{other} {c['other']}",
+            parts += [f"{head.split(' [')[0]} {c['d']}" + (f" {c['ci']}" if c["ci"] else ""),
+                      f"{other} {c['other']}" + (f" {c['other_ci']}" if c["other_ci"] else ""),
                       f"p concepts {c['p']}{'' if papers else c['holm']}",
                       f"p papers {c['p_papers']}{c['holm'] if papers else ''}"]
         parts += [f"{h} {x}" for h, x in zip(heads, c["extra"])] + ([c["note"]] if c["note"] else [])
         out.append(Text("  ".join(parts)))
-    out.append(Text(_legend(cfg)))
+    out.append(Text(_legend(cfg, outcome) + (f"; {hidden}" if hidden else "")))
     return Group(*out)
 
 
-def _legend(cfg) -> str:
-    """The table's legend: the Holm mark (on which p) and which alternative the p-values test."""
-    return legend(cfg.alpha, getattr(cfg, "p_rule", "concepts")) + "; " + alternative_line(
+def _family_size(outcome) -> int | None:
+    sizes = {r.get("holm_family_size") for r in outcome.results} - {None}
+    return sizes.pop() if len(sizes) == 1 else None
+
+
+def _legend(cfg, outcome=None) -> str:
+    """The table's legend: the Holm mark (its family: the run's tests; on which p), which alternative the p-values
+    test, and what '< 1e-05' means where a p is at its floor. What to report for a paper follows the table
+    (eatlas.legend.meanings, printed by the run command)."""
+    out = legend(cfg.alpha, getattr(cfg, "p_rule", "concepts"),
+                 _family_size(outcome) if outcome is not None else None) + "; " + alternative_line(
         getattr(cfg, "alternative", "greater"))
+    if outcome is not None and any(r.get("p_at_floor") for r in outcome.results):
+        out += "; " + FLOOR_LINE
+    return out
 
 
 def results_table(outcome, cfg, method, console: Console):
-    """The results of a run over test matrices, laid out to fit ``console``'s width with every id whole."""
+    """The results of a run over test matrices, laid out to fit ``console``'s width with every id whole; a
+    narrower layout says which columns it hides and how to see them."""
     heads, rows = _cells(outcome, method, cfg)
     any_alias = any(len(c["ids"]) > 1 for c in rows)
+    full = _columns(cfg, heads, rows, "full")
+    needed = _needed(full, "full")
+    hidden = ""
     for layout in ("full", "compact", "bare"):
         cols = _columns(cfg, heads, rows, layout)
+        if layout != "full":
+            names = {h for h, _, _ in cols}
+            gone = [h.replace("\n", " ") for h, _, _ in full if h not in names and not h.startswith("Holm")
+                    and h.split(" [")[0] not in {n.split("\n")[0] for n in names}]
+            gone += ["the papers' CI of the sample d"] * any(h.endswith("[papers' CI]") for h, _, _ in full)
+            hidden = hidden_line(gone, console.width, needed, outcome.run["run_id"]) if gone else ""
         if _needed(cols, layout) <= console.width:
-            return _table(outcome, cfg, cols, layout, any_alias)
-    return _lines(outcome, cfg, heads, rows)
+            return _table(outcome, cfg, cols, layout, any_alias, hidden)
+    # one line per result: every number, its interval too; only the version and n per set are left out
+    return _lines(outcome, cfg, heads, rows, hidden_line(["version", "n (X,Y,A,B)"], console.width, needed,
+                                                         outcome.run["run_id"]))
 
 
 # The run whose numbers pair with a paper's here, offline: ML-EAT Table 4 (GoogleNews word2vec; the wefe

@@ -173,8 +173,8 @@ def _load_encoder(model: str | None = None, *, offline: bool = False, **opts) ->
     from . import hub
     if hub.parse(model) is None:
         raise EatlasError(f"unknown model {model!r}", field="--model",
-                          hint="a registered id ('eatlas models'), a local model folder, a vector file, or a hub id "
-                          "ORG/NAME[@REVISION]")
+                          hint=hub.registered_like(model) + "a registered id ('eatlas models'), a local model folder, "
+                          "a vector file, or a hub id ORG/NAME[@REVISION]")
     hm = hub.resolve(model, offline=offline, trust=opts.get("trust_remote_code", False))
     for backend in backends().values():
         if backend.accepts(hm.path):

@@ -217,11 +217,22 @@ def _cached_tree(repo_id: str, commit: str) -> dict[str, str]:
     return {f.path: f.lfs.sha256 for f in files if getattr(f, "lfs", None) is not None and f.lfs.sha256}
 
 
+def registered_like(given: str) -> str:
+    """'did you mean ID? ' for the registered model ids close to ``given`` (a misspelt id), else ''."""
+    try:
+        from ..ids import did_you_mean
+        from . import model_entries
+        return did_you_mean(given, model_entries())
+    except Exception:           # noqa: BLE001 - the suggestion is only a suggestion: a broken loader says so later
+        return ""
+
+
 def _unknown(given: str, repo_id: str, revision: str | None, *, why: str) -> EatlasError:
     return EatlasError(f"{given!r} is no registered model or local path, so it was read as a Hugging Face hub id, "
                        f"and {why}", field="--model",
-                       hint=f"download it where the hub can be reached: {download_hint(repo_id, revision)}; 'eatlas "
-                       "models' lists the registered models and those in your cache")
+                       hint=registered_like(given) + f"download it where the hub can be reached: "
+                       f"{download_hint(repo_id, revision)}; 'eatlas models' lists the registered models and those in "
+                       "your cache")
 
 
 def _cached_revisions(repo_id: str) -> list[str]:
@@ -295,7 +306,8 @@ def _online(given: str, repo_id: str, revision: str | None, trust: bool):
         raise EatlasError(f"unknown model {given!r}: not a registered model or a local path, and the Hugging Face "
                           f"hub has no model {repo_id!r} that you can see (it does not exist, or it is private and no "
                           "token of an account with access is set)", field="model",
-                          hint="check the id ('eatlas models' lists the registered and cached ones); for a private "
+                          hint=registered_like(given) + "check the id ('eatlas models' lists the registered and cached "
+                          "ones); for a private "
                           "model log in with: hf auth login (or set HF_TOKEN)") from None
     except RevisionNotFoundError:
         raise EatlasError(f"{repo_id} has no revision {revision!r} (no such branch, tag or commit on the hub)",

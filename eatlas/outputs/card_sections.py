@@ -42,8 +42,10 @@ def limitations() -> list[str]:
         "only approximately; the lists are instruments for measuring bias, not descriptions of people, and "
         "should not be used to build or train systems that sort people.",
         "- **What each number answers.** " + " ".join(meanings("concepts")) + " Both questions are stored: "
-        "`p_concepts`, `d_concepts` and its interval (`concepts_low`, `concepts_high`, or `concepts_reason` where "
-        "it is not estimable), and the papers' `p_value` with its interval (`papers_low`, `papers_high`); "
+        "`p_concepts`, `d_concepts` and its interval (`concepts_low`, `concepts_high`; where it is not estimable "
+        "these are NULL, `concepts_reason` says why and the hull of the confidence set is in `concepts_hull_low`, "
+        "`concepts_hull_high`), and the papers' `p_value` with its interval (`papers_low`, `papers_high`) and, "
+        "where p is at its floor 1/`p_n_samples` (`p_at_floor`), a bound rather than a value; "
         "`ci_low`/`ci_high` hold the interval of `ci_method`. A result whose p-value and "
         "interval disagree, whose sets are smaller than the calibration study checked, or whose effect lies "
         "opposite to a one-sided alternative carries a note (`notes`).",

@@ -26,8 +26,8 @@ from ..store.db import connect
 from ..store.influence import resolve_run
 
 TEMPLATE = package_file("outputs/report_template.html.j2")
-SECTIONS = ("runs", "matrix", "forest", "influence", "eat-map", "ceat", "llm-iat", "validity", "reproduction",
-            "provenance", "references")
+SECTIONS = ("results", "runs", "matrix", "forest", "influence", "eat-map", "ceat", "llm-iat", "validity",
+            "reproduction", "provenance", "references")
 MAX_ES = 2.0   # effect sizes lie in [-2, 2]
 
 
@@ -120,9 +120,10 @@ def _svg(fig) -> str:
 
 
 def _test_order(reg: Registry | None, test_id: str, level: str) -> tuple:
-    order = list(reg.tests) if reg is not None else []
-    return (order.index(test_id) if test_id in order else len(order), test_id,
-            LEVELS.index(level) if level in LEVELS else len(LEVELS))
+    """Tests in natural order of their ids (weat2 before weat10; eatlas.ids), as the CLI and the site list them,
+    then levels in their order. ``reg`` is unused (kept for the methods' report sections that pass it)."""
+    from ..ids import natural_key
+    return (natural_key(test_id), LEVELS.index(level) if level in LEVELS else len(LEVELS))
 
 
 def matrix(results: pd.DataFrame, runs: pd.DataFrame, reg: Registry | None, alpha: float | None,
@@ -644,6 +645,77 @@ class ReportContext:
     column = staticmethod(_column)
 
 
+# ------------------------------------------------------------------ the results table
+
+def _cell(v):
+    """A DataFrame cell as a Python value, NULL (NaN, NA, None) as None."""
+    try:
+        return None if v is None or pd.isna(v) else v
+    except (TypeError, ValueError):        # a list or an array: not missing
+        return v
+
+
+def _iv(lo, hi) -> str:
+    return f"[{lo:+.2f}, {hi:+.2f}]" if lo is not None and hi is not None else ""
+
+
+def results_table(results: pd.DataFrame, runs: pd.DataFrame) -> dict | None:
+    """The report's first section: one row per result, with the CLI's columns (eatlas.cli.run_summary): test,
+    version, level, model, n per set, the concepts' d with its interval (or 'not estimable'), the sample d with
+    its (the papers') interval, p concepts, p papers ('< 1e-05' at its floor), the Holm mark with its family
+    (the result's run: how many results it held) and the notes. Rows in natural order of the test ids."""
+    from ..ids import natural_key
+    from ..legend import NOT_ESTIMABLE_WHY, fmt_p, mark
+
+    if not len(results):
+        return None
+    df = results.astype(object).where(results.notna(), None) if hasattr(results, "notna") else results
+    rows = []
+    for r in df.to_dict("records"):
+        r = {k: _cell(v) for k, v in r.items()}
+        if r.get("effect_size") is None and r.get("status") == "ok":
+            continue                # a method without a WEAT d: its own section holds its numbers
+        row = {"test_id": r["test_id"], "version": r.get("test_version") or "", "level": r["level"],
+               "model": r.get("model") or "", "run": str(r["run_id"])[:8],
+               "n": ",".join("" if r.get(f"n_{x}") is None else str(int(r[f"n_{x}"])) for x in "xyab"),
+               "d": "", "ci": "", "sample": "", "papers_ci": "", "p": "-", "p_papers": "-", "holm": "",
+               "family": None, "notes": []}
+        if r.get("status") != "ok":
+            row["notes"] = [r.get("reason") or "not run"]
+        else:
+            estimable = r.get("concepts_estimable")
+            if estimable is False:
+                row["d"] = "not estimable"
+            elif r.get("d_concepts") is not None:
+                row["d"] = f"{r['d_concepts']:+.2f}"
+                row["ci"] = _iv(r.get("concepts_low"), r.get("concepts_high"))
+            row["sample"] = f"{r['effect_size']:+.2f}"
+            row["papers_ci"] = _iv(r.get("papers_low"), r.get("papers_high"))
+            row["p"] = fmt_p(r.get("p_concepts"))
+            row["p_papers"] = fmt_p(r.get("p_value"), r.get("p_at_floor"))
+            row["holm"] = mark(r.get("holm_significant"))
+            size = r.get("holm_family_size")
+            row["family"] = int(size) if size is not None else None
+            notes = r.get("notes")
+            old = "the concepts' d is not estimable at these set sizes: "    # the words of earlier versions
+            row["notes"] = [f"the concepts' d is not estimable: {NOT_ESTIMABLE_WHY} ({n[len(old):]})"
+                            if str(n).startswith(old) else str(n) for n in ([] if notes is None else list(notes))]
+        rows.append(row)
+    if not rows:
+        return None
+    from ..levels import NAMES as LEVEL_NAMES
+    rows.sort(key=lambda x: (natural_key(x["test_id"]), LEVEL_NAMES.index(x["level"]) if x["level"] in LEVEL_NAMES
+                             else len(LEVEL_NAMES), x["model"], x["run"]))
+    alphas = sorted({float(a) for a in runs["alpha"].dropna()}) if "alpha" in runs else []
+    rules = sorted({str(v) for v in results["holm_p_rule"].dropna()}) if "holm_p_rule" in results else []
+    levels = sorted({float(v) for v in results["ci_level"].dropna()}) if "ci_level" in results else []
+    return {"rows": rows, "alpha": ", ".join(f"{a:g}" for a in alphas) or None,
+            "p_rule": rules[0] if len(rules) == 1 else None,
+            "ci_level": f"{levels[0]:.0%}" if len(levels) == 1 else "",
+            "any_floor": any(r["p_papers"].startswith("<") for r in rows),
+            "several_models": len({r["model"] for r in rows}) > 1}
+
+
 # ------------------------------------------------------------------ the page
 
 def build_report(db: str | Path, *, run_id: str | None = None, registry: str | Path | None = None,
@@ -655,7 +727,7 @@ def build_report(db: str | Path, *, run_id: str | None = None, registry: str | P
     it Holm-significant at that run's alpha. ``influence_top``: stimuli per result in the influence table."""
     from jinja2 import Environment, StrictUndefined
 
-    from ..legend import legend
+    from ..legend import FLOOR_LINE, WHAT_TO_REPORT, legend
     from ..registry.base import load_registry
 
     reg = load_registry(registry)
@@ -707,6 +779,9 @@ def build_report(db: str | Path, *, run_id: str | None = None, registry: str | P
         selection=selection, legend=legend(),
         runs=[{**r, "n_results": int((results["run_id"] == r["run_id"]).sum()) if len(results) else 0}
               for r in runs_df.astype(object).where(runs_df.notna(), None).to_dict("records")],   # NaN -> blank
+        table=results_table(results, runs_df) if len(results) else None,
+        what_to_report=WHAT_TO_REPORT, floor_line=FLOOR_LINE,
+        holm_line=legend_of_table(results, runs_df),
         matrix=matrix(results, runs_df, reg, alpha, by_run=by_run) if len(results) else None,
         forest=forest_plots(results, published, reg, by_run=by_run) if len(results) else None,
         influence=influence,
@@ -715,6 +790,19 @@ def build_report(db: str | Path, *, run_id: str | None = None, registry: str | P
         inputs=inputs, svg_safe=_safe, fmt=_fmt,
         sources=sorted((k, (reg.sources.get(k) or {}).get("citation", "")) for k in inputs["papers"]),
         references=references(reg, results, *frames))
+
+
+def legend_of_table(results: pd.DataFrame, runs: pd.DataFrame) -> str:
+    """The Holm mark's legend under the results table: its family (each result's own run's tests, the number
+    beside the mark), α and the p it used."""
+    from ..legend import legend
+
+    alphas = sorted({float(a) for a in runs["alpha"].dropna()}) if "alpha" in runs else []
+    rules = sorted({str(v) for v in results["holm_p_rule"].dropna()}) if "holm_p_rule" in results else []
+    sizes = sorted({int(v) for v in results["holm_family_size"].dropna()}) if "holm_family_size" in results else []
+    line = legend(alphas[0] if len(alphas) == 1 else None, rules[0] if len(rules) == 1 else None,
+                  sizes[0] if len(sizes) == 1 and runs.shape[0] == 1 else None)
+    return line + " ('of N' in the Holm column: the family, the N results of that result's run)"
 
 
 def _forest_published(con, tables: set[str], results: pd.DataFrame) -> pd.DataFrame:

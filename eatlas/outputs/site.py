@@ -52,6 +52,8 @@ import pandas as pd
 
 from .. import __version__
 from ..errors import EatlasError
+from ..ids import natural_key
+from ..legend import FLOOR_LINE, NOT_ESTIMABLE_WHY, WHAT_TO_REPORT
 from ..paths import package_file
 from ..registry.base import Registry
 
@@ -414,10 +416,13 @@ def _f(v, digits: int = 3, sign: bool = True) -> str:
     return f"{v:+.{digits}f}" if sign else f"{v:.{digits}f}"
 
 
-def _p(v) -> str:
+def _p(v, at_floor=None) -> str:
+    """A p as the pages print it; a sampled permutation p at its floor (results.p_at_floor) as '< 1e-05'."""
     v = _num(v)
     if v is None:
         return "–"
+    if _true(at_floor):
+        return f"< {v:.2g}"
     return f"{v:.2e}" if 0 < v < 1e-3 else f"{v:.4f}"
 
 
@@ -485,7 +490,8 @@ def interval_cell(r: dict) -> dict:
     name = {"concepts": "concepts' d", "inversion": "d_corrected"}.get(method, "sample d")
     est = {"concepts": r.get("d_concepts"), "inversion": r.get("d_corrected")}.get(method, r.get("effect_size"))
     if method == "concepts" and r.get("concepts_estimable") is False:
-        return {"estimate_name": name, "estimate": "not estimable at these set sizes", "interval": ""}
+        return {"estimate_name": name, "estimate": "not estimable", "interval": "",
+                "why": NOT_ESTIMABLE_WHY}
     lo, hi = _num(r.get("ci_low")), _num(r.get("ci_high"))
     level = _num(r.get("ci_level"))
     interval = (f"[{_f(lo, 2)}, {_f(hi, 2)}]" + (f" ({level:.0%}, {method})" if level is not None and method else "")
@@ -566,9 +572,11 @@ def _examples(results: pd.DataFrame, reg: Registry) -> list[dict]:
                  "  ON p.test_id = r.test_id AND p.level = r.level AND p.statistic = 'effect_size' AND NOT p.missing\n"
                  "ORDER BY r.test_id, r.level, p.paper, p.model")},
         {"title": "One test across models",
-         "sql": ("SELECT model, level, round(effect_size, 3) AS sample_d, round(d_concepts, 3) AS d_concepts,\n"
+         "sql": ("SELECT model, level, concepts_estimable, round(d_concepts, 3) AS d_concepts,\n"
                  "       round(concepts_low, 3) AS concepts_low, round(concepts_high, 3) AS concepts_high,\n"
-                 "       concepts_reason, p_concepts, p_value, holm_significant, holm_family\n"
+                 "       concepts_reason, p_concepts, round(effect_size, 3) AS sample_d,\n"
+                 "       round(papers_low, 3) AS papers_low, round(papers_high, 3) AS papers_high,\n"
+                 "       p_value, p_at_floor, holm_significant, holm_family_size\n"
                  f"FROM results WHERE test_id = '{q(test)}' AND status = 'ok'\nORDER BY level, model")},
         {"title": "One model across languages",
          "sql": ("SELECT t.language, count(*) AS results, round(avg(r.effect_size), 3) AS mean_d,\n"
@@ -840,8 +848,7 @@ def index_order(t) -> tuple:
         group = CANONICAL_PAPERS.index(paper)
     else:
         group = 2 if t.language == "en" else 3
-    natural = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", t.id) if p)
-    return group, natural
+    return group, natural_key(t.id)
 
 
 def compares(reg: Registry, t) -> str:
@@ -968,6 +975,9 @@ def _test_context(reg: Registry, spec, rows: list[dict], published: pd.DataFrame
         r = _no_nan(r)
         result_rows.append({**r, "dropped_list": _dropped(r.get("dropped")), "notes_list": _list(r.get("notes")),
                             "mark": "*" if _true(r.get("holm_significant")) else "", **interval_cell(r),
+                            "papers_interval": (f"[{_f(r.get('papers_low'), 2)}, {_f(r.get('papers_high'), 2)}]"
+                                                if _num(r.get("papers_low")) is not None
+                                                and _num(r.get("papers_high")) is not None else ""),
                             "published": paired.get((r.get("run_id"), r.get("level")), [])})
     result_rows.sort(key=lambda r: (list(spec.levels).index(r["level"]) if r["level"] in spec.levels else 99,
                                     str(r.get("run_model")), str(r.get("run_id"))))
@@ -978,6 +988,7 @@ def _test_context(reg: Registry, spec, rows: list[dict], published: pd.DataFrame
             "aliases": aliases,
             "n_published": sum(1 for r in pub_rows if not r.get("missing")),
             "results": result_rows, "forest": forest, "figures": figures, "config": config_name(spec.id),
+            "what_to_report": WHAT_TO_REPORT, "floor_line": FLOOR_LINE,
             "paper": paper, "paper_citation": (reg.sources.get(paper) or {}).get("citation", "") if paper else "",
             "test_notes": test_notes, "test_difference": test_diff,
             "source": _source_pairs(reg, spec.source),

@@ -35,6 +35,7 @@ from ..methods.base import INFLUENCE_TABLE
 from ..registry.base import ROLES, Registry, load_registry
 from ..registry.provenance import run_inputs
 from ..registry.stimuli import Test, build_test
+from ..stats.conventions import DEFAULT as DEFAULT_CONVENTION
 from ..stats.conventions import get as get_convention
 from ..stats.conventions import rescale as rescale_d
 from ..stats.robust import CI_METHODS as BOOTSTRAP_METHODS
@@ -680,6 +681,7 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
            "p_concepts": None, "p_concepts_one_sided": None, "d_concepts": None, "concepts_low": None,
            "concepts_high": None,
            "concepts_estimable": None, "concepts_reason": None, "papers_low": None, "papers_high": None,
+           "concepts_hull_low": None, "concepts_hull_high": None, "p_n_samples": None, "p_at_floor": None,
            "holm_p_rule": None, "holm_family": None, "holm_family_size": None,
            "d_loo_min": None, "d_loo_max": None, "sign_stable": None, "convention": method.convention(cfg),
            "language_warning": language_warning(encoder, t.spec.language if t.spec is not None else None)}
@@ -745,6 +747,7 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
                                                                    "concepts_high", "papers_low", "papers_high")},
                    concepts_estimable=getattr(res, "concepts_estimable", None),
                    concepts_reason=getattr(res, "concepts_reason", None))
+        stored_bounds(row)
         row["notes"] = result_notes(row, cfg) or None
     if method.effect_size:
         influence = _influence(t, mats, texts, ddof=get_convention(row["convention"]).ddof)
@@ -753,11 +756,30 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
     return row, out
 
 
+def stored_bounds(row: dict) -> None:
+    """A row's bounds as stored: where the concepts' d is not estimable there is no interval (concepts_low/high,
+    and ci_low/high of ci_method concepts, NULL), and the hull of its confidence set goes to concepts_hull_low/high;
+    a sampled permutation p gets its number of partitions (p_n_samples) and whether it is at its floor."""
+    from ..legend import at_floor
+
+    if row.get("concepts_estimable") is False:
+        row["concepts_hull_low"], row["concepts_hull_high"] = row.get("concepts_low"), row.get("concepts_high")
+        row["concepts_low"] = row["concepts_high"] = None
+        if row.get("ci_method") == "concepts":
+            row["ci_low"] = row["ci_high"] = None
+    sampled = (row.get("exact") is False and not row.get("parametric")
+               and get_convention(row.get("convention") or DEFAULT_CONVENTION).p_rule == "permutation-ge")
+    if sampled and row.get("n_partitions"):
+        row["p_n_samples"] = int(row["n_partitions"])
+        row["p_at_floor"] = at_floor(row.get("p_value"), row["n_partitions"], row.get("alternative"))
+
+
 def _finite(v) -> float | None:
     return float(v) if v is not None and np.isfinite(v) else None
 
 
-NOT_ESTIMABLE = "the concepts' d is not estimable at these set sizes"     # the start of that note (results.notes)
+# the start of that note (results.notes): the cause, in words; the reason's numbers follow in brackets
+NOT_ESTIMABLE = "the concepts' d is not estimable: the attribute words' noise swamps the targets' spread"
 QUESTIONS = {"concepts": "the concepts' question (other words of the same concepts)",
              "papers": "the papers' question (these attribute words fixed, X and Y exchangeable)"}
 CI_QUESTION = {"concepts": "concepts", "permutation": "papers", "percentile": None, "BCa": None}
@@ -766,7 +788,7 @@ CI_QUESTION = {"concepts": "concepts", "permutation": "papers", "percentile": No
 def result_notes(row: dict, cfg: RunConfig) -> list[str]:
     """The notes stored with a result (``results.notes``) and shown in the run's table: where the p of the mark
     (--p-rule) and the CI disagree (they then answer different questions), where a set is smaller than the
-    calibration study checked, where the concepts' d cannot be estimated at these set sizes (why, in words), and
+    calibration study checked, where the concepts' d cannot be estimated (why, in words), and
     where the effect lies on the side a one-sided p does not test (naming --alternative)."""
     from ..stats.interval import MIN_CHECKED_SIZE, disagreement
 
@@ -794,7 +816,7 @@ def result_notes(row: dict, cfg: RunConfig) -> list[str]:
         notes.append(f"small set ({', '.join(small)}): the calibration study checked the CI from {MIN_CHECKED_SIZE} "
                      "stimuli per set up (benchmarks/calibration_study.py)")
     if row.get("concepts_estimable") is False:
-        notes.append(f"{NOT_ESTIMABLE}: {row.get('concepts_reason') or 'its scale is not distinguished from noise'}")
+        notes.append(f"{NOT_ESTIMABLE} ({row.get('concepts_reason') or 'its scale is not distinguished from noise'})")
     direction = direction_note(row, cfg)
     if direction:
         notes.append(direction)

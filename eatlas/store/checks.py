@@ -196,12 +196,13 @@ def _specific() -> dict:
         "effect_size": col(finite), "p_value": col(probability), "d_corrected": col(finite),
         "reliability": col(finite), "p_concepts": col(probability), "p_concepts_one_sided": col(probability),
         "d_concepts": col(finite),
-        **{c: col(finite) for c in ("concepts_low", "concepts_high", "papers_low", "papers_high")},
+        **{c: col(finite) for c in ("concepts_low", "concepts_high", "papers_low", "papers_high",
+                                    "concepts_hull_low", "concepts_hull_high")},
         "holm_p_rule": col(one_of(P_RULES, "p rule")), "holm_family": col(text), "holm_family_size": col(positive),
         "ci_low": col(finite), "ci_high": col(finite), "d_loo_min": col(finite), "d_loo_max": col(finite),
         "ci_level": col(pa.Check(lambda s: (s > 0) & (s < 1), error="is outside (0, 1)")),
         **{c: col(count) for c in ("n_x", "n_y", "n_a", "n_b", "n_dropped", "truncation_seed")},
-        "n_partitions": col(positive), "n_boot": col(positive),
+        "n_partitions": col(positive), "n_boot": col(positive), "p_n_samples": col(positive),
         "alternative": col(one_of(ALTERNATIVES, "alternative")), "ci_method": col(one_of(CI_METHODS, "CI method")),
     }
     result_rows = [

@@ -123,6 +123,16 @@ class ResultRow:
     # test inverted, of the sample d (effect_size).
     papers_low: float | None
     papers_high: float | None
+    # Where the concepts' d is not estimable, concepts_low/high and (ci_method concepts) ci_low/high are NULL: no
+    # interval. The hull of the confidence set (reaching the largest |d| the set sizes allow) is kept here instead,
+    # for what it is; NULL for an estimable result.
+    concepts_hull_low: float | None
+    concepts_hull_high: float | None
+    # The partitions p_value's permutation test sampled (NULL for an exact test, a parametric or normal p), and
+    # whether p_value is at its floor 1/p_n_samples (2/p_n_samples two-sided): no sampled partition was as extreme
+    # as the observed one, so p is a bound, printed '< 1e-05' (eatlas.legend.fmt_p).
+    p_n_samples: int | None
+    p_at_floor: bool | None
     # The family holm_significant was computed over: which p (concepts | papers, --p-rule), an id of its members
     # (test, version, level), the rule and alpha (eatlas.run.runner.mark_family), and how many results it held.
     holm_p_rule: str | None
@@ -521,10 +531,13 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(ddl)
             changed = True
         have = existing.get(name) or {c for c, _, _ in cols}
+        added = [col for col, _, _ in cols if col not in have]
         for col, typ, _ in cols:
-            if col not in have:
+            if col in added:
                 con.execute(f'ALTER TABLE {name} ADD COLUMN "{col}" {typ}')
                 changed = True
+        if name == "results" and name in existing and ("concepts_hull_low" in added or "p_n_samples" in added):
+            migrate_results(con)
     if "published_results" not in existing:
         con.execute("""CREATE TABLE IF NOT EXISTS published_results (
             paper VARCHAR, table_id VARCHAR, row_label VARCHAR, column_label VARCHAR, statistic VARCHAR,
@@ -541,6 +554,35 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
     identity.init(con)
     provenance.init(con)
     _views(con, changed)
+
+
+# Rows written before the hull and the floor had columns of their own: a not-estimable result's hull moves out of
+# concepts_low/high and ci_low/high (ci_method concepts) into concepts_hull_low/high, and a sampled permutation p
+# gets its number of partitions and whether it is at its floor (eatlas.legend.at_floor). Run when those columns
+# are added to an older store (init_schema) and after an import (eatlas.store.results_io); idempotent.
+_PERMUTATION_P = "coalesce(convention, 'caliskan') IN (" + ", ".join(
+    f"'{c.name}'" for c in _CONVENTIONS.values() if c.p_rule == "permutation-ge") + ")"
+MIGRATE_RESULTS = (
+    """UPDATE results SET
+        concepts_hull_low = coalesce(concepts_low, CASE WHEN ci_method = 'concepts' THEN ci_low END),
+        concepts_hull_high = coalesce(concepts_high, CASE WHEN ci_method = 'concepts' THEN ci_high END),
+        concepts_low = NULL, concepts_high = NULL,
+        ci_low = CASE WHEN ci_method = 'concepts' THEN NULL ELSE ci_low END,
+        ci_high = CASE WHEN ci_method = 'concepts' THEN NULL ELSE ci_high END
+    WHERE concepts_estimable = false AND (concepts_low IS NOT NULL OR concepts_high IS NOT NULL
+          OR (ci_method = 'concepts' AND (ci_low IS NOT NULL OR ci_high IS NOT NULL)))""",
+    f"""UPDATE results SET p_n_samples = n_partitions,
+        p_at_floor = p_value <= (CASE WHEN alternative = 'two-sided' THEN 2.0 ELSE 1.0 END) / n_partitions
+                                * (1 + 1e-9)
+    WHERE p_n_samples IS NULL AND p_at_floor IS NULL AND exact = false AND NOT coalesce(parametric, false)
+      AND n_partitions > 0 AND p_value IS NOT NULL AND {_PERMUTATION_P}""")
+
+
+def migrate_results(con: duckdb.DuckDBPyConnection, run_id: str | None = None) -> None:
+    """Bring the results' rows written by an earlier version (or by a caller of write_run that gave the rows as
+    they were) to this one's columns (:data:`MIGRATE_RESULTS`); ``run_id``: only that run's rows."""
+    for stmt in MIGRATE_RESULTS:
+        con.execute(stmt + (" AND run_id = ?" if run_id is not None else ""), [run_id] if run_id is not None else [])
 
 
 _VIEW_NAMES = tuple(re.findall(r"CREATE OR REPLACE VIEW (\w+)", VIEWS))
@@ -814,6 +856,7 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
             con.register("_res", res)
             con.execute(f"INSERT INTO results ({', '.join(res)}) SELECT {', '.join(res)} FROM _res")
             con.unregister("_res")
+            migrate_results(con, run["run_id"])     # rows given as earlier versions stored them: no hull as bounds
         for name in extra_tables or {}:
             # a run's MethodTables give their columns (no DataFrame, no pandas); a DataFrame is scanned as it is
             columns = getattr(extra_tables, "columns", None)

@@ -772,6 +772,10 @@ def _merge(db, mem, relations: list[str], *, wait_s: float, reg, src: Path) -> d
             con.unregister("_new")
             if have:
                 con.unregister("_have")
+        if added.get("results"):
+            # an earlier version's rows: a not-estimable result's hull out of its bounds, a p's partitions and floor
+            from .db import migrate_results
+            migrate_results(con)
         from ..encoders import identity
         identity.refresh(con, reg or load_registry())   # which printed models the new runs are (model_matches)
         con.execute("COMMIT")
