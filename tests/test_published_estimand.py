@@ -138,3 +138,17 @@ def test_a_second_identical_run_leaves_the_readme_query_as_it_was(tmp_path):
         assert con.execute("SELECT count(*), count(DISTINCT run_id) FROM latest_results").fetchone() == (2, 1)
     finally:
         con.close()
+
+
+def test_the_store_reference_names_every_paper_and_estimand(published):
+    """docs/reference/store.md's table of the papers names each paper of published_results and each estimand its
+    rows hold."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "docs/reference/store.md").read_text(encoding="utf-8")
+    section = page.split("## The papers' numbers", 1)[1].split("\n## ", 1)[0]
+    for paper, estimands in published.execute("SELECT paper, list(DISTINCT estimand) FROM published_results "
+                                              "GROUP BY paper").fetchall():
+        row = next((ln for ln in section.splitlines() if ln.startswith(f"| `{paper}`")), None)
+        assert row is not None, f"{paper} is not in docs/reference/store.md"
+        assert [e for e in estimands if f"`{e}`" not in row] == [], paper
