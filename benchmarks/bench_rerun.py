@@ -22,8 +22,7 @@ every set, test and published table again under new ids, indexed by ``eatlas cat
 fresh cache: a re-run of one test must cost the same however many sets the registry holds (target: the 3x registry's
 warm re-run within 10% of the 1x one's, CPU time and wall).
 
-    python benchmarks/bench_rerun.py --model glove-6b-50d --tests weat6 --levels word --registry-copies 1 3 \
-        --warm-runs 5
+    python benchmarks/bench_rerun.py --model glove-6b-50d --tests weat6 --levels word --registry-copies 1 3
 """
 from __future__ import annotations
 
