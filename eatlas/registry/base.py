@@ -241,11 +241,15 @@ def read_yaml(path: Path, *, root: Path | None = None, shown: str | None = None,
     """Safe-load one YAML file with size, encoding and structure checks (a leading BOM is fine)."""
     shown = shown or _shown(path, root)
     raw = _read_regular(path, shown, max_bytes)
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise EatlasError(f"not valid UTF-8 (byte {e.start})", file=shown, hint="save the file as UTF-8") from None
-    return parse_yaml(text, shown)
+
+    def parse() -> Any:
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise EatlasError(f"not valid UTF-8 (byte {e.start})", file=shown, hint="save the file as UTF-8") from None
+        return parse_yaml(text, shown)
+    from .parsecache import parsed  # parsed once per content (the bytes' hash): eatlas.registry.parsecache
+    return parsed(raw, parse)
 
 
 def _not_regular(mode: int) -> str | None:
