@@ -757,7 +757,7 @@ def stringify(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _published_digest(reg) -> str | None:
-    """A digest of the catalog's published entries and their CSVs' bytes (None: a file cannot be read;
+    """A digest of the catalog's published entries and their CSVs' stats (None: a file cannot be read;
     :func:`read_published` then says which)."""
     import hashlib
 
@@ -768,8 +768,11 @@ def _published_digest(reg) -> str | None:
         for p in sorted((Path(reg.root) / "registry").glob("*/published/conventions.yaml")):
             h.update(p.as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
         for e in reg.catalog.get("published") or []:
-            h.update(json.dumps([e.get("id"), e.get("file")]).encode() + b"\0")
-            h.update(reg.resolve(e.get("file"), "catalog.yaml", f"published {e.get('id')}").read_bytes() + b"\0")
+            # each CSV by its stats, change time and inode included (an edit, or a file put in its place, changes
+            # them), not its bytes: 14 MB hashed on every write grew with the registry
+            st = reg.resolve(e.get("file"), "catalog.yaml", f"published {e.get('id')}").stat()
+            h.update(json.dumps([e.get("id"), e.get("file"), e.get("sha256"), st.st_size, st.st_mtime_ns,
+                                 st.st_ctime_ns, st.st_ino, st.st_dev]).encode() + b"\0")
     except (OSError, EatlasError, TypeError):
         return None
     return h.hexdigest()
