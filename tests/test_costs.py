@@ -106,3 +106,25 @@ def test_a_warm_glove_rerun_reads_no_vocabulary(tmp_path):
     d = [r[0] for r in duckdb.connect(str(db), read_only=True).execute(
         "SELECT effect_size FROM results ORDER BY run_id").fetchall()]
     assert len(d) == 2 and d[0] == d[1]
+
+
+def test_cache_clear_removes_the_kept_parses_and_converted_models_and_nothing_else(fresh_cache):
+    import json
+
+    from eatlas.cli import main
+    from eatlas.encoders.gguf import CONVERTED, MANIFEST
+
+    f = fresh_cache / "a.yaml"
+    f.write_text("id: a\n", encoding="utf-8")
+    read_yaml(f)
+    parsecache._save()
+    assert parsecache.path().is_file()
+    copy = fresh_cache / "cache" / CONVERTED / ("0" * 64 + "-transformers5-gguf0")
+    copy.mkdir(parents=True)
+    (copy / "model.safetensors").write_bytes(b"x")
+    (copy / MANIFEST).write_text(json.dumps({"files": {"model.safetensors": "00"}}), encoding="utf-8")
+    other = fresh_cache / "cache" / CONVERTED / "notes.txt"
+    other.write_text("mine", encoding="utf-8")
+    assert main(["cache", "clear"]) == 0
+    assert not parsecache.path().exists() and not copy.exists()
+    assert other.read_text(encoding="utf-8") == "mine"

@@ -262,6 +262,35 @@ def converted(file: Path) -> Path | None:
     return folder
 
 
+def clear_converted() -> int:
+    """Remove the converted copies (only what :func:`converted` wrote: the files its manifest lists, the manifest,
+    then the folder if nothing else is in it); returns how many copies went."""
+    import json
+    import re
+
+    from ..paths import cache_dir
+
+    root = cache_dir() / CONVERTED
+    n = 0
+    for d in sorted(root.iterdir()) if root.is_dir() else []:
+        if not (d.is_dir() and not d.is_symlink() and re.fullmatch(r"[0-9a-f]{64}-transformers.+", d.name)):
+            continue
+        try:
+            files = json.loads((d / MANIFEST).read_text(encoding="utf-8"))["files"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        for name in [*files, MANIFEST]:
+            f = d / str(name)
+            if f.parent == d and f.is_file() and not f.is_symlink():
+                f.unlink(missing_ok=True)
+        try:
+            d.rmdir()
+            n += 1
+        except OSError:
+            pass        # something the conversion did not write is in it: kept
+    return n
+
+
 def _assembled(entry: dict, base: Path) -> Path:
     """The GGUF file a package writes with its ``weights.assemble`` function, written once into the cache folder."""
     from ..paths import cache_dir

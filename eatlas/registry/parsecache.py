@@ -109,3 +109,23 @@ def parsed(raw: bytes, parse: Callable[[], Any]) -> Any:
     except (TypeError, ValueError, KeyError):
         pass
     return doc
+
+
+def clear() -> int:
+    """Remove the kept parses (only the files this module writes, by their names); returns how many."""
+    import re
+
+    global _mem
+    _mem = None
+    _new.clear()
+    folder = path().parent
+    n = 0
+    for p in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        if re.fullmatch(r"\d+-eatlas.+-pyyaml.+\.jsonl", p.name) and p.is_file() and not p.is_symlink():
+            p.unlink(missing_ok=True)
+            n += 1
+    try:
+        folder.rmdir()
+    except OSError:
+        pass            # absent, or something else is in it: kept
+    return n
