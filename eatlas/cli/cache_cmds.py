@@ -14,6 +14,10 @@ def cmd_cache(args) -> int:
         from ..registry import cache as registry_cache
         n = cache.clear()
         registry_cache.clear()
+        from ..encoders.gguf import clear_converted
+        from ..registry import parsecache
+        clear_converted()           # GGUF models converted for transformers (eatlas.encoders.gguf.converted)
+        parsecache.clear()          # YAML parses kept per content (eatlas.registry.parsecache)
         out.print(f"removed {n} cached encoder setting(s) from {esc(cache.root)}")
         return 0
     rows = cache.info()

@@ -70,6 +70,7 @@ class GgufEncoder(TransformersEncoder):
         self.path = self.file.parent            # the folder transformers reads the file from
         self.trust_remote_code = False
         self._tokenizer = self._model = self._lm = None
+        self._folder: Path | bool | None = None      # the converted copy (converted()); False: none can be kept
         self.max_length = max_length            # None: the model's context length, known once loaded
         self.device = device or _default_device()
         self.batch_size, self.normalize, self.hidden_size = batch_size, False, dimension
@@ -93,13 +94,26 @@ class GgufEncoder(TransformersEncoder):
         hf_logging.disable_progress_bar()
         kw = {"dtype": _torch().float32} if what == "AutoModelForCausalLM" else {}
         try:
+            folder = self._converted()
+            if folder is not None:
+                return getattr(transformers, what).from_pretrained(folder, **kw)
             with _quiet_gguf_reader():
                 return getattr(transformers, what).from_pretrained(self.path, gguf_file=self.file.name, **kw)
+        except EatlasError:
+            raise
         except Exception as e:   # noqa: BLE001 - whatever the GGUF reader raises: the file and the reason
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]
             raise EatlasError(f"could not load the GGUF model: {type(e).__name__}: {first[:300]}", file=str(self.file),
                               hint="is it a complete GGUF file of an architecture transformers reads (llama, gemma3, "
                                    "qwen2, ...)?") from None
+
+    def _converted(self) -> Path | None:
+        """The file as transformers reads it, converted once per file hash into EATlas's cache folder (safetensors
+        weights, the tokenizer and the config: :func:`converted`), checked by hash each time this encoder first
+        reads it; None where it cannot be kept (the cache folder not writable): the file is then read itself."""
+        if self._folder is None:
+            self._folder = converted(self.file) or False
+        return self._folder or None
 
     def _load_tokenizer(self) -> None:
         """The tokenizer the file holds (and, for a file no loader entry describes, its context length)."""
@@ -156,6 +170,125 @@ class GgufEncoder(TransformersEncoder):
 
     def coverage_key(self) -> dict:
         return {**super().coverage_key(), "encoder": "gguf", "gguf": _version("gguf")}
+
+
+# A GGUF file converted for transformers (de-quantized float32 safetensors, its tokenizer and config), kept in
+# $EATLAS_CACHE/gguf-converted/<the file's sha256>-<transformers and gguf versions>/: transformers reads a GGUF
+# file three times and builds its tokenizer from the file's vocabulary on every load (28 s for SmolLM2-135M), the
+# copy loads in a second or two. MANIFEST records the file's hash and each written file's sha256; an entry whose
+# files do not match it is rebuilt.
+CONVERTED = "gguf-converted"
+MANIFEST = "eatlas-gguf.json"
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _entry_ok(folder: Path, source: str) -> bool:
+    """Whether a converted copy holds what its manifest says: the source file's hash and every file's sha256."""
+    import json
+
+    try:
+        man = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        files = man["files"]
+        return (man.get("source_sha256") == source and isinstance(files, dict) and bool(files)
+                and any(n.endswith(".safetensors") for n in files)
+                and all(_sha256(folder / n) == h for n, h in files.items()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
+def converted(file: Path) -> Path | None:
+    """The folder of ``file`` converted for transformers (see CONVERTED): made on first use, checked by hash on
+    every use (a copy whose hash does not match is rebuilt). None where the cache folder cannot be written."""
+    import json
+    import os
+    import shutil
+    import tempfile
+
+    import transformers
+
+    from ..paths import cache_dir
+
+    source = _sha256(file)
+    root = cache_dir() / CONVERTED
+    folder = root / f"{source}-transformers{transformers.__version__}-gguf{_version('gguf')}"
+    if folder.is_dir():
+        if _entry_ok(folder, source):
+            return folder
+        shutil.rmtree(folder, ignore_errors=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".partial-", dir=root))
+    except OSError:
+        return None
+    try:
+        with _quiet_gguf_reader():
+            tok = transformers.AutoTokenizer.from_pretrained(file.parent, gguf_file=file.name)
+            lm = transformers.AutoModelForCausalLM.from_pretrained(file.parent, gguf_file=file.name,
+                                                                  dtype=_torch().float32)
+        # save_pretrained refuses a model loaded from GGUF ("quantized with gguf and is not serializable"), though
+        # its weights are plain float32 by now: the weights are written by safetensors (tied ones once), the config
+        # without the GGUF quantizer's entry
+        from safetensors.torch import save_model
+
+        save_model(lm, str(tmp / "model.safetensors"), metadata={"format": "pt"})
+        cfg = lm.config
+        if hasattr(cfg, "quantization_config"):
+            del cfg.quantization_config
+        cfg.save_pretrained(tmp)
+        if getattr(lm, "generation_config", None) is not None:
+            lm.generation_config.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        files = {p.name: _sha256(p) for p in sorted(tmp.iterdir()) if p.is_file()}
+        (tmp / MANIFEST).write_text(json.dumps({"source": file.name, "source_sha256": source, "files": files},
+                                               indent=1), encoding="utf-8")
+        try:
+            os.replace(tmp, folder)
+        except OSError:             # another process kept its copy first
+            if not _entry_ok(folder, source):
+                raise
+    except OSError:
+        return None                 # a full or read-only cache: the file is read itself
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder
+
+
+def clear_converted() -> int:
+    """Remove the converted copies (only what :func:`converted` wrote: the files its manifest lists, the manifest,
+    then the folder if nothing else is in it); returns how many copies went."""
+    import json
+    import re
+
+    from ..paths import cache_dir
+
+    root = cache_dir() / CONVERTED
+    n = 0
+    for d in sorted(root.iterdir()) if root.is_dir() else []:
+        if not (d.is_dir() and not d.is_symlink() and re.fullmatch(r"[0-9a-f]{64}-transformers.+", d.name)):
+            continue
+        try:
+            files = json.loads((d / MANIFEST).read_text(encoding="utf-8"))["files"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        for name in [*files, MANIFEST]:
+            f = d / str(name)
+            if f.parent == d and f.is_file() and not f.is_symlink():
+                f.unlink(missing_ok=True)
+        try:
+            d.rmdir()
+            n += 1
+        except OSError:
+            pass        # something the conversion did not write is in it: kept
+    return n
 
 
 def _assembled(entry: dict, base: Path) -> Path:

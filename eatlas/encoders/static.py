@@ -6,6 +6,7 @@ word2vec/GloVe file given as --model.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -23,17 +24,36 @@ class StaticEncoder(Encoder):
     own words are missing, at every level, so a sentence is never represented by its template alone.
     """
 
-    def __init__(self, words: list[str], vectors: np.ndarray, *, model_id: str, family: str, fingerprint: str,
-                 lowercase: bool):
-        self.index = {w: i for i, w in enumerate(words)}
+    def __init__(self, words: list[str] | Callable[[], list[str]], vectors: np.ndarray, *, model_id: str,
+                 family: str, fingerprint: str, lowercase: bool, coverage_cached: bool = False):
+        """``words``: the vocabulary, or a function that reads it (a registered package's, read on first use: a
+        warm run, whose vectors and coverage the cache holds, never reads it). ``coverage_cached``: the
+        fingerprint names this vocabulary (a registered package's), so which stimuli it covers may be cached."""
+        self._words = words
+        self._index: dict[str, int] | None = None
         self.vectors = np.asarray(vectors, dtype=np.float32)
         self.lowercase = lowercase
+        self.coverage_cached = coverage_cached
         super().__init__(model_id=model_id, fingerprint=fingerprint, family=family, pooling="cbow",
-                         info={"lowercase": lowercase, "vocab_size": len(words)})
+                         info={"lowercase": lowercase, "vocab_size": int(self.vectors.shape[0])})
+
+    @property
+    def index(self) -> dict[str, int]:
+        if self._index is None:
+            words = self._words() if callable(self._words) else self._words
+            if len(words) != self.vectors.shape[0]:
+                raise EatlasError(f"the vocabulary has {len(words)} words, the vectors {self.vectors.shape[0]} rows",
+                                  obj=self.model_id, hint="reinstall the model's package")
+            self._index = {w: i for i, w in enumerate(words)}
+        return self._index
 
     def cache_key(self, mode: str) -> dict:
         return {"encoder": "static", "code": ENCODER_VERSION, "fingerprint": self.fingerprint, "mode": mode,
                 "lowercase": self.lowercase}
+
+    def coverage_key(self) -> dict | None:
+        return ({"encoder": "static", "code": ENCODER_VERSION, "fingerprint": self.fingerprint,
+                 "lowercase": self.lowercase} if self.coverage_cached else None)
 
     def _lookup(self, w: str) -> int | None:
         for cand in ((w.lower(),) if self.lowercase else (w, w.lower())):
@@ -129,12 +149,14 @@ class StaticBackend(Backend):
             words, vecs = _read_keyed_vectors(base / w["keyed_vectors"])
         elif "word2vec" in w:           # a word2vec file inside the package (.bin: binary; else text)
             words, vecs = read_vectors(base / w["word2vec"])
-        else:
-            import pyarrow.parquet as pq
-            words = pq.read_table(base / w["vocab"]).column("index").to_pylist()
+        else:           # a vocabulary (parquet) and a matrix (.npy, mapped): the vocabulary read on first use
+            def words() -> list[str]:
+                import pyarrow.parquet as pq
+                return pq.read_table(base / w["vocab"]).column("index").to_pylist()
             vecs = np.load(base / w["vectors"], mmap_mode="r")
         return StaticEncoder(words, vecs, model_id=entry["id"], family=entry.get("family", "static"),
-                             fingerprint=fingerprint, lowercase=bool(entry.get("lowercase", False)))
+                             fingerprint=fingerprint, lowercase=bool(entry.get("lowercase", False)),
+                             coverage_cached=True)
 
     def from_path(self, path: Path, **opts) -> Encoder:
         self.refuse_options(str(path), opts)

@@ -270,13 +270,15 @@ def printed_correlations(con, res) -> dict:
     """(run_id, criterion_id) -> the paper's printed Pearson r beside that run (view validity_reproduction: the same
     model only), as text with its provenance; empty where the registry holds none (as for Caliskan et al., whose
     printed correlations are not in a source EATlas could cite)."""
-    try:
-        ids = sorted(set(res["run_id"]))
-        got = con.execute("SELECT run_id, criterion_id, published_value, paper, table_id, published_model "
-                          f"FROM validity_reproduction WHERE statistic = 'pearson_r' AND run_id IN "
-                          f"({', '.join('?' * len(ids))})", ids).fetchall()
-    except Exception:           # a database written before the view: nothing printed beside
-        return {}
+    ids = sorted(set(res["run_id"]))
+    for view in ("validity_reproduction_all_runs", "validity_reproduction"):     # every run's; an older store's
+        try:
+            got = con.execute("SELECT run_id, criterion_id, published_value, paper, table_id, published_model "
+                              f"FROM {view} WHERE statistic = 'pearson_r' AND run_id IN "
+                              f"({', '.join('?' * len(ids))})", ids).fetchall()
+            break
+        except Exception:           # a database written before the view: nothing printed beside
+            got = []
     return {(run, cid): f"{v:+.2f} ({paper}, {table}, {model})" for run, cid, v, paper, table, model in got}
 
 

@@ -756,10 +756,11 @@ def build_report(db: str | Path, *, run_id: str | None = None, registry: str | P
         runs_df = con.execute(f"SELECT * FROM runs WHERE run_id IN ({', '.join('?' * len(shown))}) "
                               "ORDER BY finished_at", shown).fetchdf() if shown else pd.DataFrame(columns=["run_id"])
         repro = pd.DataFrame()
-        if "reproduction" in tables and len(results):
+        repro_view = next((v for v in ("reproduction_all_runs", "reproduction") if v in tables), None)
+        if repro_view and len(results):       # the selected runs' pairs, an older run's too
             con.register("_sel", results[["run_id", "test_id", "level"]])
-            repro = con.execute("SELECT p.* FROM reproduction p JOIN (SELECT DISTINCT run_id, test_id, level FROM _sel)"
-                                " USING (run_id, test_id, level)").fetchdf()
+            repro = con.execute(f"SELECT p.* FROM {repro_view} p JOIN (SELECT DISTINCT run_id, test_id, level FROM "
+                                "_sel) USING (run_id, test_id, level)").fetchdf()
         by_run = bool(ids) or all_runs
         published = _forest_published(con, tables, results)
         influence = influence_table(con, tables, results, reg, by_run=by_run, top=influence_top)
@@ -808,7 +809,7 @@ def legend_of_table(results: pd.DataFrame, runs: pd.DataFrame) -> str:
 def _forest_published(con, tables: set[str], results: pd.DataFrame) -> pd.DataFrame:
     """The published effect sizes beside the selected results: view ``reproduction_loose`` (same model and
     same family, column ``match``), or ``reproduction`` (same model only) in a database written before it."""
-    view = next((v for v in ("reproduction_loose", "reproduction") if v in tables), None)
+    view = next((v for v in ("reproduction_loose_all_runs", "reproduction_loose", "reproduction") if v in tables), None)
     if view is None or not len(results):
         return pd.DataFrame()
     con.register("_forest_sel", results[["run_id", "test_id", "level"]].drop_duplicates())

@@ -136,7 +136,9 @@ NPM_TARBALLS = (
 )
 
 # The views materialised as parquet, for the shown results (a view a database lacks is left out)
-VIEWS = ("reproduction", "reproduction_loose", "mleat_reproduction", "mleat_reproduction_loose")
+VIEWS = ("reproduction", "reproduction_loose", "mleat_reproduction", "mleat_reproduction_loose",
+         "reproduction_all_runs", "reproduction_loose_all_runs", "mleat_reproduction_all_runs",
+         "mleat_reproduction_loose_all_runs")
 ROLE_NAMES = {"x": "X (target)", "y": "Y (target)", "a": "A (attribute)", "b": "B (attribute)"}
 SAMPLE = 4          # expanded sentences shown per set and level on a test page
 STIMULI_DIR = "data/stimuli"    # a test's stimuli at every level it has (eatlas export's table), CSV and parquet
@@ -661,8 +663,8 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
     runs_df = src.frame("SELECT * FROM _site_runs")
     published = src.frame("SELECT * FROM published_results ORDER BY paper, table_id, row_label, column_label") \
         if "published_results" in src.have else pd.DataFrame(columns=["test_id", "missing"])
-    pairs = src.frame(f"SELECT * FROM {table_sql['reproduction_loose']}") if "reproduction_loose" in table_sql \
-        else pd.DataFrame()
+    pair_view = next((v for v in ("reproduction_loose_all_runs", "reproduction_loose") if v in table_sql), None)
+    pairs = src.frame(f"SELECT * FROM {table_sql[pair_view]}") if pair_view else pd.DataFrame()    # every run's
 
     n_pub = published[~published["missing"].astype(bool)].groupby("test_id").size().to_dict() if len(published) \
         else {}

@@ -45,6 +45,9 @@ from .terms import (  # noqa: F401 - the registry's vocabulary, kept here for im
 )
 
 MAX_FILE_BYTES = 2_000_000
+# catalog.yaml indexes every file of the registry (about 250 bytes an entry): its own limit, so that the registry may
+# grow (1.2 MB at 4,800 entries would pass MAX_FILE_BYTES at about 8,000)
+CATALOG_MAX_BYTES = 50_000_000
 
 
 def default_root() -> Path:
@@ -233,15 +236,20 @@ def parse_yaml(text: str, shown: str) -> Any:
             loader.dispose()
 
 
-def read_yaml(path: Path, *, root: Path | None = None, shown: str | None = None) -> Any:
+def read_yaml(path: Path, *, root: Path | None = None, shown: str | None = None,
+              max_bytes: int = MAX_FILE_BYTES) -> Any:
     """Safe-load one YAML file with size, encoding and structure checks (a leading BOM is fine)."""
     shown = shown or _shown(path, root)
-    raw = _read_regular(path, shown)
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise EatlasError(f"not valid UTF-8 (byte {e.start})", file=shown, hint="save the file as UTF-8") from None
-    return parse_yaml(text, shown)
+    raw = _read_regular(path, shown, max_bytes)
+
+    def parse() -> Any:
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise EatlasError(f"not valid UTF-8 (byte {e.start})", file=shown, hint="save the file as UTF-8") from None
+        return parse_yaml(text, shown)
+    from .parsecache import parsed  # parsed once per content (the bytes' hash): eatlas.registry.parsecache
+    return parsed(raw, parse)
 
 
 def _not_regular(mode: int) -> str | None:
@@ -254,7 +262,7 @@ def _not_regular(mode: int) -> str | None:
     return None if stat.S_ISREG(mode) else "not a regular file"
 
 
-def _read_regular(path: Path, shown: str) -> bytes:
+def _read_regular(path: Path, shown: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of a regular file of at most MAX_FILE_BYTES: a folder, a FIFO or a device is named as such and
     never read (opened without blocking, checked on the open file, so nothing swapped in meanwhile is read)."""
     try:
@@ -275,10 +283,10 @@ def _read_regular(path: Path, shown: str) -> bytes:
         if what:
             raise EatlasError(f"is {what}, not a regular file: not read", file=shown,
                               hint="give the path of a YAML file")
-        if st.st_size > MAX_FILE_BYTES:
-            raise EatlasError(f"file is {st.st_size} bytes, over the {MAX_FILE_BYTES}-byte limit for a registry "
+        if st.st_size > max_bytes:
+            raise EatlasError(f"file is {st.st_size} bytes, over the {max_bytes}-byte limit for a registry "
                               "file", file=shown, hint="split it into smaller sets")
-        return f.read(MAX_FILE_BYTES + 1)
+        return f.read(max_bytes + 1)
 
 
 def _shown(path: Path, root: Path | None) -> str:
@@ -719,7 +727,7 @@ class Registry:
             raise EatlasError("no catalog.yaml here; is this a registry folder?", file=str(cat_path),
                               hint="pass --registry DIR or set EATLAS_REGISTRY")
         cat_path = self.resolve("catalog.yaml", "catalog.yaml", "catalog")   # a link out of the folder is refused
-        cat = read_yaml(cat_path, root=self.root) or {}
+        cat = read_yaml(cat_path, root=self.root, max_bytes=CATALOG_MAX_BYTES) or {}
         if not isinstance(cat, dict):
             raise EatlasError(f"the catalog must be a mapping with sets, tests, templates, got {typename(cat)}",
                               file="catalog.yaml", obj="catalog", hint="run 'eatlas catalog --sync' to rebuild it")

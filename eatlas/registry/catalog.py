@@ -15,6 +15,7 @@ import yaml
 from ..errors import EatlasError, ValidationFailed
 from ..files import write_text
 from .base import (
+    CATALOG_MAX_BYTES,
     LazyEntries,
     Registry,
     _singular,
@@ -54,7 +55,7 @@ def _inside(root: Path, paths) -> list[Path]:
 def sync(root: Path, *, write: bool = True) -> dict:
     """Rebuild catalog.yaml from the files; returns the new catalog."""
     cat_path = root / "catalog.yaml"
-    old = (read_yaml(cat_path, root=root) or {}) if cat_path.is_file() else {}
+    old = (read_yaml(cat_path, root=root, max_bytes=CATALOG_MAX_BYTES) or {}) if cat_path.is_file() else {}
     if not isinstance(old, dict):
         old = {}          # an unreadable catalog is rebuilt from the files
     new: dict = {}

@@ -183,11 +183,61 @@ def read_published(reg, entries: list | None = None) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+# The columns the results store derives from a published table's text (:func:`derive_columns`).
+DERIVED_COLUMNS = ["value_num", "estimand"]
+UNICODE_MINUS = "\u2212"
+
+
+def value_numbers(values: pd.Series, statistics: pd.Series) -> pd.Series:
+    """The printed text of each value as a number (``.18`` 0.18, ``+1.81`` 1.81, ``\u22120.3`` -0.3); NaN where the
+    text is not a finite number or its statistic is printed as text (schemas/published.yaml, text_statistics)."""
+    import numpy as np
+    import pandas as pd
+
+    text = values.astype(str).str.strip().str.replace(UNICODE_MINUS, "-", regex=False)
+    x = pd.to_numeric(text.where(text.str.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")), errors="coerce")
+    x = x.where(np.isfinite(x) & ~statistics.isin(schema()["text_statistics"]))
+    return x.astype(float)
+
+
+def estimand_rules(reg) -> list[dict]:
+    """The ``estimands:`` rules of every paper's conventions.yaml (paper, statistic, tables, columns, estimand)."""
+    return [r for c in _read_conventions(reg) for r in c["estimands"]]
+
+
+def derive_columns(reg, df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` (from :func:`read_published`) with ``value_num`` (:func:`value_numbers`) and ``estimand``: the kind of
+    number a row holds, so that one filter gives like with like. A statistic's default estimand is in
+    schemas/published.yaml (``estimands``: effect_size is a WEAT d, mean an ML-EAT mean cosine, ...); a paper's
+    conventions.yaml overrides it for some of its tables or columns (``estimands:``, e.g. ML-EAT's Level 2 effect
+    sizes are single-target d's); a statistic with neither keeps its own name."""
+    from fnmatch import fnmatchcase
+
+    df = df.copy()
+    df["value_num"] = value_numbers(df["value"], df["statistic"])
+    defaults = schema().get("estimands") or {}
+    df["estimand"] = df["statistic"].map(lambda s: defaults.get(s, s))
+    if not len(df):
+        return df
+    for r in estimand_rules(reg):
+        mask = (df["paper"] == r["paper"]) & (df["statistic"] == r["statistic"])
+        if r["tables"]:
+            mask &= df["table_id"].isin(r["tables"])
+        if r["columns"]:
+            mask &= df["column_label"].map(lambda c, globs=r["columns"]: any(fnmatchcase(c, g) for g in globs))
+        df.loc[mask, "estimand"] = r["estimand"]
+    return df
+
+
 # Which convention (eatlas.stats.conventions) each paper's published numbers follow:
 # registry/<paper>/published/conventions.yaml, one per paper (PUBLISHED.md, docs/registry-format.md).
 CONVENTIONS_FILE = "conventions.yaml"
 CONVENTION_COLUMNS = ["paper", "convention", "d_denominator", "p_rule", "stated_in", "source_file"]
-_CONVENTION_KEYS = {"paper", "convention", "stated_in", "significance"}
+_CONVENTION_KEYS = {"paper", "convention", "stated_in", "significance", "estimands"}
+# A rule of ``estimands:`` (a list in conventions.yaml): the rows of ``statistic`` in ``tables`` (all when absent)
+# whose column_label matches one of the ``columns`` globs (all when absent) hold ``estimand``; ``stated_in`` says
+# where the paper says so.
+_ESTIMAND_KEYS = {"statistic", "tables", "columns", "estimand", "stated_in"}
 # The rule each published table marks significance by (``significance:`` of conventions.yaml, one entry per group of
 # tables): its level (a number, or 'unspecified' where the paper does not state it), its correction for multiple
 # tests (none | holm | unspecified), the printed marks that mean significant by it, and where it is stated. The
@@ -219,7 +269,7 @@ def _read_conventions(reg) -> list[dict]:
         unknown = sorted(set(doc) - _CONVENTION_KEYS)
         if unknown:
             raise EatlasError(f"unknown key(s) {', '.join(unknown)}", file=rel, field=unknown[0],
-                              hint="the keys are paper, convention, stated_in, significance")
+                              hint="the keys are paper, convention, stated_in, significance, estimands")
         if doc.get("paper") != folder:
             raise EatlasError(f"paper is {doc.get('paper')!r} but the file is in registry/{folder}", file=rel,
                               field="paper", hint=f"paper: {folder}")
@@ -233,7 +283,42 @@ def _read_conventions(reg) -> list[dict]:
         conv = conventions.CONVENTIONS[name]
         rows.append({"paper": folder, "convention": name, "d_denominator": conv.denominator,
                      "p_rule": conv.p_rule, "stated_in": doc["stated_in"].strip(), "source_file": rel,
-                     "significance": _significance(doc.get("significance"), folder, conv.p_rule, rel)})
+                     "significance": _significance(doc.get("significance"), folder, conv.p_rule, rel),
+                     "estimands": _estimands(doc.get("estimands"), folder, rel)})
+    return rows
+
+
+def _estimands(entries, paper: str, rel: str) -> list[dict]:
+    """The rules of a conventions file's ``estimands:`` list (see _ESTIMAND_KEYS), checked."""
+    if entries is None:
+        return []
+    known = set(schema().get("estimand_names") or {})
+    if not isinstance(entries, list):
+        raise EatlasError("estimands must be a list of entries (statistic, tables, columns, estimand, stated_in)",
+                          file=rel, field="estimands")
+    rows = []
+    for i, e in enumerate(entries):
+        where = f"estimands[{i}]"
+        if not isinstance(e, dict):
+            raise EatlasError("expected a mapping with statistic, estimand, stated_in (tables, columns optional)",
+                              file=rel, field=where)
+        unknown = sorted(set(e) - _ESTIMAND_KEYS)
+        missing = sorted({"statistic", "estimand", "stated_in"} - set(e))
+        if unknown or missing:
+            raise EatlasError(f"{'unknown' if unknown else 'missing'} key(s) {', '.join(unknown or missing)}",
+                              file=rel, field=f"{where}.{(unknown or missing)[0]}",
+                              hint="the keys are statistic, tables, columns, estimand, stated_in")
+        for k in ("tables", "columns"):
+            v = e.get(k)
+            if v is not None and not (isinstance(v, list) and v and all(isinstance(t, str) and t for t in v)):
+                raise EatlasError(f"{k} must be a list of text", file=rel, field=f"{where}.{k}")
+        if e["estimand"] not in known:
+            raise EatlasError(f"unknown estimand {e['estimand']!r}", file=rel, field=f"{where}.estimand",
+                              hint="one of: " + ", ".join(sorted(known)) + " (schemas/published.yaml, estimand_names)")
+        if not isinstance(e["statistic"], str) or not isinstance(e["stated_in"], str) or not e["stated_in"].strip():
+            raise EatlasError("statistic and stated_in are text", file=rel, field=where)
+        rows.append({"paper": paper, "statistic": e["statistic"], "tables": e.get("tables") or [],
+                     "columns": e.get("columns") or [], "estimand": e["estimand"]})
     return rows
 
 

@@ -56,6 +56,8 @@ def char_name(ch: str) -> str:
 
 def bad_chars(text: str) -> list[tuple[str, str]]:
     """[(character, what it is)] for every refused character in ``text``, each once, in order."""
+    if text.isprintable():      # Python's printable: no Other (Cc Cf Cs Co Cn) or Separator (Zs Zl Zp) but U+0020,
+        return []               # exactly the refused categories (and the same Unicode database as unicodedata)
     out, seen = [], set()
     for i, ch in enumerate(text):
         if ch in seen or ch == " ":

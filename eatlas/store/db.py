@@ -24,7 +24,10 @@ from ..columns import as_columns
 from ..errors import EatlasError
 from ..registry.published import CONVENTION_COLUMNS as _CONVENTION_COLUMNS
 from ..registry.published import (
+    DERIVED_COLUMNS,
     PUBLISHED_COLUMNS,
+    SCHEMA_FILE,
+    derive_columns,
     read_conventions,
     read_published,
     read_significance,
@@ -185,6 +188,9 @@ def schema_ddl() -> list[tuple[str, str, list]]:
 # `encoding standard vs sent-bias`). Both pair only effect sizes of the same d denominator
 # (eatlas.stats.conventions). A result also stands for the run's tests with identical stimuli (results.also_as,
 # computed once): a number printed under any of their names pairs with it, `published_test_id` saying which.
+# Each shows the newest run's pair per model configuration (model, pooling, layer, subword), method, convention and
+# printed cell, so a second identical run leaves its rows as they were; the `..._all_runs` views keep every run's
+# (a report or site of chosen runs reads those).
 # Results are first cut down to the (test, level) pairs some paper printed (semi-join), and meet only the printed
 # cells of the models their run was matched with (CTE pm): with a million results this keeps the view fast
 # (benchmarks/bench_duckdb.py).
@@ -194,27 +200,36 @@ _DENOMINATOR = "CASE " + " ".join(f"WHEN convention = '{c.name}' THEN '{c.denomi
 # The rule of a result's p (eatlas.stats.conventions.P_RULES), likewise.
 _P_RULE = "CASE " + " ".join(f"WHEN convention = '{c.name}' THEN '{c.p_rule}'" for c in _CONVENTIONS.values()
                              ) + " ELSE 'permutation-ge' END"
+
+
+def _newest(cells: str, tiebreak: str = "") -> str:
+    """The QUALIFY condition that keeps, of a view's rows joined with ``runs ru``, the newest run's row per model
+    configuration (model, pooling, layer, subword), method and the view's own ``cells`` (its convention, test,
+    level and printed cell): the views without ``_all_runs`` show each pair once, however often it was run."""
+    return (f"row_number() OVER (PARTITION BY ru.model, ru.pooling, ru.layer, ru.subword, ru.method, {cells} "
+            f"ORDER BY ru.finished_at DESC, ru.run_id DESC{', ' + tiebreak if tiebreak else ''}) = 1")
+
+
 # Our significance by a published table's own rule (table published_significance: the paper's p rule, level and
 # correction): our p of the same rule below the level, where the rule states a level and no correction we could
 # repeat (a correction runs over the paper's family, which a run does not hold); NULL otherwise.
 VIEWS = f"""
-CREATE OR REPLACE VIEW reproduction_loose AS
+CREATE OR REPLACE VIEW reproduction_loose_all_runs AS
 WITH p AS (
     SELECT pr.test_id, pr.level, coalesce(pr.model_family, '') AS published_family, pr.paper, pr.table_id,
            pr.model AS published_model, pr.row_label, pr.column_label,
-           TRY_CAST(pr.value AS DOUBLE) AS published_effect_size, pr.significance AS published_significance,
+           pr.value_num AS published_effect_size, pr.significance AS published_significance,
            pc.convention AS published_convention, coalesce(pc.d_denominator, 'sample') AS p_denominator,
-           TRY_CAST(pv.value AS DOUBLE) AS published_p_value,
+           pv.value_num AS published_p_value,
            coalesce(ps.rule, 'unspecified') AS published_rule, ps.level AS rule_level,
            ps.correction AS rule_correction, ps.p_rule AS rule_p
     FROM published_results pr
     LEFT JOIN published_conventions pc ON pc.paper = pr.paper
     LEFT JOIN published_significance ps ON ps.paper = pr.paper AND ps.table_id = pr.table_id
-    LEFT JOIN published_results pv ON pv.statistic = 'p_value' AND NOT pv.missing AND pv.paper = pr.paper
+    LEFT JOIN published_results pv ON pv.estimand = 'p_value' AND NOT pv.missing AND pv.paper = pr.paper
           AND pv.table_id = pr.table_id AND pv.model = pr.model AND pv.row_label = pr.row_label
           AND pv.column_label = pr.column_label
-    WHERE pr.statistic = 'effect_size' AND NOT pr.missing
-      AND pr.column_label NOT LIKE 'Level 2%'   -- ML-EAT Level 2 effect sizes are single-target, not the WEAT
+    WHERE pr.estimand = 'weat_d' AND NOT pr.missing     -- not ML-EAT's single-target d's (published estimand)
 ), r AS (          -- a result's own test id, and the ids it also stands for (results.also_as: the run's tests
                     -- with identical stimuli, computed once): a number printed under any of them pairs with it
     SELECT *, test_id AS published_test_id, {_DENOMINATOR} AS our_denominator, {_P_RULE} AS our_p_rule FROM results
@@ -255,14 +270,25 @@ SELECT run_id, test_id, test_version, level, model, model_family, family_source,
        match, coalesce(differs, '') AS differs
 FROM j;
 
+CREATE OR REPLACE VIEW reproduction_all_runs AS
+SELECT * EXCLUDE (differs) FROM reproduction_loose_all_runs WHERE match = 'same_model';
+
+CREATE OR REPLACE VIEW reproduction_loose AS
+SELECT a.* FROM reproduction_loose_all_runs a JOIN runs ru USING (run_id)
+QUALIFY {_newest("a.convention, a.published_test_id, a.level, a.paper, a.table_id, a.published_model, "
+                 "a.row_label, a.column_label", "(a.test_id = a.published_test_id) DESC")};
+
 CREATE OR REPLACE VIEW reproduction AS
-SELECT * EXCLUDE (differs) FROM reproduction_loose WHERE match = 'same_model';
+SELECT a.* FROM reproduction_all_runs a JOIN runs ru USING (run_id)
+QUALIFY {_newest("a.convention, a.published_test_id, a.level, a.paper, a.table_id, a.published_model, "
+                 "a.row_label, a.column_label", "(a.test_id = a.published_test_id) DESC")};
 
 -- ML-EAT beside the ML-EAT tables: every printed Level 1-3 number of a test next to ours (one row per
 -- printed cell), with both EAT patterns. `agrees`: our number rounds to the printed one at the printed
 -- precision (|ours - printed| <= half a unit of its last printed digit). Same model only, as `reproduction`
--- (table model_matches); `mleat_reproduction_loose` adds the looser pairs with `match` and `differs`.
-CREATE OR REPLACE VIEW mleat_reproduction_loose AS
+-- (table model_matches); `mleat_reproduction_loose` adds the looser pairs with `match` and `differs`. Newest run
+-- per model configuration and printed cell; `mleat_reproduction(_loose)_all_runs` every run.
+CREATE OR REPLACE VIEW mleat_reproduction_loose_all_runs AS
 WITH mm AS (        -- each ML-EAT result under its test's id and the ids it also stands for (results.also_as)
     SELECT *, test_id AS published_test_id FROM mleat_results
     UNION ALL BY NAME
@@ -306,13 +332,24 @@ FROM j
 LEFT JOIN pub pp ON pp.test_id = j.published_test_id AND pp.level = j.level AND pp.table_id = j.table_id
           AND pp.model = j.published_model AND pp.statistic = 'pattern';
 
+CREATE OR REPLACE VIEW mleat_reproduction_all_runs AS
+SELECT * EXCLUDE (differs) FROM mleat_reproduction_loose_all_runs WHERE match = 'same_model';
+
+CREATE OR REPLACE VIEW mleat_reproduction_loose AS
+SELECT a.* FROM mleat_reproduction_loose_all_runs a JOIN runs ru USING (run_id)
+QUALIFY {_newest("a.published_test_id, a.level, a.table_id, a.published_model, a.row_label, a.column_label",
+                 "(a.test_id = a.published_test_id) DESC")};
+
 CREATE OR REPLACE VIEW mleat_reproduction AS
-SELECT * EXCLUDE (differs) FROM mleat_reproduction_loose WHERE match = 'same_model';
+SELECT a.* FROM mleat_reproduction_all_runs a JOIN runs ru USING (run_id)
+QUALIFY {_newest("a.published_test_id, a.level, a.table_id, a.published_model, a.row_label, a.column_label",
+                 "(a.test_id = a.published_test_id) DESC")};
 
 -- Validity (eatlas.methods.validity) beside a paper's printed correlation: a published row whose test_id is a
 -- criterion's id and whose statistic is pearson_r or spearman_rho, matched with the run's model as the
--- reproduction views match (table model_matches, level word). `validity_reproduction` keeps the same model only.
-CREATE OR REPLACE VIEW validity_reproduction_loose AS
+-- reproduction views match (table model_matches, level word). `validity_reproduction` keeps the same model only;
+-- both show the newest run per model configuration and printed cell, the `_all_runs` views every run.
+CREATE OR REPLACE VIEW validity_reproduction_loose_all_runs AS
 SELECT v.run_id, v.criterion_id, v.criterion_version, ru.model, ru.model_family, v.n_used, v.n_items,
        pr.statistic,
        CASE pr.statistic WHEN 'pearson_r' THEN v.pearson_r ELSE v.spearman_rho END AS our_value,
@@ -332,8 +369,18 @@ JOIN model_matches mm ON mm.run_id = v.run_id AND mm.level = 'word' AND mm.paper
       AND mm.published_model = pr.model AND mm.published_family = coalesce(pr.model_family, '')
 WHERE v.status = 'ok';
 
+CREATE OR REPLACE VIEW validity_reproduction_all_runs AS
+SELECT * EXCLUDE (differs) FROM validity_reproduction_loose_all_runs WHERE match = 'same_model';
+
+CREATE OR REPLACE VIEW validity_reproduction_loose AS
+SELECT a.* FROM validity_reproduction_loose_all_runs a JOIN runs ru USING (run_id)
+QUALIFY {_newest("a.criterion_id, a.statistic, a.paper, a.table_id, a.published_model, a.row_label, "
+                 "a.column_label")};
+
 CREATE OR REPLACE VIEW validity_reproduction AS
-SELECT * EXCLUDE (differs) FROM validity_reproduction_loose WHERE match = 'same_model';
+SELECT a.* FROM validity_reproduction_all_runs a JOIN runs ru USING (run_id)
+QUALIFY {_newest("a.criterion_id, a.statistic, a.paper, a.table_id, a.published_model, a.row_label, "
+                 "a.column_label")};
 
 -- Each model's newest result per test and level: one row per model (with its pooling, layer and subword), method,
 -- convention, test and level, from the run that finished last. Its Holm mark is that run's (holm_family says over
@@ -542,7 +589,12 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("""CREATE TABLE IF NOT EXISTS published_results (
             paper VARCHAR, table_id VARCHAR, row_label VARCHAR, column_label VARCHAR, statistic VARCHAR,
             value VARCHAR, significance VARCHAR, missing BOOLEAN, test_id VARCHAR, level VARCHAR, model VARCHAR,
-            model_family VARCHAR, note VARCHAR, source_file VARCHAR)""")
+            model_family VARCHAR, note VARCHAR, source_file VARCHAR, value_num DOUBLE, estimand VARCHAR)""")
+    else:       # a store of before the derived columns: refresh_published fills them (its digest names them)
+        for col, typ in (("value_num", "DOUBLE"), ("estimand", "VARCHAR")):
+            if col not in existing["published_results"]:
+                con.execute(f"ALTER TABLE published_results ADD COLUMN {col} {typ}")
+                changed = True
     if "published_conventions" not in existing:
         con.execute(_PUBLISHED_CONVENTIONS)
         changed = True
@@ -750,16 +802,22 @@ def stringify(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _published_digest(reg) -> str | None:
-    """A digest of the catalog's published entries and their CSVs' bytes (None: a file cannot be read;
+    """A digest of the catalog's published entries and their CSVs' stats (None: a file cannot be read;
     :func:`read_published` then says which)."""
     import hashlib
 
     from .. import __version__
-    h = hashlib.blake2b(f"{__version__}\0{','.join(PUBLISHED_COLUMNS)}".encode(), digest_size=16)
-    try:
+    h = hashlib.blake2b(f"{__version__}\0{','.join(PUBLISHED_COLUMNS + DERIVED_COLUMNS)}".encode(), digest_size=16)
+    try:        # the derived columns follow the schema's and the conventions files' estimand rules: hashed too
+        h.update(SCHEMA_FILE.read_bytes() + b"\0")
+        for p in sorted((Path(reg.root) / "registry").glob("*/published/conventions.yaml")):
+            h.update(p.as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
         for e in reg.catalog.get("published") or []:
-            h.update(json.dumps([e.get("id"), e.get("file")]).encode() + b"\0")
-            h.update(reg.resolve(e.get("file"), "catalog.yaml", f"published {e.get('id')}").read_bytes() + b"\0")
+            # each CSV by its stats, change time and inode included (an edit, or a file put in its place, changes
+            # them), not its bytes: 14 MB hashed on every write grew with the registry
+            st = reg.resolve(e.get("file"), "catalog.yaml", f"published {e.get('id')}").stat()
+            h.update(json.dumps([e.get("id"), e.get("file"), e.get("sha256"), st.st_size, st.st_mtime_ns,
+                                 st.st_ctime_ns, st.st_ino, st.st_dev]).encode() + b"\0")
     except (OSError, EatlasError, TypeError):
         return None
     return h.hexdigest()
@@ -777,13 +835,15 @@ def refresh_published(con: duckdb.DuckDBPyConnection, reg) -> int:
         n_now = con.execute("SELECT count(*) FROM published_results").fetchall()[0][0]
         if last == [(digest, n_now)]:
             return n_now
-    df = read_published(reg)
+    df = derive_columns(reg, read_published(reg))
     con.execute("DELETE FROM published_results")
     if len(df):
         con.register("_pub", df)
-        con.execute("INSERT INTO published_results SELECT paper, table_id, row_label, column_label, statistic, "
-                    "value, significance, missing, test_id, NULLIF(level, ''), model, model_family, note, "
-                    "source_file FROM _pub")
+        con.execute("INSERT INTO published_results (paper, table_id, row_label, column_label, statistic, value, "
+                    "significance, missing, test_id, level, model, model_family, note, source_file, value_num, "
+                    "estimand) SELECT paper, table_id, row_label, column_label, statistic, value, significance, "
+                    "missing, test_id, NULLIF(level, ''), model, model_family, note, source_file, value_num, "
+                    "estimand FROM _pub")
         con.unregister("_pub")
     con.execute("DELETE FROM published_state")
     if digest is not None:
@@ -930,17 +990,20 @@ def reproduction_counts(db: str | Path, run_id: str) -> dict:
         one = lambda sql: con.execute(sql, [run_id]).fetchone()[0]     # noqa: E731
         out = {"results": one("SELECT count(*) FROM results WHERE run_id = ? AND status = 'ok' "
                               "AND effect_size IS NOT NULL"),
-               "same_model": one("SELECT count(DISTINCT (test_id, level)) FROM reproduction WHERE run_id = ?")}
+               "same_model": one("SELECT count(DISTINCT (test_id, level)) FROM reproduction_all_runs "
+                                 "WHERE run_id = ?")}
         out["loose_only"] = con.execute(
-            "SELECT count(*) FROM (SELECT DISTINCT test_id, level FROM reproduction_loose WHERE run_id = ? EXCEPT "
-            "SELECT DISTINCT test_id, level FROM reproduction WHERE run_id = ?)", [run_id, run_id]).fetchone()[0]
+            "SELECT count(*) FROM (SELECT DISTINCT test_id, level FROM reproduction_loose_all_runs WHERE run_id = ? "
+            "EXCEPT SELECT DISTINCT test_id, level FROM reproduction_all_runs WHERE run_id = ?)",
+            [run_id, run_id]).fetchone()[0]
         # what keeps the loose pairs from being the paper's model, most often (e.g. 'encoding standard vs sent-bias')
-        top = con.execute("SELECT differs FROM reproduction_loose WHERE run_id = ? AND match <> 'same_model' "
+        top = con.execute("SELECT differs FROM reproduction_loose_all_runs WHERE run_id = ? AND match <> 'same_model' "
                           "AND differs <> '' GROUP BY differs ORDER BY count(*) DESC, differs LIMIT 1",
                           [run_id]).fetchone()
         out["loose_differs"] = top[0] if top else None
         out["mleat"], out["mleat_agree"] = con.execute(
-            "SELECT count(*), count(*) FILTER (agrees) FROM mleat_reproduction WHERE run_id = ?", [run_id]).fetchone()
+            "SELECT count(*), count(*) FILTER (agrees) FROM mleat_reproduction_all_runs WHERE run_id = ?",
+            [run_id]).fetchone()
         return out
     finally:
         con.close()
