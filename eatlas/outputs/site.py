@@ -759,9 +759,12 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
             put(f"{STIMULI_DIR}/{spec.id}.parquet", lambda tmp, frame=frame: frame.to_parquet(tmp, index=False))
             if n % 500 == 499:
                 target.save()           # an interrupted site keeps the record of what it wrote
+        from ..methods.validity import printed_correlations
+        printed = printed_correlations(src.con, validity) if len(validity) else {}
         for cid in getattr(reg, "criteria", {}):
             target.write_text(page_rel(cid), criterion_page(env, common, reg, cid, validity, validity_items,
-                                                            figures=figures != "none", csp=csp(scripts=False)),
+                                                            figures=figures != "none", csp=csp(scripts=False),
+                                                            printed=printed),
                               save=False, checked=True)
         for rel in before - set(rels):
             target.forget(rel)          # a test page, table or DuckDB-WASM copy an earlier site wrote, gone now
