@@ -1316,3 +1316,73 @@ def test_llm_iat_generation_longer_than_the_models_context(tmp_path, capsys):
     con.close()
     assert '"max_new_tokens_asked": 2000' in settings and n_max == 8
     assert "generation capped at 8 new tokens" in out
+
+
+# ----------------------------------------------------------------------------- validity and the LLM IAT (i39-valid)
+# results import of validity rows out of range or inconsistent (r = 1.7, 60 used of 50 items, rho's interval
+# reversed, a p of 2, a NaN association) and LLM IAT rows (shares of 5.0 and -2.0, a score of 3, parsed > prompts,
+# a negative count): refused naming table, row and column, nothing written.
+@pytest.fixture(scope="module")
+def validity_db(tmp_path_factory):
+    from eatlas.registry import load_registry
+    from eatlas.run.runner import RunConfig, evaluate
+    from eatlas.store import write_run
+    from tests.test_validity import OCC, _encoder
+
+    reg = load_registry()
+    out = evaluate(RunConfig(method="validity", options={"criteria": [OCC]}, n_boot=200), encoder=_encoder(reg))
+    db = tmp_path_factory.mktemp("validity") / "v.duckdb"
+    write_run(db, out.run, [], reg, extra_tables=out.tables)
+    return db
+
+
+@pytest.mark.parametrize("table, change, needle", [
+    ("validity_results", "pearson_r = 1.7", "field 'pearson_r': 1.7 is outside [-1, 1]"),
+    ("validity_results", "n_used = 60", "uses more items (n_used) than it has (n_items)"),
+    ("validity_results", "spearman_ci_low = 0.9, spearman_ci_high = 0.1", "lower bound is above its upper bound"),
+    ("validity_results", "pearson_p = 2", "field 'pearson_p': 2.0 is outside [0, 1]"),
+    ("validity_results", "n_dropped = 3", "n_used + n_dropped different from n_items"),
+    ("validity_items", "association = 'NaN'::DOUBLE WHERE item = 'nurse'", "field 'association': NaN"),
+    ("validity_items", "association = NULL WHERE item = 'nurse'", "is used but has no association"),
+])
+def test_import_refuses_validity_rows_out_of_range(validity_db, tmp_path, capsys, table, change, needle):
+    import shutil
+
+    import duckdb
+    bad = tmp_path / "bad.duckdb"
+    shutil.copy(validity_db, bad)
+    con = duckdb.connect(str(bad))
+    con.execute(f"UPDATE {table} SET {change}")
+    con.close()
+    rc, err = cli(capsys, "results", "import", bad, "--db", tmp_path / "new.duckdb")
+    flat = " ".join(err.split())
+    says(rc, flat, f"table {table} (run ", "criterion 'caliskan2017_wefat_occupations'", needle, "nothing was written")
+    assert not (tmp_path / "new.duckdb").exists()
+
+
+def test_import_takes_a_validity_run_as_exported(validity_db, tmp_path, capsys):
+    rc, err = cli(capsys, "results", "import", validity_db, "--db", tmp_path / "new.duckdb")
+    assert rc == 0, err
+
+
+@pytest.mark.parametrize("column, value, needle", [
+    ("first_share", 5.0, "field 'first_share': 5.0 is outside [0, 1]"),
+    ("parse_rate", -2.0, "field 'parse_rate': -2.0 is outside [0, 1]"),
+    ("iat_bias", 3.0, "field 'iat_bias': 3.0 is outside [-1, 1]"),
+    ("n_parsed", 9, "parsed more prompts (n_parsed) than it has"),
+    ("a", -1, "field 'a': -1 is negative"),
+])
+def test_llm_iat_rows_out_of_range_are_refused(column, value, needle):
+    from eatlas.store.checks import check_rows, frame
+
+    good = {"run_id": ["r" * 36], "test_id": ["bai2024_age"], "level": ["word"], "scoring": ["generate"],
+            "status": ["ok"], "iat_bias": [0.2], "ci_low": [0.1], "ci_high": [0.3], "parse_rate": [1.0],
+            "first_share": [0.5], "n_prompts": [4], "n_parsed": [4], "a": [1]}
+    types = {"run_id": "VARCHAR", "test_id": "VARCHAR", "level": "VARCHAR", "scoring": "VARCHAR",
+                      "status": "VARCHAR", "iat_bias": "DOUBLE", "ci_low": "DOUBLE", "ci_high": "DOUBLE",
+                      "parse_rate": "DOUBLE", "first_share": "DOUBLE", "n_prompts": "INTEGER", "n_parsed": "INTEGER",
+                      "a": "INTEGER"}
+    check_rows("llm_iat_results", frame(good, types), types)       # a row a run writes passes
+    with pytest.raises(EatlasError, match=r"table llm_iat_results \(run 'rrrrrrrr', test 'bai2024_age'") as e:
+        check_rows("llm_iat_results", frame({**good, column: [value]}, types), types, where="x.duckdb")
+    assert needle in str(e.value) and "nothing was written" in str(e.value)
