@@ -139,6 +139,28 @@ def test_items_not_encodable_are_listed_not_dropped_silently(reg, tmp_path):
     assert out.run["settings"]["criteria"][OCC]["sha256"] == reg.criteria[OCC].hash()
 
 
+def test_an_item_partly_outside_the_vocabulary_is_dropped_with_its_reason(reg):
+    """'nurse zzqxqq' on a static model: not scored as 'nurse' (the mean of its known words), but dropped and
+    named, as the WEAT drops such a stimulus; an attribute word partly outside is left out of A too."""
+    from eatlas.methods.validity import run_validity
+
+    c = reg.criteria[OCC]
+    items = [dataclasses.replace(i, text="nurse zzqxqq") if i.text == "nurse" else i for i in c.items]
+    crit = dataclasses.replace(c, items=items)
+
+    class Reg:
+        criteria = {OCC: crit}
+        get_set = staticmethod(reg.get_set)
+
+    enc = _encoder(reg)
+    res, rows, _ = run_validity(enc, Reg(), n_boot=200)
+    item = {r.item: r for r in rows}["nurse zzqxqq"]
+    assert not item.used and item.association is None and "partly outside" in item.reason
+    assert (res[0].n_used, res[0].n_dropped) == (49, 1) and res[0].dropped == "nurse zzqxqq"
+    full, _, _ = run_validity(enc, reg, criteria=[OCC], n_boot=200)
+    assert full[0].n_used == 50
+
+
 def test_unknown_criterion_and_tests_are_refused(reg):
     enc = _encoder(reg)
     with pytest.raises(EatlasError, match="unknown criterion"):

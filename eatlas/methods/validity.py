@@ -207,12 +207,17 @@ def run_validity(encoder, reg, *, criteria: list[str] | None = None, ci: float |
         sa, sb = _sets(reg, c, "a"), _sets(reg, c, "b")
         a_words, b_words = [i.text for i in sa.items], [i.text for i in sb.items]
         texts = [i.text for i in c.items]
-        enc = encoder.encode(list(dict.fromkeys(texts + a_words + b_words)))
-        order = {t: n for n, t in enumerate(dict.fromkeys(texts + a_words + b_words))}
+        every = list(dict.fromkeys(texts + a_words + b_words))
+        enc = encoder.encode(every)
+        order = {t: n for n, t in enumerate(every)}
+        # an item only partly in the model's vocabulary ("nurse zzqxqq") is not encodable, as the WEAT's stimuli:
+        # a static model would score it as its known words alone (eatlas.encoders.Encoder.covers)
+        covered = dict(zip(every, map(bool, np.asarray(encoder.covers(every), dtype=bool))))
+        partly = getattr(encoder, "uncovered_reason", None) or "partly outside the model's vocabulary (not encodable)"
 
         def vec(t, enc=enc, order=order):
             n = order[t]
-            return None if enc.missing[n] else np.asarray(enc.vectors[n], dtype=np.float64)
+            return None if enc.missing[n] or not covered[t] else np.asarray(enc.vectors[n], dtype=np.float64)
         A = [v for v in map(vec, a_words) if v is not None]
         B = [v for v in map(vec, b_words) if v is not None]
         dropped_attr = [w for w in a_words + b_words if vec(w) is None]
@@ -234,7 +239,7 @@ def run_validity(encoder, reg, *, criteria: list[str] | None = None, ci: float |
         for r in rows:
             v = vec(r.item)
             if v is None:
-                r.reason = "not in the model's vocabulary (not encodable)"
+                r.reason = "not in the model's vocabulary (not encodable)" if enc.missing[order[r.item]] else partly
             elif why_not:
                 r.reason = why_not
             elif not np.any(v):
