@@ -1386,3 +1386,91 @@ def test_llm_iat_rows_out_of_range_are_refused(column, value, needle):
     with pytest.raises(EatlasError, match=r"table llm_iat_results \(run 'rrrrrrrr', test 'bai2024_age'") as e:
         check_rows("llm_iat_results", frame({**good, column: [value]}, types), types, where="x.duckdb")
     assert needle in str(e.value) and "nothing was written" in str(e.value)
+
+
+# eatlas criterion add (scripts/criterion_from_csv.py before): every problem named with file, row and column,
+# nothing written on error, nothing outside the registry, and what it writes validates.
+def _tree(root: Path) -> dict:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _criterion_add(capsys, root: Path, file: Path, **over) -> tuple[int, str]:
+    opts = {"source": "testpaper", "file": file, "id": "flowers", "key": "word", "value": "share",
+            "a": "good@1.0.0", "b": "bad@1.0.0", "measure": "share", "unit": "percent", "agency": "a lab",
+            "year": "2020", "table": "t", "license": "CC0-1.0", **over}
+    args = ["criterion", "add", "--registry", root] + [x for k, v in opts.items()
+                                                        for x in (f"--{k.replace('_', '-')}", v)]
+    return cli(capsys, *args)
+
+
+@pytest.mark.parametrize("content, over, needles", [
+    (b"word,share\nrose,80\nRose,60\n", {}, ["row 2 (line 3): word 'Rose' is also in row 1", "field 'word'"]),
+    (b"word,share\nros\xe9,80\n", {}, ["is not UTF-8 text (byte 14, line 2"]),
+    (b"word,share\nrose,eighty\ntulip,60\n", {}, ["row 1 (line 2): value 'eighty' of 'rose' is not a number",
+                                                  "field 'share'"]),
+    (b"word,share\nrose,NaN\n", {}, ["value 'NaN' of 'rose' is not a finite number"]),
+    (b"word,share\nrose,inf\n", {}, ["value 'inf' of 'rose' is not a finite number"]),
+    (b"name,share\nrose,80\n", {}, ["has no column 'word'", "option --key"]),
+    (b"word,share\n rose,80\n", {}, ["word ' rose' has leading or trailing whitespace"]),
+    (b"word,share\nrose,80\n", {"id": "../../escape"}, ["'../../escape' is not a registry id", "option --id"]),
+    (b"word,share\nrose,80\n", {"source": "testpaper/../.."}, ["is not a registry id", "option --source"]),
+    (b"word,share\nrose,80\n", {"source": "nosuch"}, ["unknown source 'nosuch'", "option --source"]),
+    (b"word,share\nrose,80\ntulip,60\ndaisy,30\n", {"a": "nosuch@1.0.0"},
+     ["criterion flowers", "names set 'nosuch', which is not in the catalog", "field 'a'"]),
+])
+def test_criterion_add_names_every_problem_and_writes_nothing(mini, tmp_path, capsys, content, over, needles):
+    f = tmp_path / "shares.csv"
+    f.write_bytes(content)
+    before = _tree(mini.root)
+    rc, err = _criterion_add(capsys, mini.root, f, **over)
+    flat = " ".join(err.split())
+    assert rc != 0 and err.startswith("error: "), err
+    for n in needles:
+        assert n in flat, flat
+    if "option" not in needles[-1]:
+        assert str(f) in flat or "criterion flowers" in flat
+    assert _tree(mini.root) == before
+    assert not list(tmp_path.parent.rglob("escape*"))
+
+
+def test_criterion_add_lists_every_row_problem_at_once(mini, tmp_path, capsys):
+    f = tmp_path / "shares.tsv"
+    f.write_bytes(b"word\tshare\nrose\t80\nrose\t60\ntulip\tx\ndaisy\t\n")
+    rc, err = _criterion_add(capsys, mini.root, f)
+    lines = [x for x in err.splitlines() if x.startswith("error: ")]
+    assert rc == 1 and len(lines) == 3
+    assert "row 2 (line 3)" in lines[0] and "row 3 (line 4)" in lines[1] and "row 4 (line 5)" in lines[2]
+
+
+def test_criterion_add_output_validates_and_runs_in_the_site(mini, tmp_path, capsys):
+    """What it writes validates (after catalog --sync), runs, and renders in the site beside a second criterion
+    run after it (the site keeps the newest result per model AND criterion)."""
+    import numpy as np
+
+    from eatlas.encoders import StaticEncoder
+    from eatlas.registry.schemas import check_registry
+    from eatlas.run.runner import RunConfig, evaluate
+    from eatlas.store import write_run
+
+    f = tmp_path / "shares.csv"
+    f.write_bytes("word,share\nrose,80\ntulip,60\ndaisy,30\nlily,20\n".encode())
+    assert _criterion_add(capsys, mini.root, f)[0] == 0
+    g = tmp_path / "other.csv"
+    g.write_bytes("word,score\nrose,1\ntulip,4\ndaisy,2\nlily,3\n".encode())
+    assert _criterion_add(capsys, mini.root, g, id="flowers_b", value="score")[0] == 0
+    mini.sync(fresh=False)
+    reg = mini.load()
+    assert check_registry(reg) == [] and set(reg.criteria) == {"flowers", "flowers_b"}
+    words = ["rose", "tulip", "daisy", "lily", "happy", "gentle", "lucky", "honest", "ugly", "rotten", "sick", "evil"]
+    enc = StaticEncoder(words, np.random.default_rng(0).normal(size=(len(words), 8)), model_id="toy",
+                        family="test", fingerprint="toy", lowercase=False)
+    db = tmp_path / "r.duckdb"
+    for cid in ("flowers", "flowers_b"):         # two runs of one model, one criterion each
+        out = evaluate(RunConfig(method="validity", n_boot=100, options={"criteria": [cid]}), registry=mini.root,
+                       encoder=enc)
+        write_run(db, out.run, [], reg, extra_tables=out.tables)
+    rc, err = cli(capsys, "--db", db, "--registry", mini.root, "site", tmp_path / "site", "--offline")
+    assert rc == 0, err
+    for cid in ("flowers", "flowers_b"):
+        page = (tmp_path / "site" / "criteria" / f"{cid}.html").read_text(encoding="utf-8")
+        assert "No validity run shown" not in page and "toy" in page, cid

@@ -215,7 +215,7 @@ def run_validity(encoder, reg, *, criteria: list[str] | None = None, ci: float |
         covered = dict(zip(every, map(bool, np.asarray(encoder.covers(every), dtype=bool))))
         partly = getattr(encoder, "uncovered_reason", None) or "partly outside the model's vocabulary (not encodable)"
 
-        def vec(t, enc=enc, order=order):
+        def vec(t, enc=enc, order=order, covered=covered):
             n = order[t]
             return None if enc.missing[n] or not covered[t] else np.asarray(enc.vectors[n], dtype=np.float64)
         A = [v for v in map(vec, a_words) if v is not None]
