@@ -1453,10 +1453,10 @@ def test_criterion_add_output_validates_and_runs_in_the_site(mini, tmp_path, cap
     from eatlas.store import write_run
 
     f = tmp_path / "shares.csv"
-    f.write_bytes("word,share\nrose,80\ntulip,60\ndaisy,30\nlily,20\n".encode())
+    f.write_bytes(b"word,share\nrose,80\ntulip,60\ndaisy,30\nlily,20\n")
     assert _criterion_add(capsys, mini.root, f)[0] == 0
     g = tmp_path / "other.csv"
-    g.write_bytes("word,score\nrose,1\ntulip,4\ndaisy,2\nlily,3\n".encode())
+    g.write_bytes(b"word,score\nrose,1\ntulip,4\ndaisy,2\nlily,3\n")
     assert _criterion_add(capsys, mini.root, g, id="flowers_b", value="score")[0] == 0
     mini.sync(fresh=False)
     reg = mini.load()
