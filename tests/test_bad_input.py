@@ -1474,3 +1474,50 @@ def test_criterion_add_output_validates_and_runs_in_the_site(mini, tmp_path, cap
     for cid in ("flowers", "flowers_b"):
         page = (tmp_path / "site" / "criteria" / f"{cid}.html").read_text(encoding="utf-8")
         assert "No validity run shown" not in page and "toy" in page, cid
+
+
+def test_ctrl_c_in_a_weat_run_stores_the_finished_tests_and_says_how_to_resume(mini, tmp_path, capsys, monkeypatch):
+    """Ctrl-C during the second of two tests: the first is stored (its run lists only it, its Holm family is its
+    own), the command says so with the --tests to resume, exits 130; Ctrl-C before any test finished stores
+    nothing."""
+    import duckdb
+
+    import eatlas.run.runner as runner
+    from tests.test_data_loss import vectors
+
+    mini.add_set(make_set("good3", [{"text": t, "kind": "adjective"} for t in ("happy", "gentle", "lucky")]))
+    mini.add_test(make_test("t2", "roses@1.0.0", "bugs@1.0.0", "good3@1.0.0", "bad@1.0.0"))
+    mini.sync()
+    model = vectors(tmp_path / "v.txt", ["rose", "tulip", "daisy", "lily", "ant", "moth", "wasp", "flea", "happy",
+                                         "gentle", "lucky", "honest", "ugly", "rotten", "sick", "evil"])
+    real, calls = runner._one, []
+
+    def one(t, *a, **kw):
+        calls.append(t.id)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(t, *a, **kw)
+
+    monkeypatch.setattr(runner, "_one", one)
+    db = tmp_path / "r.duckdb"
+    args = ["--registry", mini.root, "--db", db, "run", "--model", model, "--tests", "t1", "t2", "--levels", "word",
+            "--n-samples", "200", "--no-cache"]
+    rc = main([str(a) for a in args])
+    out = " ".join(capsys.readouterr().out.split())
+    assert rc == 130
+    assert "interrupted (Ctrl-C) after 1 of 2 test/level pair(s)" in out and "--tests t2" in out
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT test_id FROM results").fetchall() == [("t1",)]
+    assert con.execute("SELECT holm_family_size FROM results").fetchone()[0] in (None, 1)
+    tests = con.execute("SELECT tests FROM runs").fetchone()[0]
+    con.close()
+    assert "t2" not in str(tests)
+    calls.clear()
+
+    def none(t, *a, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "_one", none)
+    db2 = tmp_path / "r2.duckdb"
+    rc = main([str(a) for a in [*args[:3], db2, *args[4:]]])
+    assert rc == 130 and "interrupted: nothing was written" in capsys.readouterr().err and not db2.exists()
