@@ -1316,3 +1316,208 @@ def test_llm_iat_generation_longer_than_the_models_context(tmp_path, capsys):
     con.close()
     assert '"max_new_tokens_asked": 2000' in settings and n_max == 8
     assert "generation capped at 8 new tokens" in out
+
+
+# ----------------------------------------------------------------------------- validity and the LLM IAT (i39-valid)
+# results import of validity rows out of range or inconsistent (r = 1.7, 60 used of 50 items, rho's interval
+# reversed, a p of 2, a NaN association) and LLM IAT rows (shares of 5.0 and -2.0, a score of 3, parsed > prompts,
+# a negative count): refused naming table, row and column, nothing written.
+@pytest.fixture(scope="module")
+def validity_db(tmp_path_factory):
+    from eatlas.registry import load_registry
+    from eatlas.run.runner import RunConfig, evaluate
+    from eatlas.store import write_run
+    from tests.test_validity import OCC, _encoder
+
+    reg = load_registry()
+    out = evaluate(RunConfig(method="validity", options={"criteria": [OCC]}, n_boot=200), encoder=_encoder(reg))
+    db = tmp_path_factory.mktemp("validity") / "v.duckdb"
+    write_run(db, out.run, [], reg, extra_tables=out.tables)
+    return db
+
+
+@pytest.mark.parametrize("table, change, needle", [
+    ("validity_results", "pearson_r = 1.7", "field 'pearson_r': 1.7 is outside [-1, 1]"),
+    ("validity_results", "n_used = 60", "uses more items (n_used) than it has (n_items)"),
+    ("validity_results", "spearman_ci_low = 0.9, spearman_ci_high = 0.1", "lower bound is above its upper bound"),
+    ("validity_results", "pearson_p = 2", "field 'pearson_p': 2.0 is outside [0, 1]"),
+    ("validity_results", "n_dropped = 3", "n_used + n_dropped different from n_items"),
+    ("validity_items", "association = 'NaN'::DOUBLE WHERE item = 'nurse'", "field 'association': NaN"),
+    ("validity_items", "association = NULL WHERE item = 'nurse'", "is used but has no association"),
+])
+def test_import_refuses_validity_rows_out_of_range(validity_db, tmp_path, capsys, table, change, needle):
+    import shutil
+
+    import duckdb
+    bad = tmp_path / "bad.duckdb"
+    shutil.copy(validity_db, bad)
+    con = duckdb.connect(str(bad))
+    con.execute(f"UPDATE {table} SET {change}")
+    con.close()
+    rc, err = cli(capsys, "results", "import", bad, "--db", tmp_path / "new.duckdb")
+    flat = " ".join(err.split())
+    says(rc, flat, f"table {table} (run ", "criterion 'caliskan2017_wefat_occupations'", needle, "nothing was written")
+    assert not (tmp_path / "new.duckdb").exists()
+
+
+def test_import_takes_a_validity_run_as_exported(validity_db, tmp_path, capsys):
+    rc, err = cli(capsys, "results", "import", validity_db, "--db", tmp_path / "new.duckdb")
+    assert rc == 0, err
+
+
+@pytest.mark.parametrize("column, value, needle", [
+    ("first_share", 5.0, "field 'first_share': 5.0 is outside [0, 1]"),
+    ("parse_rate", -2.0, "field 'parse_rate': -2.0 is outside [0, 1]"),
+    ("iat_bias", 3.0, "field 'iat_bias': 3.0 is outside [-1, 1]"),
+    ("n_parsed", 9, "parsed more prompts (n_parsed) than it has"),
+    ("a", -1, "field 'a': -1 is negative"),
+])
+def test_llm_iat_rows_out_of_range_are_refused(column, value, needle):
+    from eatlas.store.checks import check_rows, frame
+
+    good = {"run_id": ["r" * 36], "test_id": ["bai2024_age"], "level": ["word"], "scoring": ["generate"],
+            "status": ["ok"], "iat_bias": [0.2], "ci_low": [0.1], "ci_high": [0.3], "parse_rate": [1.0],
+            "first_share": [0.5], "n_prompts": [4], "n_parsed": [4], "a": [1]}
+    types = {"run_id": "VARCHAR", "test_id": "VARCHAR", "level": "VARCHAR", "scoring": "VARCHAR",
+                      "status": "VARCHAR", "iat_bias": "DOUBLE", "ci_low": "DOUBLE", "ci_high": "DOUBLE",
+                      "parse_rate": "DOUBLE", "first_share": "DOUBLE", "n_prompts": "INTEGER", "n_parsed": "INTEGER",
+                      "a": "INTEGER"}
+    check_rows("llm_iat_results", frame(good, types), types)       # a row a run writes passes
+    with pytest.raises(EatlasError, match=r"table llm_iat_results \(run 'rrrrrrrr', test 'bai2024_age'") as e:
+        check_rows("llm_iat_results", frame({**good, column: [value]}, types), types, where="x.duckdb")
+    assert needle in str(e.value) and "nothing was written" in str(e.value)
+
+
+# eatlas criterion add (scripts/criterion_from_csv.py before): every problem named with file, row and column,
+# nothing written on error, nothing outside the registry, and what it writes validates.
+def _tree(root: Path) -> dict:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _criterion_add(capsys, root: Path, file: Path, **over) -> tuple[int, str]:
+    opts = {"source": "testpaper", "file": file, "id": "flowers", "key": "word", "value": "share",
+            "a": "good@1.0.0", "b": "bad@1.0.0", "measure": "share", "unit": "percent", "agency": "a lab",
+            "year": "2020", "table": "t", "license": "CC0-1.0", **over}
+    args = ["criterion", "add", "--registry", root] + [x for k, v in opts.items()
+                                                        for x in (f"--{k.replace('_', '-')}", v)]
+    return cli(capsys, *args)
+
+
+@pytest.mark.parametrize("content, over, needles", [
+    (b"word,share\nrose,80\nRose,60\n", {}, ["row 2 (line 3): word 'Rose' is also in row 1", "field 'word'"]),
+    (b"word,share\nros\xe9,80\n", {}, ["is not UTF-8 text (byte 14, line 2"]),
+    (b"word,share\nrose,eighty\ntulip,60\n", {}, ["row 1 (line 2): value 'eighty' of 'rose' is not a number",
+                                                  "field 'share'"]),
+    (b"word,share\nrose,NaN\n", {}, ["value 'NaN' of 'rose' is not a finite number"]),
+    (b"word,share\nrose,inf\n", {}, ["value 'inf' of 'rose' is not a finite number"]),
+    (b"name,share\nrose,80\n", {}, ["has no column 'word'", "option --key"]),
+    (b"word,share\n rose,80\n", {}, ["word ' rose' has leading or trailing whitespace"]),
+    (b"word,share\nrose,80\n", {"id": "../../escape"}, ["'../../escape' is not a registry id", "option --id"]),
+    (b"word,share\nrose,80\n", {"source": "testpaper/../.."}, ["is not a registry id", "option --source"]),
+    (b"word,share\nrose,80\n", {"source": "nosuch"}, ["unknown source 'nosuch'", "option --source"]),
+    (b"word,share\nrose,80\ntulip,60\ndaisy,30\n", {"a": "nosuch@1.0.0"},
+     ["criterion flowers", "names set 'nosuch', which is not in the catalog", "field 'a'"]),
+])
+def test_criterion_add_names_every_problem_and_writes_nothing(mini, tmp_path, capsys, content, over, needles):
+    f = tmp_path / "shares.csv"
+    f.write_bytes(content)
+    before = _tree(mini.root)
+    rc, err = _criterion_add(capsys, mini.root, f, **over)
+    flat = " ".join(err.split())
+    assert rc != 0 and err.startswith("error: "), err
+    for n in needles:
+        assert n in flat, flat
+    if "option" not in needles[-1]:
+        assert str(f) in flat or "criterion flowers" in flat
+    assert _tree(mini.root) == before
+    assert not list(tmp_path.parent.rglob("escape*"))
+
+
+def test_criterion_add_lists_every_row_problem_at_once(mini, tmp_path, capsys):
+    f = tmp_path / "shares.tsv"
+    f.write_bytes(b"word\tshare\nrose\t80\nrose\t60\ntulip\tx\ndaisy\t\n")
+    rc, err = _criterion_add(capsys, mini.root, f)
+    lines = [x for x in err.splitlines() if x.startswith("error: ")]
+    assert rc == 1 and len(lines) == 3
+    assert "row 2 (line 3)" in lines[0] and "row 3 (line 4)" in lines[1] and "row 4 (line 5)" in lines[2]
+
+
+def test_criterion_add_output_validates_and_runs_in_the_site(mini, tmp_path, capsys):
+    """What it writes validates (after catalog --sync), runs, and renders in the site beside a second criterion
+    run after it (the site keeps the newest result per model AND criterion)."""
+    import numpy as np
+
+    from eatlas.encoders import StaticEncoder
+    from eatlas.registry.schemas import check_registry
+    from eatlas.run.runner import RunConfig, evaluate
+    from eatlas.store import write_run
+
+    f = tmp_path / "shares.csv"
+    f.write_bytes(b"word,share\nrose,80\ntulip,60\ndaisy,30\nlily,20\n")
+    assert _criterion_add(capsys, mini.root, f)[0] == 0
+    g = tmp_path / "other.csv"
+    g.write_bytes(b"word,score\nrose,1\ntulip,4\ndaisy,2\nlily,3\n")
+    assert _criterion_add(capsys, mini.root, g, id="flowers_b", value="score")[0] == 0
+    mini.sync(fresh=False)
+    reg = mini.load()
+    assert check_registry(reg) == [] and set(reg.criteria) == {"flowers", "flowers_b"}
+    words = ["rose", "tulip", "daisy", "lily", "happy", "gentle", "lucky", "honest", "ugly", "rotten", "sick", "evil"]
+    enc = StaticEncoder(words, np.random.default_rng(0).normal(size=(len(words), 8)), model_id="toy",
+                        family="test", fingerprint="toy", lowercase=False)
+    db = tmp_path / "r.duckdb"
+    for cid in ("flowers", "flowers_b"):         # two runs of one model, one criterion each
+        out = evaluate(RunConfig(method="validity", n_boot=100, options={"criteria": [cid]}), registry=mini.root,
+                       encoder=enc)
+        write_run(db, out.run, [], reg, extra_tables=out.tables)
+    rc, err = cli(capsys, "--db", db, "--registry", mini.root, "site", tmp_path / "site", "--offline")
+    assert rc == 0, err
+    for cid in ("flowers", "flowers_b"):
+        page = (tmp_path / "site" / "criteria" / f"{cid}.html").read_text(encoding="utf-8")
+        assert "No validity run shown" not in page and "toy" in page, cid
+
+
+def test_ctrl_c_in_a_weat_run_stores_the_finished_tests_and_says_how_to_resume(mini, tmp_path, capsys, monkeypatch):
+    """Ctrl-C during the second of two tests: the first is stored (its run lists only it, its Holm family is its
+    own), the command says so with the --tests to resume, exits 130; Ctrl-C before any test finished stores
+    nothing."""
+    import duckdb
+
+    import eatlas.run.runner as runner
+    from tests.test_data_loss import vectors
+
+    mini.add_set(make_set("good3", [{"text": t, "kind": "adjective"} for t in ("happy", "gentle", "lucky")]))
+    mini.add_test(make_test("t2", "roses@1.0.0", "bugs@1.0.0", "good3@1.0.0", "bad@1.0.0"))
+    mini.sync()
+    model = vectors(tmp_path / "v.txt", ["rose", "tulip", "daisy", "lily", "ant", "moth", "wasp", "flea", "happy",
+                                         "gentle", "lucky", "honest", "ugly", "rotten", "sick", "evil"])
+    real, calls = runner._one, []
+
+    def one(t, *a, **kw):
+        calls.append(t.id)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(t, *a, **kw)
+
+    monkeypatch.setattr(runner, "_one", one)
+    db = tmp_path / "r.duckdb"
+    args = ["--registry", mini.root, "--db", db, "run", "--model", model, "--tests", "t1", "t2", "--levels", "word",
+            "--n-samples", "200", "--no-cache"]
+    rc = main([str(a) for a in args])
+    out = " ".join(capsys.readouterr().out.split())
+    assert rc == 130
+    assert "interrupted (Ctrl-C) after 1 of 2 test/level pair(s)" in out and "--tests t2" in out
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT test_id FROM results").fetchall() == [("t1",)]
+    assert con.execute("SELECT holm_family_size FROM results").fetchone()[0] in (None, 1)
+    tests = con.execute("SELECT tests FROM runs").fetchone()[0]
+    con.close()
+    assert "t2" not in str(tests)
+    calls.clear()
+
+    def none(t, *a, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "_one", none)
+    db2 = tmp_path / "r2.duckdb"
+    rc = main([str(a) for a in [*args[:3], db2, *args[4:]]])
+    assert rc == 130 and "interrupted: nothing was written" in capsys.readouterr().err and not db2.exists()

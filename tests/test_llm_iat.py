@@ -680,3 +680,83 @@ def test_a_not_run_says_why_where_to_read_the_responses_and_the_other_scoring(tm
     con = duckdb.connect(str(db), read_only=True)
     assert len(con.execute(sql).fetchall()) == 3          # the query the reason gives lists the 3 responses
     con.close()
+
+
+def _two_tests(tmp_path):
+    reg = _llm_registry(tmp_path)
+    reg.add_test(make_test("age_iat2", "grp_x@1.0.0", "grp_y@1.0.0", "attr_a@1.0.0", "attr_b@1.0.0",
+                           methods=["llm-iat"], expansions={}, equal_targets=False))
+    reg.add_test(make_test("age_iat3", "grp_x@1.0.0", "grp_y@1.0.0", "attr_a@1.0.0", "attr_b@1.0.0",
+                           methods=["llm-iat"], expansions={}, equal_targets=False))
+    return reg.sync()
+
+
+def test_ctrl_c_stores_the_finished_tests_says_so_and_a_rerun_resumes(tmp_path, scripted_lm, capsys, monkeypatch):
+    """Ctrl-C during the second of three tests: the first is stored with its responses (one write), the second and
+    third as not run, the command says what was stored and how to resume (exit 130); the resume runs the rest."""
+    from eatlas.encoders.causal import CausalLM
+
+    reg = _two_tests(tmp_path)
+    real, calls = CausalLM.generate, []
+
+    def interrupted(self, texts, **kw):
+        calls.append(len(texts))
+        if len(calls) == 5:                 # the second test's second batch (3 prompts, batch 1)
+            raise KeyboardInterrupt
+        return real(self, texts, **kw)
+
+    monkeypatch.setattr(CausalLM, "generate", interrupted)
+    db = tmp_path / "r.duckdb"
+    common = ["--method", "llm-iat", "--model", str(scripted_lm), "--registry", str(reg.root), "--db", str(db),
+              "--llm-iat-prompts", "3", "--llm-iat-batch-size", "1", "--llm-iat-max-new-tokens", "12",
+              "--n-boot", "100"]
+    rc, out, err = _cli(capsys, "run", *common, "--tests", "age_iat", "age_iat2", "age_iat3")
+    said = " ".join(out.split())
+    assert rc == 130, err
+    assert "interrupted (Ctrl-C) at test age_iat2: the 1 finished test(s) (age_iat) are stored" in said
+    assert "--tests age_iat2 age_iat3" in said and "written to" in said
+    t = _tables(db)
+    res = t["llm_iat_results"].set_index("test_id")
+    assert res.loc["age_iat", "status"] == "ok" and res.loc["age_iat", "n_prompts"] == 3
+    assert res.loc["age_iat2", "status"] == "not_run" and "interrupted (Ctrl-C)" in res.loc["age_iat2", "reason"]
+    assert res.loc["age_iat3", "status"] == "not_run" and "not reached" in res.loc["age_iat3", "reason"]
+    assert (t["llm_iat_responses"]["test_id"] == "age_iat").sum() == 3
+    monkeypatch.setattr(CausalLM, "generate", real)
+    rc, out, err = _cli(capsys, "run", *common, "--tests", "age_iat2", "age_iat3")
+    assert rc == 0, err
+    import duckdb
+    con = duckdb.connect(str(db), read_only=True)
+    ok = con.execute("SELECT DISTINCT test_id FROM llm_iat_results WHERE status = 'ok' ORDER BY 1").fetchall()
+    con.close()
+    assert [r[0] for r in ok] == ["age_iat", "age_iat2", "age_iat3"]
+
+
+def test_ctrl_c_before_any_test_finished_stores_nothing(tmp_path, scripted_lm, capsys, monkeypatch):
+    from eatlas.encoders.causal import CausalLM
+
+    reg = _two_tests(tmp_path)
+
+    def interrupted(self, texts, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(CausalLM, "generate", interrupted)
+    db = tmp_path / "r.duckdb"
+    rc, out, err = _cli(capsys, "run", "--method", "llm-iat", "--model", str(scripted_lm), "--registry",
+                        str(reg.root), "--db", str(db), "--tests", "age_iat", "--llm-iat-prompts", "2")
+    assert rc == 130 and "interrupted: nothing was written" in err
+    assert not db.exists()
+
+
+def test_a_system_message_for_a_model_without_a_chat_template_is_said_and_recorded(tmp_path, scripted_lm, capsys):
+    import json
+
+    reg = _llm_registry(tmp_path)
+    db = tmp_path / "r.duckdb"
+    rc, out, err = _cli(capsys, "run", "--method", "llm-iat", "--model", str(scripted_lm), "--registry",
+                        str(reg.root), "--db", str(db), "--tests", "age_iat", "--llm-iat-prompts", "2",
+                        "--llm-iat-max-new-tokens", "12", "--n-boot", "100", "--llm-iat-system", "Be fair.")
+    assert rc == 0, err
+    said = " ".join(out.split())
+    assert "warning: --llm-iat-system was given but the model has no chat template" in said
+    settings = json.loads(_tables(db)["runs"]["settings"].iloc[0])
+    assert settings["system"] == "Be fair." and "no chat template" in settings["system_not_used"]

@@ -63,6 +63,9 @@ EXPECTED = {
     # Appendix: the 18 validation lists (17 group lists + random insects), each with its printed
     # random chance of correct classification.
     "registry/guo2021/published/appendix_chance.csv": (18, 0),
+    # Caliskan, Bryson and Narayanan 2017: the captions of Figure 1 (occupations, rho = 0.90) and Figure 2
+    # (androgynous names, rho = 0.84), GloVe Common Crawl 840B 300d.
+    "registry/caliskan2017/published/validity.csv": (2, 0),
 }
 
 # Cells whose value can be confirmed from the papers' prose or a second extraction.
@@ -96,6 +99,11 @@ SPOT = [
     ("registry/wolfe2024/published/table6.csv", "GPT-2 Medium", "Mental/Physical Temporary/Permanent", "Level 3: A,X mean", "mean", ".00", ""),
     ("registry/guo2021/published/unavailable.csv", "GloVe", "IBD | African American females", "accuracy (%)", "detection_accuracy_percent", "81.6", ""),
     ("registry/guo2021/published/appendix_chance.csv", "", "Emergent Intersectional Biases of European American Females", "random chance of correct classification (%)", "random_chance_percent", "1.0", ""),
+    # Caliskan et al.'s captions (the P bound as printed is in the note: significance holds only printed marks).
+    ("registry/caliskan2017/published/validity.csv", "GloVe Common Crawl 840B 300d", "occupation-gender association",
+     "rho", "pearson_r", "0.90", ""),
+    ("registry/caliskan2017/published/validity.csv", "GloVe Common Crawl 840B 300d", "androgynous names", "rho",
+     "pearson_r", "0.84", ""),
     ("registry/guo2021/published/appendix_chance.csv", "", "Random (Insects)", "random chance of correct classification (%)", "random_chance_percent", "25.5", ""),
 ]
 
@@ -204,3 +212,12 @@ def test_spot_values(spot):
     assert len(hit) == 1
     assert hit.iloc[0]["value"] == value
     assert hit.iloc[0]["significance"] == sig
+
+
+def test_caliskan_validity_rows_carry_n_and_the_printed_p_bound():
+    """Caliskan et al. print no P-value but a bound, and n in the caption: both are in each row's note."""
+    df = _read(ROOT / "registry/caliskan2017/published/validity.csv")
+    bounds = dict(zip(df["test_id"], df["note"]))
+    assert bounds["caliskan2017_wefat_occupations"].startswith("P < 10^-18 as printed (n = 50)")
+    assert bounds["caliskan2017_wefat_names"].startswith("P < 10^-13 as printed (n = 50)")
+    assert set(df["model"]) == {"GloVe Common Crawl 840B 300d"} and set(df["level"]) == {"word"}

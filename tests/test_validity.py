@@ -139,6 +139,28 @@ def test_items_not_encodable_are_listed_not_dropped_silently(reg, tmp_path):
     assert out.run["settings"]["criteria"][OCC]["sha256"] == reg.criteria[OCC].hash()
 
 
+def test_an_item_partly_outside_the_vocabulary_is_dropped_with_its_reason(reg):
+    """'nurse zzqxqq' on a static model: not scored as 'nurse' (the mean of its known words), but dropped and
+    named, as the WEAT drops such a stimulus; an attribute word partly outside is left out of A too."""
+    from eatlas.methods.validity import run_validity
+
+    c = reg.criteria[OCC]
+    items = [dataclasses.replace(i, text="nurse zzqxqq") if i.text == "nurse" else i for i in c.items]
+    crit = dataclasses.replace(c, items=items)
+
+    class Reg:
+        criteria = {OCC: crit}
+        get_set = staticmethod(reg.get_set)
+
+    enc = _encoder(reg)
+    res, rows, _ = run_validity(enc, Reg(), n_boot=200)
+    item = {r.item: r for r in rows}["nurse zzqxqq"]
+    assert not item.used and item.association is None and "partly outside" in item.reason
+    assert (res[0].n_used, res[0].n_dropped) == (49, 1) and res[0].dropped == "nurse zzqxqq"
+    full, _, _ = run_validity(enc, reg, criteria=[OCC], n_boot=200)
+    assert full[0].n_used == 50
+
+
 def test_unknown_criterion_and_tests_are_refused(reg):
     enc = _encoder(reg)
     with pytest.raises(EatlasError, match="unknown criterion"):
@@ -162,6 +184,20 @@ def test_glove_occupations_correlate_with_the_share_of_women(tmp_path, capsys):
     assert n_used >= 40 and r > 0 and 0 < lo < r < hi and p < 0.001
     rows = con.execute("SELECT item, criterion_value, data_rows FROM validity_items").fetchall()
     assert len(rows) == 50 and all(dr for _, _, dr in rows)
+    # Caliskan et al.'s printed r (Figure 1) is in published_results and beside ours (same family: GloVe 840B 300d)
+    assert con.execute("SELECT value, note FROM published_results WHERE paper = 'caliskan2017' AND test_id = ? AND "
+                       "statistic = 'pearson_r'", [OCC]).fetchone()[0] == "0.90"
+    pair = con.execute("SELECT published_value, our_value, match FROM validity_reproduction_loose "
+                       "WHERE criterion_id = ?", [OCC]).fetchall()
+    con.close()
+    assert pair == [(0.9, pytest.approx(r), "same_family")]
+    # the report: the paper's r with its printed bound beside ours, the criterion the run recorded, and no claim
+    # that the run "recorded no inputs"
+    from eatlas.outputs.report import build_report
+    html = build_report(db)
+    assert "+0.90, P &lt; 10^-18 (caliskan2017, Figure 1, GloVe Common Crawl 840B 300d; same family" in html
+    assert "recorded no inputs" not in html and f"{OCC}@1.0.0" in html
+    assert "toward female terms weat7 (+)" in html         # the scatter's y axis says which way is female
 
 
 # ------------------------------------------------------------------------------------------ a lab's own criterion

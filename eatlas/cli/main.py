@@ -368,6 +368,35 @@ def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
         q.add_argument("--registry", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     res.set_defaults(fn=results_cmds.cmd_results)
 
+    cr = sub.add_parser("criterion", help="add a validity criterion of your own from a CSV or TSV table")
+    crs = cr.add_subparsers(dest="action", required=True)
+    ca_ = crs.add_parser("add", help="turn a table (a word column, a value column) into a validity criterion of the "
+                                     "registry", formatter_class=_DefaultsHelp,
+                         description="Copy FILE byte for byte into registry/<source>/data/ (its sha256 in that "
+                         "folder's provenance.yaml) and write registry/<source>/criteria/<id>.yaml, each item's value "
+                         "read from its row, for 'eatlas run --method validity'. Every problem of the file is named "
+                         "with file, row and column (a duplicate word, a file that is not UTF-8, a value that is not "
+                         "a finite number, a missing column, a word with outer whitespace), and the criterion is "
+                         "validated as 'eatlas validate' reads it, before anything is written; nothing is written on "
+                         "error. Then run 'eatlas catalog --sync'.")
+    for flag, what in (("--source", "the source's key in registry/sources.yaml (a registry id)"),
+                       ("--file", "the CSV or TSV (.tsv) file"), ("--id", "the criterion's id (a registry id)"),
+                       ("--key", "the column of the words"), ("--value", "the column of the values"),
+                       ("--a", "the attribute set the association points to, id@version"),
+                       ("--b", "the other attribute set, id@version"), ("--measure", "what the values measure"),
+                       ("--unit", "the values' unit"), ("--agency", "who collected the data"),
+                       ("--table", "the agency's table or survey"),
+                       ("--license", "the file's licence (an SPDX id, or unspecified)")):
+        ca_.add_argument(flag, required=True, help=what)
+    ca_.add_argument("--year", type=int, required=True, help="the year the data describe")
+    ca_.add_argument("--kind", default="word", help="what each item is (as a stimulus item's kind)")
+    ca_.add_argument("--expected-sign", choices=("positive", "negative"), default="positive",
+                     help="the sign of the correlation the source leads one to expect")
+    ca_.add_argument("--meaning", default="", help="what a value means, its range and direction (default: the unit)")
+    ca_.add_argument("--reliability", default="not stated by the file", help="the criterion's own reliability")
+    ca_.add_argument("--registry", default=argparse.SUPPRESS, help="registry folder (catalog.yaml, registry/)")
+    cr.set_defaults(fn=registry_cmds.cmd_criterion)
+
     for subparser in sub.choices.values():
         _global_options(subparser, sub_level=True)
     return p

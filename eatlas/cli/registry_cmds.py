@@ -1,4 +1,4 @@
-"""The registry's commands: validate, list, show, models, catalog, add, cite."""
+"""The registry's commands: validate, list, show, models, catalog, add, criterion add, cite."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -365,6 +365,21 @@ def cmd_add(args) -> int:
     say("warning", done.warnings)
     out.print(f"added {done.kind} {esc(done.id)} as {esc(done.dest.relative_to(root))}; catalog.yaml updated",
               highlight=False)
+    return 0
+
+
+def cmd_criterion(args) -> int:
+    from ..registry import default_root
+    from ..registry.criterion_add import CriterionSpec, add_criterion
+
+    out, _ = _console()
+    root = Path(args.registry) if getattr(args, "registry", None) else default_root()
+    spec = CriterionSpec(**{k: getattr(args, k) for k in (
+        "source", "file", "id", "key", "value", "a", "b", "measure", "unit", "agency", "year", "table", "license",
+        "kind", "expected_sign", "meaning", "reliability")})
+    done = add_criterion(root, spec)
+    out.print(f"wrote {esc(done['criterion'])} ({done['items']} items) and {esc(done['data'])}; now run "
+              f"'eatlas catalog --sync --registry {esc(root)}'", highlight=False, soft_wrap=True)
     return 0
 
 

@@ -177,6 +177,8 @@ def cmd_run(args) -> int:
         out.print(esc(pairing_line(reproduction_counts(db, outcome.run["run_id"]), outcome.run["model"],
                                    {r.get("convention") for r in outcome.results}, languages)),
                   highlight=False, soft_wrap=True)
+    if (outcome.run.get("settings") or {}).get("interrupted"):
+        return 130          # Ctrl-C: what finished is stored (said above), the command did not complete
     return 0
 
 

@@ -402,6 +402,12 @@ class LlmIat(Method):
         lists = {s.id: lists_of(ctx.registry, s) for s in specs}      # refused before the model is loaded
         lm = causal_lm(ctx.encoder)
         system = o("llm_iat_system") or None
+        system_note = None
+        if system and not lm.has_chat_template:     # a plain prompt has no system turn: said, never dropped silently
+            system_note = ("warning: --llm-iat-system was given but the model has no chat template: the prompts are "
+                           "plain text, without the system message (recorded in the run's settings as "
+                           "system_not_used)")
+            ctx.notes.append(system_note)
         plans = []
         for spec in specs:
             prompts = build_prompts(lists[spec.id], source, o("llm_iat_prompts"), cfg.seed)
@@ -416,6 +422,7 @@ class LlmIat(Method):
                     "system": system, "n_prompts": o("llm_iat_prompts"), "min_parse_rate": o("llm_iat_min_parse_rate"),
                     "batch_size": o("llm_iat_batch_size"), "ci": cfg.ci, "n_boot": cfg.n_boot if cfg.ci else None,
                     "chat_template": lm.has_chat_template, "context_length": lm.context_length,
+                    **({"system_not_used": system_note} if system_note else {}),
                     "prompt_sampling": "random.Random(seed) per test, the authors' loop "
                                        "(prompt/implicit/gpt4/*/replication.py)"}
         if scoring == "generate":
@@ -431,10 +438,19 @@ class LlmIat(Method):
                        "continuations by log-probability")
         rows: dict[str, list] = {t.name: [] for t in self.tables}
         stopped = None
+        interrupted = False
         for spec, prompts in plans:
             if stopped is None:
-                out, error = run_test(lm, spec, lists[spec.id], prompts, tmpl.ref, cfg, o, system, scoring,
-                                      max_new=max_new, bar=bar, run_id=ctx.run_id)
+                try:
+                    out, error = run_test(lm, spec, lists[spec.id], prompts, tmpl.ref, cfg, o, system, scoring,
+                                          max_new=max_new, bar=bar, run_id=ctx.run_id)
+                except KeyboardInterrupt:   # Ctrl-C: the finished tests are stored (one transaction), this one not
+                    if not any(r.get("status") == "ok" for r in rows["llm_iat_results"]):
+                        raise               # nothing finished: nothing to store
+                    interrupted = True
+                    error = "interrupted (Ctrl-C)"
+                    out = {"llm_iat_results": [_empty_row(lists[spec.id], scoring, prompts, tmpl.ref, o, system,
+                                                          max_new, "interrupted (Ctrl-C) before this test finished")]}
                 if error:
                     stopped = (spec.id, error)
             else:
@@ -446,6 +462,11 @@ class LlmIat(Method):
         if stopped:
             rest = [s.id for s, _ in plans][[s.id for s, _ in plans].index(stopped[0]):]
             settings["stopped"] = {"test": stopped[0], "error": stopped[1], "not_finished": rest}
+            if interrupted:
+                settings["interrupted"] = True
+                done = [s.id for s, _ in plans if s.id not in rest]
+                ctx.notes.append(f"interrupted (Ctrl-C) at test {stopped[0]}: the {len(done)} finished test(s) "
+                                 f"({', '.join(done)}) are stored; the unfinished ones as not run")
             ctx.notes.append(f"the run stopped at test {stopped[0]}: {stopped[1]}. What was done is stored (that test "
                              f"and the rest as not run). Resume with the same command and --tests {' '.join(rest)}")
         return MethodRun(rows=rows, test_ids=list(ctx.test_ids), levels=["word"], settings=settings,

@@ -207,12 +207,17 @@ def run_validity(encoder, reg, *, criteria: list[str] | None = None, ci: float |
         sa, sb = _sets(reg, c, "a"), _sets(reg, c, "b")
         a_words, b_words = [i.text for i in sa.items], [i.text for i in sb.items]
         texts = [i.text for i in c.items]
-        enc = encoder.encode(list(dict.fromkeys(texts + a_words + b_words)))
-        order = {t: n for n, t in enumerate(dict.fromkeys(texts + a_words + b_words))}
+        every = list(dict.fromkeys(texts + a_words + b_words))
+        enc = encoder.encode(every)
+        order = {t: n for n, t in enumerate(every)}
+        # an item only partly in the model's vocabulary ("nurse zzqxqq") is not encodable, as the WEAT's stimuli:
+        # a static model would score it as its known words alone (eatlas.encoders.Encoder.covers)
+        covered = dict(zip(every, map(bool, np.asarray(encoder.covers(every), dtype=bool))))
+        partly = getattr(encoder, "uncovered_reason", None) or "partly outside the model's vocabulary (not encodable)"
 
-        def vec(t, enc=enc, order=order):
+        def vec(t, enc=enc, order=order, covered=covered):
             n = order[t]
-            return None if enc.missing[n] else np.asarray(enc.vectors[n], dtype=np.float64)
+            return None if enc.missing[n] or not covered[t] else np.asarray(enc.vectors[n], dtype=np.float64)
         A = [v for v in map(vec, a_words) if v is not None]
         B = [v for v in map(vec, b_words) if v is not None]
         dropped_attr = [w for w in a_words + b_words if vec(w) is None]
@@ -234,7 +239,7 @@ def run_validity(encoder, reg, *, criteria: list[str] | None = None, ci: float |
         for r in rows:
             v = vec(r.item)
             if v is None:
-                r.reason = "not in the model's vocabulary (not encodable)"
+                r.reason = "not in the model's vocabulary (not encodable)" if enc.missing[order[r.item]] else partly
             elif why_not:
                 r.reason = why_not
             elif not np.any(v):
@@ -267,19 +272,28 @@ def run_validity(encoder, reg, *, criteria: list[str] | None = None, ci: float |
 
 
 def printed_correlations(con, res) -> dict:
-    """(run_id, criterion_id) -> the paper's printed Pearson r beside that run (view validity_reproduction: the same
-    model only), as text with its provenance; empty where the registry holds none (as for Caliskan et al., whose
-    printed correlations are not in a source EATlas could cite)."""
+    """(run_id, criterion_id) -> the paper's printed Pearson r beside that run (view validity_reproduction_loose_all_runs: the
+    same model first, else the same family, with what differs), as text with its provenance and the printed bound
+    of P where the note gives one; empty where the registry holds none."""
     ids = sorted(set(res["run_id"]))
-    for view in ("validity_reproduction_all_runs", "validity_reproduction"):     # every run's; an older store's
+    got = []
+    for view in ("validity_reproduction_loose_all_runs", "validity_reproduction_loose"):   # every run's; an older store's
         try:
-            got = con.execute("SELECT run_id, criterion_id, published_value, paper, table_id, published_model "
-                              f"FROM {view} WHERE statistic = 'pearson_r' AND run_id IN "
-                              f"({', '.join('?' * len(ids))})", ids).fetchall()
+            got = con.execute("SELECT run_id, criterion_id, published_value, paper, table_id, published_model, match, "
+                              f"differs, published_note FROM {view} WHERE statistic = 'pearson_r' "
+                              f"AND run_id IN ({', '.join('?' * len(ids))}) "
+                              "ORDER BY match <> 'same_model', paper, table_id", ids).fetchall()
             break
         except Exception:           # a database written before the view: nothing printed beside
             got = []
-    return {(run, cid): f"{v:+.2f} ({paper}, {table}, {model})" for run, cid, v, paper, table, model in got}
+    out: dict = {}
+    for run, cid, v, paper, table, model, match, differs, note in got:
+        if (run, cid) in out or v is None:
+            continue
+        bound = str(note).split(" as printed")[0] if note and str(note).startswith("P <") else ""
+        how = "" if match == "same_model" else f"; {str(match).replace('_', ' ')}" + (f": {differs}" if differs else "")
+        out[(run, cid)] = f"{v:+.2f}{', ' + bound if bound else ''} ({paper}, {table}, {model}{how})"
+    return out
 
 
 def _report_rows(res, printed: dict | None = None) -> list[dict]:
@@ -296,49 +310,90 @@ def _report_rows(res, printed: dict | None = None) -> list[dict]:
     return out
 
 
+def _set_name(ref) -> str:
+    """A set reference as words for an axis: ``female_terms_weat7@1.0.0`` -> ``female terms weat7``."""
+    return str(ref).split("@")[0].replace("_", " ")
+
+
+def place_labels(ax, x, y, texts, *, fontsize: float = 6.5) -> int:
+    """Label the points (x, y) where a label overprints no label placed before it nor leaves the axes: greedily,
+    the points farthest from the others' centre first, each tried right, left, above and below its point. Returns
+    the number of labels drawn; a point left unlabelled keeps its marker (the table below the figure names every
+    item)."""
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    box = ax.get_window_extent(renderer)
+    cx, cy = (np.nanmean(x), np.nanmean(y)) if len(x) else (0.0, 0.0)
+    sx, sy = (np.nanstd(x) or 1.0, np.nanstd(y) or 1.0) if len(x) else (1.0, 1.0)
+    order = sorted(range(len(x)), key=lambda i: -(((x[i] - cx) / sx) ** 2 + ((y[i] - cy) / sy) ** 2))
+    # the markers themselves (3 px around each) are obstacles too
+    pts = ax.transData.transform(np.column_stack([x, y])) if len(x) else np.empty((0, 2))
+    placed = [(px - 3, py - 3, px + 3, py + 3) for px, py in pts]
+    drawn = 0
+    for i in order:
+        for dx, dy, ha, va in ((4, 2, "left", "bottom"), (-4, 2, "right", "bottom"), (0, 5, "center", "bottom"),
+                               (0, -5, "center", "top")):
+            t = ax.annotate(str(texts[i]), (x[i], y[i]), xytext=(dx, dy), textcoords="offset points",
+                            fontsize=fontsize, ha=ha, va=va, color="#333")
+            bb = t.get_window_extent(renderer)
+            r = (bb.x0, bb.y0, bb.x1, bb.y1)
+            inside = r[0] >= box.x0 and r[2] <= box.x1 and r[1] >= box.y0 and r[3] <= box.y1
+            mine = (pts[i][0] - 3, pts[i][1] - 3, pts[i][0] + 3, pts[i][1] + 3)
+            clash = any(not (r[2] < q[0] or r[0] > q[2] or r[3] < q[1] or r[1] > q[3])
+                        for q in placed if q != mine)
+            if inside and not clash:
+                placed.append(r)
+                drawn += 1
+                break
+            t.remove()
+    return drawn
+
+
 def validity_scatter(ctx, res, items, printed: dict | None = None) -> dict | None:
     """One scatter per criterion and model: each item's association against its criterion value, the least-squares
-    line, r with its interval in the title."""
+    line, r with its interval (and the paper's printed r, where the registry holds one) in the title; the y axis
+    says which attribute set each direction points to; labels only where they do not overprint."""
     import pandas as pd
 
     res = res[res["status"] == "ok"].sort_values(["run_model", "criterion_id"])
     if not len(res):
         return None
     n = len(res)
-    ncols = min(3, n)
+    ncols = min(2, n)
     nrows = -(-n // ncols)
-    fig = ctx.figure((4.2 * ncols, 3.4 * nrows))
+    fig = ctx.figure((7.0 * ncols, 5.6 * nrows))
+    labelled = 0
     for k, r in enumerate(res.itertuples()):
         ax = fig.add_subplot(nrows, ncols, k + 1)
         sel = items[(items["run_id"] == r.run_id) & (items["criterion_id"] == r.criterion_id)]
         sel = sel[sel["used"].astype(bool)]
         x = pd.to_numeric(sel["criterion_value"], errors="coerce").to_numpy(dtype=float)
         y = pd.to_numeric(sel["association"], errors="coerce").to_numpy(dtype=float)
-        ax.scatter(x, y, s=12, color="#2166ac", alpha=0.8)
+        ax.scatter(x, y, s=16, color="#2166ac", alpha=0.8)
         if len(x) >= 2 and np.ptp(x) > 0:
             slope, icpt = np.polyfit(x, y, 1)
             xs = np.linspace(x.min(), x.max(), 2)
             ax.plot(xs, slope * xs + icpt, color="#b2182b", lw=1.2)
-        for xi, yi, t in zip(x, y, sel["item"]):
-            if len(x) <= 60:
-                ax.annotate(str(t), (xi, yi), fontsize=5, alpha=0.7, xytext=(2, 1), textcoords="offset points")
         ci = _ci(r._asdict(), "pearson")
         paper = (printed or {}).get((r.run_id, r.criterion_id))
         ax.set_title(f"{r.criterion_id} | {r.run_model}\nr = {r.pearson_r:+.2f} {ci}, n = {r.n_used}"
-                     + (f"; paper r = {paper.split(' ')[0]}" if paper else ""), fontsize=8)
-        ax.set_xlabel(f"{r.measure} ({r.unit}, {r.year})", fontsize=7)
-        ax.set_ylabel("association s(w, A, B)", fontsize=7)
+                     + (f"; paper r = {paper.split(' ')[0].rstrip(',')}" if paper else ""), fontsize=9)
+        ax.set_xlabel(f"{r.measure} ({r.unit}, {r.year})", fontsize=8)
+        a_name, b_name = _set_name(getattr(r, "a_set", "A")), _set_name(getattr(r, "b_set", "B"))
+        ax.set_ylabel(f"association s(w, A, B)\n(\u2212) toward {b_name} \u2026 toward {a_name} (+)", fontsize=8)
         ax.axhline(0, color="#999", lw=0.5)
-        ax.tick_params(labelsize=7)
+        ax.tick_params(labelsize=8)
+        fig.tight_layout()
+        labelled += place_labels(ax, x, y, list(sel["item"]))
     fig.tight_layout()
-    return {"svg": ctx.svg(fig), "n": n}
+    return {"svg": ctx.svg(fig), "n": n, "labelled": labelled}
 
 
 VALIDITY_HTML = """\
   {% if rows %}
   <table class="results">
     <thead><tr><th>model</th><th>criterion</th><th>items used</th><th>Pearson r [CI]</th><th>p</th>
-      <th>Spearman rho [CI]</th><th>paper's r (same model)</th><th>expected sign</th><th>criterion</th>
+      <th>Spearman rho [CI]</th><th>paper's r (its model)</th><th>expected sign</th><th>criterion</th>
       <th>not encodable</th></tr></thead>
     <tbody>
     {% for r in rows %}
@@ -352,7 +407,9 @@ VALIDITY_HTML = """\
   <figure id="fig-validity">
     {{ fig.svg }}
     <figcaption>Each item's association s(w, A, B) (Caliskan et al.'s WEFAT) against its criterion value, with the
-      least-squares line; r is Pearson's, its interval the bootstrap over items. The correlation is across items: it
+      least-squares line; r is Pearson's, its interval the bootstrap over items. Above zero an item is closer to the
+      attribute set A (for Caliskan et al.'s criteria, the female terms), below zero to B. An item's name is
+      printed only where it overprints no other label. The correlation is across items: it
       does not make any one item's association fair or unfair. {{ fig.n }} criterion/model pair(s).</figcaption>
   </figure>
   {% endif %}

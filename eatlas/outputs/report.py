@@ -530,7 +530,10 @@ def inputs_used(con, tables: set[str], reg: Registry | None, tests_of_runs: dict
                             f"WHERE run_id IN ({marks})", runs).fetchall()
         recorded = {r[0] for r in found}
         rows = [dict(zip(("kind", "id", "version", "sha256"), r[1:])) for r in found]
-    derived = [r for r in runs if r not in recorded]
+    # a run of no test (validity: the registry's criteria) records its criteria, version and content hash, in
+    # its settings; it is not a run written before run_inputs existed
+    derived = [r for r in runs if r not in recorded and tests_of_runs[r]]
+    criteria = _criteria_used(con, reg, [r for r in runs if not tests_of_runs[r]])
     for rid in derived if reg is not None else ():
         for tid in sorted(tests_of_runs[rid]):
             try:
@@ -549,10 +552,39 @@ def inputs_used(con, tables: set[str], reg: Registry | None, tests_of_runs: dict
     out["set"].sort(key=lambda e: (e["id"], e["ref"]))
     out["template"].sort(key=lambda e: (e["id"], e["ref"]))
     papers = {e["paper"] for kind in out.values() for e in kind if e["paper"]}
-    return {"tests": out["test"], "sets": out["set"], "templates": out["template"], "runs": runs,
+    return {"tests": out["test"], "sets": out["set"], "templates": out["template"], "criteria": criteria, "runs": runs,
             "derived": [r[:8] for r in derived],
             "papers": sorted(papers),
             "in_registry": {k: len(getattr(reg, k)) if reg is not None else 0 for k in ("tests", "sets", "templates")}}
+
+
+def _criteria_used(con, reg: Registry | None, runs: list[str]) -> list[dict]:
+    """The validity criteria the runs ``runs`` read, as each recorded them in its settings (id, version, content
+    sha256; eatlas.methods.validity), with what differs in the registry now."""
+    import json
+
+    if not runs:
+        return []
+    got = con.execute(f"SELECT settings FROM runs WHERE run_id IN ({', '.join('?' * len(runs))})", runs).fetchall()
+    out, seen = [], set()
+    known = getattr(reg, "criteria", {}) if reg is not None else {}
+    for (settings,) in got:
+        try:
+            crit = (json.loads(settings) if isinstance(settings, str) else settings or {}).get("criteria") or {}
+        except (ValueError, AttributeError):
+            continue
+        for cid, rec in sorted(crit.items()) if isinstance(crit, dict) else ():
+            version, sha = str((rec or {}).get("version", "")), str((rec or {}).get("sha256", ""))
+            if (cid, version, sha) in seen:
+                continue
+            seen.add((cid, version, sha))
+            now = known.get(cid)
+            changed = "not in this registry" if now is None else \
+                f"now {now.version}" if now.version != version else \
+                "content differs now" if sha and now.hash() != sha else ""
+            out.append({"ref": f"{cid}@{version}", "sha256": sha, "title": now.title if now else "",
+                        "paper": (now.source.get("paper") or "") if now else "", "changed": changed})
+    return out
 
 
 def _input_row(reg: Registry | None, r: dict) -> dict:

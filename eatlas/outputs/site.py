@@ -303,6 +303,7 @@ class _Source:
         con.execute("CREATE OR REPLACE TEMP TABLE _site_keys (tbl VARCHAR, run_id VARCHAR, test_id VARCHAR, "
                     "level VARCHAR)")
         self.per_test = {}
+        self.by_criterion = {}
         for t in run_tables():
             if t.name not in have or t.name == "runs":     # the runs shown are those of the rows shown (below)
                 continue
@@ -317,10 +318,16 @@ class _Source:
             # a method that scores a test two ways (the LLM IAT: generated text, log-probability) keeps the newest
             # result of each way
             keys += ("scoring",) if per_test and "scoring" in cols else ()
+            # validity keeps the newest result per model AND criterion (as the report), its id in column test_id
+            by_criterion = not per_test and "criterion_id" in cols
+            self.by_criterion[t.name] = by_criterion
+            keys += ("criterion_id",) if by_criterion else ()
             inner = (f"(SELECT DISTINCT run_id{', test_id, level' if per_test else ''}"
-                     f"{', scoring' if 'scoring' in keys else ''} FROM \"{t.name}\")")
+                     f"{', scoring' if 'scoring' in keys else ''}{', criterion_id' if by_criterion else ''} "
+                     f"FROM \"{t.name}\")")
             sql, params = selection_sql(inner, keys, ids, model, all_runs,
                                         columns="t.run_id" + (", t.test_id, t.level" if per_test else
+                                                              ", t.criterion_id, NULL" if by_criterion else
                                                               ", NULL, NULL"))
             con.execute(f"INSERT INTO _site_keys SELECT '{t.name}', * FROM ({sql})", params)
         if "influence" in self.per_test:
@@ -340,7 +347,9 @@ class _Source:
         """parquet name -> the query of its rows."""
         out = {"runs": "_site_runs"}
         for name, per_test in self.per_test.items():
-            on = "USING (run_id, test_id, level)" if per_test else "USING (run_id)"
+            on = "USING (run_id, test_id, level)" if per_test else \
+                "ON t.run_id = k.run_id AND t.criterion_id = k.test_id" if self.by_criterion.get(name) else \
+                "USING (run_id)"
             out[name] = (f"(SELECT t.* FROM \"{name}\" t SEMI JOIN (SELECT * FROM _site_keys WHERE tbl = '{name}') k "
                          f"{on})")
         if "run_inputs" in self.have:
@@ -760,9 +769,12 @@ def _write(src: _Source, reg: Registry, out: Path, *, db, wasm, figures: str, da
             put(f"{STIMULI_DIR}/{spec.id}.parquet", lambda tmp, frame=frame: frame.to_parquet(tmp, index=False))
             if n % 500 == 499:
                 target.save()           # an interrupted site keeps the record of what it wrote
+        from ..methods.validity import printed_correlations
+        printed = printed_correlations(src.con, validity) if len(validity) else {}
         for cid in getattr(reg, "criteria", {}):
             target.write_text(page_rel(cid), criterion_page(env, common, reg, cid, validity, validity_items,
-                                                            figures=figures != "none", csp=csp(scripts=False)),
+                                                            figures=figures != "none", csp=csp(scripts=False),
+                                                            printed=printed),
                               save=False, checked=True)
         for rel in before - set(rels):
             target.forget(rel)          # a test page, table or DuckDB-WASM copy an earlier site wrote, gone now

@@ -34,10 +34,13 @@ def criteria_index(reg: Registry, shown: pd.DataFrame) -> list[dict]:
 
 
 def criterion_page(env, common: dict, reg: Registry, cid: str, shown: pd.DataFrame, items: pd.DataFrame,
-                   *, figures: bool, csp: str) -> str:
+                   *, figures: bool, csp: str, printed: dict | None = None) -> str:
     """The HTML page of one criterion with the shown runs' results (rows of validity_results / _items); ``csp``:
-    the page's Content-Security-Policy (eatlas.outputs.site.csp)."""
+    the page's Content-Security-Policy (eatlas.outputs.site.csp); ``printed``: (run id, criterion id) -> the
+    paper's printed r beside it (eatlas.methods.validity.printed_correlations)."""
     from ..methods.validity import _ci, _text, validity_scatter
+
+    printed = printed or {}
 
     c = reg.criteria[cid]
     mine = shown[shown["criterion_id"] == cid] if len(shown) else shown
@@ -48,10 +51,11 @@ def criterion_page(env, common: dict, reg: Registry, cid: str, shown: pd.DataFra
                      "r": f"{r['pearson_r']:+.3f} {_ci(r, 'pearson')}" if ok else f"not run: {_text(r.get('reason'))}",
                      "p": f"{r['pearson_p']:.2g}" if ok else "",
                      "rho": f"{r['spearman_rho']:+.3f} {_ci(r, 'spearman')}" if ok else "",
-                     "dropped": _text(r.get("dropped"))})
+                     "dropped": _text(r.get("dropped")),
+                     "printed": printed.get((r["run_id"], cid), "none in the registry")})
     fig = None
     if figures and len(mine) and len(items):
-        fig = validity_scatter(_Figures(), mine, items[items["criterion_id"] == cid])
+        fig = validity_scatter(_Figures(), mine, items[items["criterion_id"] == cid], printed)
     spec = c.criterion
     return env.get_template("criterion.html.j2").render(
         **common, root="../", csp=csp, c=c, spec=spec, rows=rows, fig=fig,

@@ -243,8 +243,8 @@ def items_from_rows(rows: list[dict], *, key_column: str, value_column: str, kin
     """Criterion items (text, kind, value, rows) read from a data file's rows, one per row naming a word
     (``key_column``) among those matching ``where``; with ``words``, only those words, in that order. A word named
     by several rows is refused (aggregate the file first, or give a weight column and write the items yourself).
-    Used by ``scripts/criterion_from_csv.py`` to turn a file a user supplies (e.g. a valence norm whose licence does
-    not let EATlas ship it) into a criterion of their own registry."""
+    ``eatlas criterion add`` (eatlas.registry.criterion_add) reads a user's table by the same rule, naming every
+    row at fault instead of stopping at the first."""
     where = where or {}
     found: dict[str, list[int]] = {}
     for n, r in enumerate(rows, 1):

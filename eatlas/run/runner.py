@@ -485,8 +485,15 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
     results, rows, details = [], {}, {}
     if progress:
         progress(Phase("testing", len(built), 0))
+    interrupted = None
     for n, t in enumerate(built, 1):
-        row, out = _one(t, vectors, covered, encoder, cfg, method)
+        try:
+            row, out = _one(t, vectors, covered, encoder, cfg, method)
+        except KeyboardInterrupt:       # Ctrl-C: the finished tests are stored (one write), the others not
+            if not results:
+                raise
+            interrupted = [(x.id, x.level) for x in built[n - 1:]]
+            break
         row["also_as"] = also.get((t.id, t.level)) or None
         row["overlap"] = reg.tests[t.id].overlap or None     # declared, checked by validate: kept, and said
         results.append(row)
@@ -498,12 +505,21 @@ def evaluate(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Enc
                 details[(t.id, t.level)] = out.detail
         if progress:
             progress(Phase("testing", len(built), n, item=f"{t.id} [{t.level}]"))
+    if interrupted:
+        finished = list(dict.fromkeys(r["test_id"] for r in results))
+        rest = list(dict.fromkeys(tid for tid, _ in interrupted))
+        notes.append(f"interrupted (Ctrl-C) after {len(results)} of {len(built)} test/level pair(s): those are "
+                     f"stored (their Holm family is theirs alone); resume with the same command and --tests "
+                     f"{' '.join(rest)}")
+        test_ids = finished
     mark_family(results, cfg)
     run = run_record(cfg, encoder, reg, test_ids=test_ids, levels=list(levels), started=started,
                      n_samples=cfg.n_samples, alpha=cfg.alpha,
                      settings={**{k: v for k, v in vars(cfg).items() if k not in ("tests", "levels")},
                                "cache": {"dir": str(cache.root) if cache else None, **counts},
-                               **({"notes": notes} if notes else {})})
+                               **({"notes": notes} if notes else {}),
+                               **({"interrupted": True, "not_finished": [f"{a} [{b}]" for a, b in interrupted]}
+                                  if interrupted else {})})
     for r in results:
         r["run_id"] = run["run_id"]
     return RunOutcome(run=run, results=results, skipped=skipped, tables=_frames(method, rows, run["run_id"]),

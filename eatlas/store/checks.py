@@ -224,7 +224,87 @@ def _specific() -> dict:
         "run_id": col(text, nullable=False), "role": col(one_of(ROLES, "role"), nullable=False),
         "item": col(nullable=False), "d_without": col(finite), "delta": col(finite),
     }
-    return {"results": (results, result_rows), "runs": (runs, []), "influence": (influence, [])}
+    # validity (eatlas.methods.validity): correlations and their bounds in [-1, 1], p-values in [0, 1], items used
+    # at most the items and with the dropped adding up to them, bounds ordered, a not-run row with its reason
+    correlation = pa.Check(lambda s: (s >= -1) & (s <= 1), error="is outside [-1, 1]")
+    read = pa.Check(lambda s: pd.Series(True, index=s.index), error="")     # a column a row check reads
+    validity = {
+        "criterion_id": col(text, nullable=False), "status": col(one_of(STATUSES, "status"), nullable=False),
+        **{c: col(finite, correlation) for c in ("pearson_r", "pearson_ci_low", "pearson_ci_high", "spearman_rho",
+                                                 "spearman_ci_low", "spearman_ci_high")},
+        "pearson_p": col(probability), "spearman_p": col(probability),
+        "ci": col(pa.Check(lambda s: (s > 0) & (s < 1), error="is outside (0, 1)")), "n_boot": col(positive),
+        "reason": col(read),
+    }
+    validity_rows = [
+        pa.Check(lambda df: _le(df, "n_used", "n_items"), error="uses more items (n_used) than it has (n_items)"),
+        pa.Check(lambda df: _le(df, "n_dropped", "n_items"), error="drops more items (n_dropped) than it has"),
+        pa.Check(_used_and_dropped, error="has n_used + n_dropped different from n_items"),
+        pa.Check(lambda df: _le(df, "pearson_ci_low", "pearson_ci_high") & _le(df, "spearman_ci_low",
+                                                                                 "spearman_ci_high"),
+                 error="has a CI whose lower bound is above its upper bound"),
+        pa.Check(_not_run_has_reason, error="is not run and gives no reason"),
+        pa.Check(lambda df: _ok_holds(df, "pearson_r", "spearman_rho"), error="is ok but lacks its r or rho"),
+    ]
+    validity_items = {
+        "criterion_id": col(text, nullable=False), "item": col(text, nullable=False),
+        "criterion_value": col(finite, nullable=False), "association": col(finite), "weight": col(finite),
+        "used": col(read),
+    }
+    validity_item_rows = [pa.Check(lambda df: _ok_holds(df, "association", flag="used"),
+                                   error="is used but has no association")]
+    # the LLM IAT (eatlas.methods.llm_iat): scores and their bounds in [-1, 1] (Bai et al.'s score), shares and
+    # rates in [0, 1], the four counts and every count >= 0, parsed prompts at most the prompts
+    score = correlation
+    share = probability
+    llm_iat = {
+        "status": col(one_of(STATUSES, "status")),
+        **{c: col(finite, score) for c in ("iat_bias", "logprob_bias", "ci_low", "ci_high", "iat_bias_unparsed_as_zero",
+                                           "score_x_first", "score_y_first", "order_effect")},
+        **{c: col(finite, share) for c in ("parse_rate", "min_parse_rate", "first_share", "one_group_share")},
+        **{c: col(count) for c in ("a", "b", "c", "d", "n_prompts", "n_parsed", "n_pairs", "n_x", "n_y", "n_a",
+                                   "n_b", "n_x_first", "n_y_first", "n_one_group", "n_decisions", "n_near_ties")},
+        "ci_level": col(pa.Check(lambda s: (s > 0) & (s < 1), error="is outside (0, 1)")), "n_boot": col(positive),
+        "sd": col(finite, count), "temperature": col(finite, count), "near_tie_nats": col(finite, count),
+        "reason": col(read),
+    }
+    llm_iat_rows = [
+        pa.Check(lambda df: _le(df, "ci_low", "ci_high"), error="has a CI whose lower bound is above its upper bound"),
+        pa.Check(lambda df: _le(df, "n_parsed", "n_prompts"), error="parsed more prompts (n_parsed) than it has"),
+        pa.Check(_not_run_has_reason, error="is not run and gives no reason"),
+    ]
+    llm_order = {"first_share": col(finite, share), "score": col(finite, score),
+                 **{c: col(count) for c in ("n_prompts", "n_pairs", "to_first")}}
+    llm_responses = {"score": col(finite, score), **{c: col(count) for c in ("a", "b", "c", "d", "n_pairs",
+                                                                            "n_tokens")}}
+    return {"results": (results, result_rows), "runs": (runs, []), "influence": (influence, []),
+            "validity_results": (validity, validity_rows), "validity_items": (validity_items, validity_item_rows),
+            "llm_iat_results": (llm_iat, llm_iat_rows),
+            "llm_iat_order": (llm_order, [pa.Check(lambda df: _le(df, "to_first", "n_pairs"),
+                                                   error="gives more pairs to the first-named group than it has")]),
+            "llm_iat_responses": (llm_responses, [])}
+
+
+def _le(df, lo: str, hi: str):
+    """Rows where ``lo`` <= ``hi`` (or either is NULL, or the frame lacks one of them)."""
+    if not _has(df, lo, hi):
+        return pd.Series(True, index=df.index)
+    return _flag(df, df[lo] > df[hi])
+
+
+def _used_and_dropped(df):
+    if not _has(df, "n_used", "n_dropped", "n_items"):
+        return pd.Series(True, index=df.index)
+    return _flag(df, df["n_used"] + df["n_dropped"] != df["n_items"])
+
+
+def _ok_holds(df, *cols: str, flag: str | None = None):
+    """An ok row (``status`` ok, or the boolean ``flag`` true) holds each of ``cols``."""
+    gate = flag or "status"
+    if not _has(df, gate, *cols):
+        return pd.Series(True, index=df.index)
+    on = (df[gate] == True) if flag else (df["status"] == "ok")  # noqa: E712 (a masked array)
+    return _flag(df, on & df[list(cols)].isna().any(axis=1))
 
 
 @functools.lru_cache(maxsize=64)
@@ -259,7 +339,8 @@ def schema(table: str, types: dict[str, str]):
     return _schema(table, tuple(types.items()))
 
 
-IDENTITY = ("run_id", "test_id", "level", "role", "item")     # what names a row in a message
+IDENTITY = ("run_id", "test_id", "level", "role", "item", "criterion_id", "scoring", "prompt_index")
+# (what names a row in a message)
 
 
 def checked_columns(table: str, types: dict[str, str]) -> list[str]:
@@ -305,8 +386,8 @@ def _who(df: pd.DataFrame, idx) -> str:
         return ""
     row = df.iloc[int(idx)]
     parts = []
-    for c, label in (("run_id", "run"), ("test_id", "test"), ("level", "level"), ("role", "role"),
-                     ("item", "item")):
+    for c, label in (("run_id", "run"), ("test_id", "test"), ("level", "level"), ("criterion_id", "criterion"),
+                     ("scoring", "scoring"), ("prompt_index", "prompt"), ("role", "role"), ("item", "item")):
         if c in df.columns and not pd.isna(row[c]):
             v = str(row[c])
             parts.append(f"{label} {v[:8] if c == 'run_id' else v!r}")
