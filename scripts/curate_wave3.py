@@ -441,6 +441,11 @@ LEWIS_FIX = {"ее/eë/ей/своя/твоя": ("ее/ей/своя/твоя", 
 LEWIS_NOTE = ("Lewis and Lupyan (2020), Study 1b: the words of the gender-career IAT (Nosek et al., 2002) translated "
               "into the language; the English words are analyses/study1b/04_get_swabs.R CAREER_WORD_LIST (\"not "
               "identical to caliskan (caliskan used proper names)\").")
+LEWIS_FORMS_NOTE = ("The career and family words have masculine and feminine forms in this language (the file's "
+                    "gender column M and F): as the authors' code does (00_IAT_utils.R get_lang_es_separate_gender, "
+                    "05_calculate_es_from_swabs.R), male terms are matched with the masculine forms and female terms "
+                    "with the feminine ones (forms:; docs/methods.md, 'Paired forms'); a and b name the masculine "
+                    "forms. Only the WEAT computes this measure.")
 LEWIS_ITEMS = ("Each item is the translation cell of one English IAT word as data/study1b/iat_translations_raw.csv "
                "gives it (its English word in the item's note), alternatives separated by '/' included: the authors' "
                "code (02_tidy_translations_wiki.R, 00_IAT_utils.R) lower-cases the cell, splits it at '/' and at "
@@ -517,14 +522,19 @@ def lewis2020(base: str) -> None:
                 digests["lists"].append({"file": path, "row": lname, "column": f"{role}/{g}", "n": len(rawlist),
                                          "sha256": list_digest(rawlist), "set": sid})
                 made[role + suffix] = (sid, kept)
-        if gendered:
-            continue                   # the authors' comparison matches each gender's terms with that gender's forms
-        refs = {"x": made["male"], "y": made["female"], "a": made["career"], "b": made["family"]}
+        # a gendered language: the authors match each gender's terms with that gender's forms (forms:)
+        refs = {"x": made["male"], "y": made["female"], "a": made["career_m" if gendered else "career"],
+                "b": made["family_m" if gendered else "family"]}
         shared = overlaps({k: v[1] for k, v in refs.items()})
+        if gendered:
+            shared_f = overlaps({"x": refs["x"][1], "y": refs["y"][1], "a": made["career_f"][1],
+                                 "b": made["family_f"][1]})
+            assert shared_f == shared, (lname, shared, shared_f)     # one overlap: declares both forms'
         tid = f"lewis2020_{slug}"
         notes = [LEWIS_NOTE, f"Language: {lname} ({code}), {study}.",
                  "Male/female terms vs career/family words: the comparison of 04_get_swabs.R (test_name WEAT_6, "
-                 "bias_type gender-bias-career-family).", LEWIS_ITEMS, coverage_note(code)]
+                 "bias_type gender-bias-career-family).", LEWIS_FORMS_NOTE if gendered else "", LEWIS_ITEMS,
+                 coverage_note(code)]
         doc = {"id": tid, "version": "1.0.0",
                "title": f"Lewis and Lupyan (2020) gender-career IAT words ({lname}): Male/Female vs Career/Family",
                "bias_type": "gender", "level": "word", "language": code, "license": "unspecified",
@@ -542,6 +552,13 @@ def lewis2020(base: str) -> None:
                          "commit": snap.commit}
         doc.update({k: f"{v[0]}@1.0.0" for k, v in refs.items()})
         doc["expansions"] = {}
+        if gendered:
+            doc["forms"] = {"x": "masculine", "y": "feminine",
+                            "a": {"masculine": f"{made['career_m'][0]}@1.0.0",
+                                  "feminine": f"{made['career_f'][0]}@1.0.0"},
+                            "b": {"masculine": f"{made['family_m'][0]}@1.0.0",
+                                  "feminine": f"{made['family_f'][0]}@1.0.0"}}
+            doc["methods"] = ["weat"]
         if len(refs["x"][1]) != len(refs["y"][1]):
             doc["equal_targets"] = False
         if shared:
@@ -558,9 +575,10 @@ def lewis2020(base: str) -> None:
         f"- Sets `lewis2020_<language>_<male|female|career|family>` in {len(langs)} languages "
         f"({', '.join(sorted(langs))}); where the authors give masculine and feminine forms of the career and "
         "family words (the file's gender column M and F), two sets, `_m` and `_f`.\n"
-        f"- Tests `lewis2020_<language>` only where the words have one form ({len(tests_by_code)} languages and the "
-        "PanLex Zulu variant): the authors' measure of a gendered language matches each gender's terms with that "
-        "gender's forms, which a test on four lists cannot state, so those languages have sets only.\n"
+        f"- Tests `lewis2020_<language>` in every language ({len(tests_by_code)} languages and the PanLex Zulu "
+        f"variant); in the {sum(gendered_codes.values())} gendered ones the test pairs the attributes' forms "
+        "(`forms:`): male terms with the masculine forms (`_m`), female terms with the feminine ones (`_f`), as the "
+        "authors' code does (docs/methods.md, 'Paired forms'); only the WEAT computes that measure.\n"
         "- The English words 'artistic', 'brilliant', 'creative', 'genius', 'super-imaginative', 'super-smart' of "
         "the file are not in the career/family lists of Study 1b (04_get_swabs.R): not curated.\n"
         "- Items are whole translation cells (with '/' alternatives); control characters and one Latin "
@@ -593,11 +611,11 @@ def lewis_published(snap: Snapshot, tests_by_code: dict, gendered_codes: dict) -
             if x == "TRUE":
                 note += "; data/study1b/language_exclusions.csv excludes this language for this model"
             tid = tests_by_code.get(code, "")
+            if tid and gendered_codes.get(code):
+                note += ("; the registry's test pairs the masculine and feminine forms of the attributes with the male "
+                         "and female terms as the authors' code does (forms:)")
             if not tid:
-                if gendered_codes.get(code):
-                    note += ("; no registry test: the language's attributes have masculine and feminine forms, which "
-                             "the authors' measure matches with each gender's terms (sets only)")
-                elif code in gendered_codes:
+                if code in gendered_codes:
                     note += "; no registry test for this language"
                 else:
                     note += "; the authors' translation file holds no list for this language"
@@ -618,7 +636,8 @@ def lewis_published(snap: Snapshot, tests_by_code: dict, gendered_codes: dict) -
                          "effect": "no EATlas encoding computes it (encoding unknown)"},
                         {"what": "gendered attributes are matched with each gender's terms",
                          "code": "05_calculate_es_from_swabs.R drops category_1 x F and category_2 x M rows",
-                         "effect": "not a WEAT on four lists"}]}
+                         "effect": "the registry's test states the forms (forms:), and the WEAT computes the "
+                                   "authors' measure from them (eatlas.stats.forms)"}]}
         for c, (m, f) in LEWIS_MODELS.items()]}
     import yaml
     conv = (f"# The convention of Lewis and Lupyan's effect sizes. Written by scripts/curate_wave3.py.\n"

@@ -80,7 +80,7 @@ def licences_of(reg: Registry, spec: TestSpec) -> dict[str, list[str]]:
     """Licence -> the parts of a test under it (the test file, its sets, the templates of its levels)."""
     parts: dict[str, list[str]] = {}
     parts.setdefault(spec.license, []).append("test")
-    for ref in dict.fromkeys(spec.sets.values()):
+    for ref in dict.fromkeys([*spec.sets.values(), *spec.form_sets.values()]):
         s = reg.get_set(ref)
         parts.setdefault(s.license, []).append(f"set {s.id}")
     for lv in export_levels(spec):

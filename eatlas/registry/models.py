@@ -33,6 +33,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
+    model_validator,
     BaseModel,
     ConfigDict,
     Field,
@@ -172,6 +173,34 @@ class ExpansionModel(_File):
     vars: dict[Text, Text] | None = Field(None, description="values of the template's own variables")
 
 
+FormName = Annotated[StrictStr, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]
+
+
+class FormsModel(_File):
+    """Attributes whose words come in paired forms (a gendered language's masculine and feminine forms of the
+    same words): each attribute's set per form, aligned item by item, and the form each target is matched with
+    (Lewis & Lupyan 2020; docs/methods.md, 'Paired forms')."""
+    model_config = ConfigDict(title="Forms")
+    x: FormName = Field(description="the form target x is matched with, e.g. masculine")
+    y: FormName = Field(description="the form target y is matched with, e.g. feminine")
+    a: dict[FormName, Ref] = Field(description="form -> attribute a's set in that form, id@version")
+    b: dict[FormName, Ref] = Field(description="form -> attribute b's set in that form, id@version")
+
+    @model_validator(mode="after")
+    def _covers(self):
+        for role in ("a", "b"):
+            have = getattr(self, role)
+            for target in ("x", "y"):
+                form = getattr(self, target)
+                if form not in have:
+                    raise PydanticCustomError(
+                        "forms_cover", "forms.{role} has no {form!r} form, which forms.{target} names",
+                        {"role": role, "form": form, "target": target,
+                         "hint": f"add {form}: <set id@version> to forms.{role}, or name one of its forms "
+                                 f"({', '.join(sorted(have)) or 'none'}) in forms.{target}"})
+        return self
+
+
 class TestFile(_File):
     """A test: four sets (targets x, y; attributes a, b) by id@version, and its sentence expansions."""
     __test__: ClassVar[bool] = False      # not a pytest class
@@ -206,6 +235,9 @@ class TestFile(_File):
                           "items the authors' lists put in both sets (kept as the authors ran them; validate checks "
                           "them against the sets)")
     tags: Any = Field(None, description="a list of ids that select the test for a purpose (checked by validate)")
+    forms: FormsModel | None = Field(None, description="paired forms of the attributes (a gendered language's "
+                                                       "masculine and feminine words) and the form each target "
+                                                       "uses; a and b are then target x's forms")
 
 
 class TemplateFile(_File):
@@ -461,6 +493,8 @@ def _word(at: _At, err: dict, doc: Any) -> tuple[str, str, str]:
     """(field, message, hint) of one of pydantic's errors."""
     owner, name, info, path, rest = at.owner, at.name, at.info, at.path, at.rest
     typ, value = err["type"], err.get("input")
+    if typ == "forms_cover":
+        return "forms." + err["ctx"]["role"], err["msg"], err["ctx"]["hint"]
     if owner is TestFile and name == "expansions" and rest[-1:] == ("[key]",):
         return (f"expansions.{rest[0]}", f"unknown expansion level {rest[0]!r}",
                 "sent or sent(u); c-word levels reuse these sentences")
