@@ -194,7 +194,7 @@ class FormsModel(_File):
                 form = getattr(self, target)
                 if form not in have:
                     raise PydanticCustomError(
-                        "forms_cover", "forms.{role} has no {form!r} form, which forms.{target} names",
+                        "forms_cover", "forms.{role} has no '{form}' form, which forms.{target} names",
                         {"role": role, "form": form, "target": target,
                          "hint": f"add {form}: <set id@version> to forms.{role}, or name one of its forms "
                                  f"({', '.join(sorted(have)) or 'none'}) in forms.{target}"})
