@@ -100,6 +100,14 @@ def csv_text(rows: list[dict]) -> str:
 # ===================================================================================================== CA-WEAT
 CAWEAT = "espanabonet2022"
 CAWEAT_REPO = "cristinae/CA-WEAT"
+# caweat.py's WEAT 1, by version (checked in the repository's history): FLOWERS and INSECTS from the first version
+# (eba1aae) to c88aefe (2023-12-11); INSTRUMENTS and INSECTS from 49af924 (2024-09-24) on.
+CAWEAT_WEAT1_NOTE = (
+    "WEAT 1 as the authors' code of 2022 builds it: FLOWERS and INSECTS (caweat.py from its first version to "
+    "00c0c1a, 2022-11-30, the code of the paper's numbers, and to c88aefe, 2023-12-11), the IAT1 the README and "
+    "the paper describe. DIFFERENCE (the authors' current code): commit 49af924 (2024-09-24, 'ca-weat can now deal "
+    "with json files') builds WEAT 1 from the INSTRUMENTS and INSECTS columns (weat_1: targets_1 = INSTRUMENTS), as "
+    "the commit curated here does; the registry follows the 2022 version, whose WEAT 1 is the paper's.")
 CA_COLS = {"FLOWERS": ("flowers", "Flowers"), "INSECTS": ("insects", "Insects"),
            "INSTRUMENTS": ("instruments", "Musical instruments"), "WEAPONS": ("weapons", "Weapons"),
            "PLEASANT": ("pleasant", "Pleasant"), "UNPLEASANT": ("unpleasant", "Unpleasant")}
@@ -198,10 +206,7 @@ def caweat(base: str) -> None:
             sizes = {k: len(v[1]) for k, v in refs.items()}
             notes = [note, f"The paper's WEAT {n} ({title}) on this list." if not variant_of_ok else
                      f"X-WEAT's translation of WEAT {n} ({title}).",
-                     "DIFFERENCE (the authors' code): caweat.py at this commit builds WEAT 1 from the INSTRUMENTS "
-                     "and INSECTS columns (weat_1: targets_1 = INSTRUMENTS), not FLOWERS and INSECTS as the README "
-                     "describes IAT1 (flowers and insects); this test holds FLOWERS and INSECTS. Whether the published numbers were "
-                     "computed before or after that line was written is not recorded." if n == 1 else "",
+                     CAWEAT_WEAT1_NOTE if n == 1 else "",
                      coverage_note(lang)]
             cross = overlaps({"x": refs["x"][1], "y": refs["a"][1], "a": refs["y"][1], "b": refs["b"][1]})
             cross2 = overlaps({"x": refs["x"][1], "y": refs["b"][1], "a": refs["y"][1], "b": refs["a"][1]})
@@ -308,8 +313,14 @@ def caweat(base: str) -> None:
         "the authors' list from them and compares it with the digest in tests/data/authors/wave3/digests.json.\n"
         "- Tests whose lists put one item in both targets or both attributes are variants (`variant: authors-lists`, "
         "`overlap:` declared), variant_of the English test.\n"
-        "- caweat.py (this commit) builds WEAT 1 from the INSTRUMENTS and INSECTS columns; the tests hold FLOWERS "
-        "and INSECTS, as the README describes IAT1. Said in every WEAT 1 test.\n\n"
+        "- WEAT 1 follows the authors' code of 2022: caweat.py builds it from FLOWERS and INSECTS in every version "
+        "from its first (eba1aae, 2022-06-14) through 00c0c1a (2022-11-30, the month before the paper at EMNLP 2022) "
+        "to c88aefe (2023-12-11); commit 49af924 (2024-09-24, 'ca-weat can now deal with json files') made it "
+        "INSTRUMENTS and INSECTS, as this commit has it. The registry follows the 2022 code: it is the code of the "
+        "paper's numbers, it is the IAT1 the README and the paper describe (flowers and insects), and the 2024 "
+        "change came in a commit about JSON input that says nothing of WEAT 1. Said in every WEAT 1 test.\n"
+        "- No paired forms: caweat.py has no notion of a word's grammatical gender (each list is one list, as a "
+        "speaker wrote it), so the tests of gendered languages are tests on four lists, as the authors ran them.\n\n"
         "## Licence\n" + CA_LICENSE_NOTE + "\n")
     write_files(files, [f"registry/{CAWEAT}/**/*.*"])
     update_digests("caweat", digests)
