@@ -1114,7 +1114,15 @@ def liang2023(base: str) -> None:
 # ============================================================================================== Malik et al.
 MALIK = "malik2022"
 MALIK_REPO = "iamshnoo/soc_bias"
-MALIK_LICENSE_NOTE = "The repository's LICENSE is the GNU GPL v3 (GPL-3.0), as WEATHub's (same first author)."
+MALIK_LICENSE_NOTE = ("The repository's LICENSE is the GNU GPL v3 (GPL-3.0). The repository is a reproduction by "
+                      "Mukherjee and Raj (2023), not the paper's authors' own (registry/sources.yaml).")
+# iamshnoo/soc_bias: CITATION.cff "Reproduction Code for the paper ..." (Mukherjee and Raj, 2023-04-05); README: the
+# lang_spec lists are "manually created word lists defined in the paper appendix", the trans ones data/weat/en
+# translated "using Google Translate"
+MALIK_MADE = {"lang_spec": "language-specific, written for Hindi: the reproduction typed them from the paper's "
+                           "appendix (its README)",
+              "trans": "translated from the English WEAT: the reproduction translated data/weat/en with Google "
+                       "Translate (its README)"}
 MALIK_BIAS = {"weat7": "gender", "weat8": "gender", "weat11": "gender", "weat12": "gender", "weat13": "gender",
               "weat14": "gender", "weat15": "gender", "weat16": "caste", "weat17": "caste", "weat18": "religion",
               "weat19": "religion", "weat20": "religion", "weat21": "urban-rural"}
@@ -1164,10 +1172,9 @@ def malik2022(base: str) -> None:
                     src["differences"] = diffs
                 kind = {"adjectives": "adjective", "verbs": "verb", "names": "name"}.get(
                     doc[key].get("type", ""), "word")
-                notes = [f"Malik et al. (2022) Hindi WEAT list '{cat}' ({folder}: "
-                         + ("language-specific, written for Hindi" if folder == "lang_spec" else
-                            "translated from the English WEAT") + ").",
-                         "Compared by content with WEATHub's Hindi sets (same first author): no WEATHub set holds "
+                notes = [f"Malik et al. (2022) Hindi WEAT list '{cat}' ({folder}: {MALIK_MADE[folder]}).",
+                         "Compared by content with WEATHub's Hindi sets (WEATHub's first two authors made this "
+                         "reproduction): no WEATHub set holds "
                          "this list as this file gives it, so it is registered here; a list WEATHub holds is reused, "
                          "not copied." + (f" (WEATHub's {same_list[0]} holds the same items, its file repeating "
                                           "other ones.)" if same_list else ""),
@@ -1175,7 +1182,7 @@ def malik2022(base: str) -> None:
                          "it gives none.", difference_note(diffs)]
                 d = set_doc(sid=sid, concept=cat, language="hi", kind=kind, license="GPL-3.0",
                             license_note=MALIK_LICENSE_NOTE, source=src, notes=notes, items=kept,
-                            source_kind=["authors_curated"] if folder == "lang_spec" else ["translation_human"],
+                            source_kind=["authors_curated"] if folder == "lang_spec" else ["translation_machine"],
                             change=f"Initial curation from {snap.where(path)} (commit {c7}), {key}.")
                 files[f"registry/{MALIK}/sets/{sid}.yaml"] = dump(d)
                 new_sets.append(sid)
@@ -1214,7 +1221,13 @@ def malik2022(base: str) -> None:
             same_tests.append(f"{tid} = {same}")
     files[f"registry/{MALIK}/README.md"] = (
         "# Malik et al. (2022), Hindi WEAT lists\n\n"
-        f"Curated by scripts/curate_wave3.py from {MALIK_REPO} at commit {snap.commit}, data/weat/hi/ (GPL-3.0). "
+        f"Curated by scripts/curate_wave3.py from {MALIK_REPO} at commit {snap.commit}, data/weat/hi/ (GPL-3.0).\n\n"
+        "The repository is a reproduction, not the paper's authors' own: its CITATION.cff names it \"Reproduction "
+        "Code for the paper 'Socially Aware Bias Measurements for Hindi Language Representations'\" by Anjishnu "
+        "Mukherjee and Chahat Raj (released 2023-04-05); the paper's authors are Malik, Dev, Nishi, Peng and Chang. "
+        "Its README says the language-specific lists (data/weat/hi/lang_spec) are word lists from the paper's "
+        "appendix and the translated ones (data/weat/hi/trans, WEAT 7 and 8) were made with Google Translate from "
+        "data/weat/en.\n\n"
         "Compared by content with WEATHub's Hindi sets (registry/weathub2023): a list WEATHub holds is reused, a new "
         f"one registered. {len(made)} tests; {len(new_sets)} new sets; {len(reused)} lists reused from WEATHub.\n\n"
         "Tests whose four lists are a WEATHub test's:\n" + "".join(f"- {x}\n" for x in same_tests)

@@ -37,6 +37,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    RootModel,
     StrictBool,
     StrictStr,
     StringConstraints,
@@ -337,8 +338,51 @@ class CatalogFile(_File):
     criteria: list[CatalogEntry] | None = None
 
 
+class RepositoryModel(BaseModel):
+    """The repository a source's lists were copied from: whose it is (the authors' own or a reproduction by
+    others), under which licence, and how its lists were made. Checked by eatlas.registry.cite when the
+    registry loads (REPOSITORY_KEYS, REPOSITORY_KINDS)."""
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, title="Repository")
+    url: StrictStr = Field(description="the repository, e.g. https://github.com/mllewis/IATLANG")
+    license: StrictStr = Field(description="the licence as the repository states it (an SPDX id), or unspecified")
+    kind: Literal["authors", "reproduction"] = Field(
+        description="authors: the paper's authors' own repository; reproduction: made by others to reproduce it")
+    by: StrictStr | None = Field(None, description="who made the repository, and when (required for a "
+                                                   "reproduction), as it says so itself (e.g. its CITATION.cff)")
+    lists: StrictStr | None = Field(None, description="how the repository's lists were made (copied from the "
+                                                      "paper, typed from its appendix, machine-translated...)")
+    note: StrictStr | None = Field(None, description="where in it the lists are; anything else a reader needs")
+
+
+class SourceEntryModel(BaseModel):
+    """One paper of registry/sources.yaml (docs/registry-format.md, 'Sources')."""
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, title="Source entry")
+    type: StrictStr = Field(description="BibTeX entry type: article, inproceedings, ...")
+    authors: list[StrictStr] = Field(description='"Last, First" each')
+    year: int
+    title: StrictStr
+    venue: StrictStr = Field(description="journal or proceedings")
+    bibtex: StrictStr = Field(description="the BibTeX entry, keyed by the source key")
+    volume: StrictStr | None = None
+    number: StrictStr | None = None
+    pages: StrictStr | None = None
+    publisher: StrictStr | None = None
+    doi: StrictStr | None = None
+    url: StrictStr | None = None
+    authors_repository: RepositoryModel | None = None
+    checked: StrictStr | None = Field(None, description="where the bibliographic data were read")
+    citation: StrictStr | None = None
+    preprint: StrictStr | None = None
+
+
+class SourcesRoot(RootModel[dict[Annotated[StrictStr, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")],
+                                SourceEntryModel]]):
+    """registry/sources.yaml: paper key -> its entry (the JSON Schema a curator's editor reads)."""
+    model_config = ConfigDict(title="EATlas sources (registry/sources.yaml)")
+
+
 MODELS = {"set": SetFile, "test": TestFile, "template": TemplateFile, "catalog": CatalogFile,
-          "criterion": CriterionFile}
+          "criterion": CriterionFile, "sources": SourcesRoot}
 
 
 # ============================================================================ pydantic's findings in EATlas's words
@@ -633,7 +677,7 @@ def _of_form(form: str, value: str) -> bool:
 
 # ============================================================================ JSON Schema
 SCHEMA_FILES = {"set": "set.schema.json", "test": "test.schema.json", "template": "template.schema.json",
-                "criterion": "criterion.schema.json"}
+                "criterion": "criterion.schema.json", "sources": "sources.schema.json"}
 
 
 def json_schema(kind: str) -> dict:
