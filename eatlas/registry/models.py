@@ -33,7 +33,6 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
-    model_validator,
     BaseModel,
     ConfigDict,
     Field,
@@ -42,6 +41,7 @@ from pydantic import (
     StrictStr,
     StringConstraints,
     ValidationError,
+    model_validator,
 )
 from pydantic_core import PydanticCustomError
 
