@@ -728,7 +728,8 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
         return row, None
     if t.forms and not getattr(method, "paired_forms", False):
         row["status"] = "not_run"
-        row["reason"] = f"the test pairs its attributes' forms (forms:), which {method.name} does not compute; weat does"
+        row["reason"] = (f"the test pairs its attributes' forms (forms:), which {method.name} does not compute; "
+                         "weat does")
         return row, None
     clash = same_vectors({r: mats[r] for r in ROLES}, kept, explain=encoder.same_input)
     if clash:
