@@ -197,3 +197,14 @@ def test_forms_count_in_a_test_s_hash_and_a_test_without_them_keeps_its_own(reg)
     en = reg.get_test_spec("lewis2020_english")
     assert en.forms is None and en.form_sets == {}
     assert dataclasses.replace(en, forms=None).hash() == en.hash()
+
+
+def test_the_exported_stimuli_of_a_gendered_test_hold_both_forms(reg):
+    from collections import Counter
+
+    from eatlas.outputs.export import stimulus_rows
+    rows = stimulus_rows(reg, build_test(reg, reg.get_test_spec("lewis2020_french")))
+    n = Counter(r["role"] for r in rows)
+    assert n["A@Y"] == n["A"] and n["B@Y"] == n["B"]
+    fem = [r for r in rows if r["role"] == "A@Y"]
+    assert {r["set_id"] for r in fem} == {"lewis2020_french_career_f"} and "professionnelle" in [r["item"] for r in fem]
