@@ -561,6 +561,10 @@ def readme(commit: str, set_docs: dict, made: dict, skipped: list) -> str:
         "made (src/load_annotations.py: column 2 of the first sheet; Google Translate is column 1). `weathub_<lang>_<weat>_gt` "
         "(`variant: machine_translation`) and `weathub_<lang>_<weat>_all` "
         "(`variant: human_translation_extended`) name it in `variant_of`; so do their sets.", "",
+        "## Gendered languages",
+        "No paired forms: the authors' code (src/weat.py, src/run_weat.py) has no notion of a word's grammatical "
+        "gender; each list is one list, as the annotators wrote it, and the tests of gendered languages are tests on "
+        "four lists, as WEATHub ran them (docs/methods.md, 'Paired forms').", "",
         "## Licence",
         LICENSE_NOTE, "",
         "## Differences from the authors' files",
