@@ -208,3 +208,74 @@ def test_the_exported_stimuli_of_a_gendered_test_hold_both_forms(reg):
     assert n["A@Y"] == n["A"] and n["B@Y"] == n["B"]
     fem = [r for r in rows if r["role"] == "A@Y"]
     assert {r["set_id"] for r in fem} == {"lewis2020_french_career_f"} and "professionnelle" in [r["item"] for r in fem]
+
+
+def _mini_forms(mini):
+    from conftest import make_set, make_test
+    for sid, items in {"men": ["he", "him", "man"], "women": ["she", "her", "woman"],
+                       "work_m": ["jefe", "director"], "work_f": ["jefa", "directora"],
+                       "home_m": ["padre", "hijo", "abuelo"], "home_f": ["madre", "hija", "abuela"]}.items():
+        mini.add_set(make_set(sid, items))
+    forms = {"x": "masculine", "y": "feminine",
+             "a": {"masculine": "work_m@1.0.0", "feminine": "work_f@1.0.0"},
+             "b": {"masculine": "home_m@1.0.0", "feminine": "home_f@1.0.0"}}
+    t = make_test("gendered", "men@1.0.0", "women@1.0.0", "work_m@1.0.0", "home_m@1.0.0", forms=forms,
+                  methods=["weat"])
+    del t["expansions"]
+    mini.add_test(t)
+    mini.sync()
+
+
+def test_validate_names_the_file_and_the_missing_form(mini, capsys):
+    import yaml as _yaml
+
+    from eatlas.cli import main
+    _mini_forms(mini)
+    f = mini.root / "registry" / "testpaper" / "tests" / "gendered.yaml"
+    doc = _yaml.safe_load(f.read_text(encoding="utf-8"))
+    del doc["forms"]["b"]["feminine"]               # the curator's slip: y's form of b missing
+    f.write_text(_yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    assert main(["--registry", str(mini.root), "validate"]) != 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "gendered.yaml" in err and "field 'forms.b'" in err and "no 'feminine' form" in err, err
+
+
+def test_a_paired_forms_test_validates_and_runs_with_the_weat_only(mini, capsys):
+    """A run stores Lewis & Lupyan's d of the very vectors; a word one of whose forms is unknown to the model is
+    dropped from both forms (here 'hija' is not in the vocabulary, so 'hijo' goes too), and other methods do not
+    run the test."""
+    from eatlas.cli import main
+    from eatlas.encoders.static import StaticEncoder
+    from eatlas.run.runner import RunConfig, run
+    _mini_forms(mini)
+    assert main(["--registry", str(mini.root), "validate"]) == 0, capsys.readouterr().err
+    words = "he him man she her woman jefe director jefa directora padre hijo abuelo madre abuela".split()
+    vecs = np.random.default_rng(1).normal(size=(len(words), 6))
+    enc = StaticEncoder(words, vecs, model_id="toy", family="test", fingerprint="toy-forms", lowercase=False)
+    out = run(RunConfig(model="toy", tests=["gendered"], levels=("word",), n_samples=100, ci=None,
+                        use_cache=False, min_coverage=0.5), db=mini.root / "r.duckdb", registry=mini.root, encoder=enc)
+    row = out.results[0]
+    assert row["status"] == "ok", row["reason"]
+    assert (row["n_x"], row["n_y"], row["n_a"], row["n_b"]) == (3, 3, 2, 2)
+    assert row["dropped"]["b"] == ["hijo"] and row["dropped"]["b@y"] == ["hija"]
+    v = dict(zip(words, vecs.astype(np.float32).astype(np.float64)))     # the encoder keeps float32
+    m = {k: np.array([v[w] for w in ws]) for k, ws in {
+        "x": ["he", "him", "man"], "y": ["she", "her", "woman"], "a": ["jefe", "director"],
+        "b": ["padre", "abuelo"], "ay": ["jefa", "directora"], "by": ["madre", "abuela"]}.items()}
+    want = weat_forms(m["x"], m["y"], m["a"], m["b"], m["ay"], m["by"], ci=None, n_samples=100)
+    assert row["effect_size"] == pytest.approx(want.effect_size, abs=1e-9)
+    assert row["p_value"] == pytest.approx(want.p_value, abs=1e-12)
+    from eatlas.errors import EatlasError
+    cfg = dict(model="toy", tests=["gendered"], levels=("word",), n_samples=100, ci=None, use_cache=False,
+               min_coverage=0.5, method="mleat")
+    with pytest.raises(EatlasError, match="not for mleat"):          # methods: [weat]
+        run(RunConfig(**cfg), db=mini.root / "r2.duckdb", registry=mini.root, encoder=enc)
+    f = mini.root / "registry" / "testpaper" / "tests" / "gendered.yaml"     # without methods: not run, and why
+    doc = yaml.safe_load(f.read_text(encoding="utf-8"))
+    del doc["methods"]
+    f.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    mini.sync()
+    from eatlas.registry.base import _DEFAULT
+    _DEFAULT.pop(str(mini.root.resolve()), None)        # the registry as it is now on disk
+    other = run(RunConfig(**cfg), db=mini.root / "r2.duckdb", registry=mini.root, encoder=enc)
+    assert [(r["status"], "pairs its attributes' forms" in r["reason"]) for r in other.results] == [("not_run", True)]
