@@ -22,6 +22,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import wave2en_authors as A  # noqa: E402
+from item_cleaning import clean_items  # noqa: E402
 
 ROOT = A.ROOT
 DATE = "2026-11-23"
@@ -97,6 +98,7 @@ def write_set(source_dir: str, sid: str, *, concept: str, license: str, paper: s
     for t in texts:
         assert t == t.strip() and t == unicodedata.normalize("NFC", t), (sid, t)
     assert len(set(texts)) == len(texts), (sid, [t for t in texts if texts.count(t) > 1])
+    assert clean_items(texts, case_sensitive=True) == (list(texts), []), sid     # the one routine changes nothing
     doc: dict = {"id": sid, "version": "1.0.0", "concept": concept, "language": "en", "license": license}
     if license_note:
         doc["license_note"] = license_note
@@ -188,14 +190,12 @@ def oxford(xs: list[str]) -> str:
 
 
 def dedupe(texts: list[str]) -> tuple[list[str], list[str]]:
-    seen, out, dup = set(), [], []
-    for t in texts:
-        if t in seen:
-            dup.append(t)
-        else:
-            seen.add(t)
-            out.append(t)
-    return out, dup
+    """The curation scripts' one item-cleaning routine (scripts/item_cleaning.py) on a list already stripped and
+    NFC-normalised: a repeat is kept once, at its first position; returns (the list, the repeats left out). Any
+    other change the routine would make is refused here (these lists are written as the authors' files hold them)."""
+    out, diffs = clean_items(texts)
+    assert all(d["reason"].startswith("repeats position") for d in diffs), diffs
+    return out, [d["text"] for d in diffs]
 
 
 OUTPUTS = ["registry/may2019/sets/pi_*.yaml", "registry/may2019/tests/project_implicit_*.yaml",

@@ -100,6 +100,14 @@ def csv_text(rows: list[dict]) -> str:
 # ===================================================================================================== CA-WEAT
 CAWEAT = "espanabonet2022"
 CAWEAT_REPO = "cristinae/CA-WEAT"
+# caweat.py's WEAT 1, by version (checked in the repository's history): FLOWERS and INSECTS from the first version
+# (eba1aae) to c88aefe (2023-12-11); INSTRUMENTS and INSECTS from 49af924 (2024-09-24) on.
+CAWEAT_WEAT1_NOTE = (
+    "WEAT 1 as the authors' code of 2022 builds it: FLOWERS and INSECTS (caweat.py from its first version to "
+    "00c0c1a, 2022-11-30, the code of the paper's numbers, and to c88aefe, 2023-12-11), the IAT1 the README and "
+    "the paper describe. DIFFERENCE (the authors' current code): commit 49af924 (2024-09-24, 'ca-weat can now deal "
+    "with json files') builds WEAT 1 from the INSTRUMENTS and INSECTS columns (weat_1: targets_1 = INSTRUMENTS), as "
+    "the commit curated here does; the registry follows the 2022 version, whose WEAT 1 is the paper's.")
 CA_COLS = {"FLOWERS": ("flowers", "Flowers"), "INSECTS": ("insects", "Insects"),
            "INSTRUMENTS": ("instruments", "Musical instruments"), "WEAPONS": ("weapons", "Weapons"),
            "PLEASANT": ("pleasant", "Pleasant"), "UNPLEASANT": ("unpleasant", "Unpleasant")}
@@ -198,10 +206,7 @@ def caweat(base: str) -> None:
             sizes = {k: len(v[1]) for k, v in refs.items()}
             notes = [note, f"The paper's WEAT {n} ({title}) on this list." if not variant_of_ok else
                      f"X-WEAT's translation of WEAT {n} ({title}).",
-                     "DIFFERENCE (the authors' code): caweat.py at this commit builds WEAT 1 from the INSTRUMENTS "
-                     "and INSECTS columns (weat_1: targets_1 = INSTRUMENTS), not FLOWERS and INSECTS as the README "
-                     "describes IAT1 (flowers and insects); this test holds FLOWERS and INSECTS. Whether the published numbers were "
-                     "computed before or after that line was written is not recorded." if n == 1 else "",
+                     CAWEAT_WEAT1_NOTE if n == 1 else "",
                      coverage_note(lang)]
             cross = overlaps({"x": refs["x"][1], "y": refs["a"][1], "a": refs["y"][1], "b": refs["b"][1]})
             cross2 = overlaps({"x": refs["x"][1], "y": refs["b"][1], "a": refs["y"][1], "b": refs["a"][1]})
@@ -308,8 +313,14 @@ def caweat(base: str) -> None:
         "the authors' list from them and compares it with the digest in tests/data/authors/wave3/digests.json.\n"
         "- Tests whose lists put one item in both targets or both attributes are variants (`variant: authors-lists`, "
         "`overlap:` declared), variant_of the English test.\n"
-        "- caweat.py (this commit) builds WEAT 1 from the INSTRUMENTS and INSECTS columns; the tests hold FLOWERS "
-        "and INSECTS, as the README describes IAT1. Said in every WEAT 1 test.\n\n"
+        "- WEAT 1 follows the authors' code of 2022: caweat.py builds it from FLOWERS and INSECTS in every version "
+        "from its first (eba1aae, 2022-06-14) through 00c0c1a (2022-11-30, the month before the paper at EMNLP 2022) "
+        "to c88aefe (2023-12-11); commit 49af924 (2024-09-24, 'ca-weat can now deal with json files') made it "
+        "INSTRUMENTS and INSECTS, as this commit has it. The registry follows the 2022 code: it is the code of the "
+        "paper's numbers, it is the IAT1 the README and the paper describe (flowers and insects), and the 2024 "
+        "change came in a commit about JSON input that says nothing of WEAT 1. Said in every WEAT 1 test.\n"
+        "- No paired forms: caweat.py has no notion of a word's grammatical gender (each list is one list, as a "
+        "speaker wrote it), so the tests of gendered languages are tests on four lists, as the authors ran them.\n\n"
         "## Licence\n" + CA_LICENSE_NOTE + "\n")
     write_files(files, [f"registry/{CAWEAT}/**/*.*"])
     update_digests("caweat", digests)
@@ -441,6 +452,11 @@ LEWIS_FIX = {"ее/eë/ей/своя/твоя": ("ее/ей/своя/твоя", 
 LEWIS_NOTE = ("Lewis and Lupyan (2020), Study 1b: the words of the gender-career IAT (Nosek et al., 2002) translated "
               "into the language; the English words are analyses/study1b/04_get_swabs.R CAREER_WORD_LIST (\"not "
               "identical to caliskan (caliskan used proper names)\").")
+LEWIS_FORMS_NOTE = ("The career and family words have masculine and feminine forms in this language (the file's "
+                    "gender column M and F): as the authors' code does (00_IAT_utils.R get_lang_es_separate_gender, "
+                    "05_calculate_es_from_swabs.R), male terms are matched with the masculine forms and female terms "
+                    "with the feminine ones (forms:; docs/methods.md, 'Paired forms'); a and b name the masculine "
+                    "forms. Only the WEAT computes this measure.")
 LEWIS_ITEMS = ("Each item is the translation cell of one English IAT word as data/study1b/iat_translations_raw.csv "
                "gives it (its English word in the item's note), alternatives separated by '/' included: the authors' "
                "code (02_tidy_translations_wiki.R, 00_IAT_utils.R) lower-cases the cell, splits it at '/' and at "
@@ -517,14 +533,19 @@ def lewis2020(base: str) -> None:
                 digests["lists"].append({"file": path, "row": lname, "column": f"{role}/{g}", "n": len(rawlist),
                                          "sha256": list_digest(rawlist), "set": sid})
                 made[role + suffix] = (sid, kept)
-        if gendered:
-            continue                   # the authors' comparison matches each gender's terms with that gender's forms
-        refs = {"x": made["male"], "y": made["female"], "a": made["career"], "b": made["family"]}
+        # a gendered language: the authors match each gender's terms with that gender's forms (forms:)
+        refs = {"x": made["male"], "y": made["female"], "a": made["career_m" if gendered else "career"],
+                "b": made["family_m" if gendered else "family"]}
         shared = overlaps({k: v[1] for k, v in refs.items()})
+        if gendered:
+            shared_f = overlaps({"x": refs["x"][1], "y": refs["y"][1], "a": made["career_f"][1],
+                                 "b": made["family_f"][1]})
+            assert shared_f == shared, (lname, shared, shared_f)     # one overlap: declares both forms'
         tid = f"lewis2020_{slug}"
         notes = [LEWIS_NOTE, f"Language: {lname} ({code}), {study}.",
                  "Male/female terms vs career/family words: the comparison of 04_get_swabs.R (test_name WEAT_6, "
-                 "bias_type gender-bias-career-family).", LEWIS_ITEMS, coverage_note(code)]
+                 "bias_type gender-bias-career-family).", LEWIS_FORMS_NOTE if gendered else "", LEWIS_ITEMS,
+                 coverage_note(code)]
         doc = {"id": tid, "version": "1.0.0",
                "title": f"Lewis and Lupyan (2020) gender-career IAT words ({lname}): Male/Female vs Career/Family",
                "bias_type": "gender", "level": "word", "language": code, "license": "unspecified",
@@ -542,6 +563,13 @@ def lewis2020(base: str) -> None:
                          "commit": snap.commit}
         doc.update({k: f"{v[0]}@1.0.0" for k, v in refs.items()})
         doc["expansions"] = {}
+        if gendered:
+            doc["forms"] = {"x": "masculine", "y": "feminine",
+                            "a": {"masculine": f"{made['career_m'][0]}@1.0.0",
+                                  "feminine": f"{made['career_f'][0]}@1.0.0"},
+                            "b": {"masculine": f"{made['family_m'][0]}@1.0.0",
+                                  "feminine": f"{made['family_f'][0]}@1.0.0"}}
+            doc["methods"] = ["weat"]
         if len(refs["x"][1]) != len(refs["y"][1]):
             doc["equal_targets"] = False
         if shared:
@@ -558,9 +586,10 @@ def lewis2020(base: str) -> None:
         f"- Sets `lewis2020_<language>_<male|female|career|family>` in {len(langs)} languages "
         f"({', '.join(sorted(langs))}); where the authors give masculine and feminine forms of the career and "
         "family words (the file's gender column M and F), two sets, `_m` and `_f`.\n"
-        f"- Tests `lewis2020_<language>` only where the words have one form ({len(tests_by_code)} languages and the "
-        "PanLex Zulu variant): the authors' measure of a gendered language matches each gender's terms with that "
-        "gender's forms, which a test on four lists cannot state, so those languages have sets only.\n"
+        f"- Tests `lewis2020_<language>` in every language ({len(tests_by_code)} languages and the PanLex Zulu "
+        f"variant); in the {sum(gendered_codes.values())} gendered ones the test pairs the attributes' forms "
+        "(`forms:`): male terms with the masculine forms (`_m`), female terms with the feminine ones (`_f`), as the "
+        "authors' code does (docs/methods.md, 'Paired forms'); only the WEAT computes that measure.\n"
         "- The English words 'artistic', 'brilliant', 'creative', 'genius', 'super-imaginative', 'super-smart' of "
         "the file are not in the career/family lists of Study 1b (04_get_swabs.R): not curated.\n"
         "- Items are whole translation cells (with '/' alternatives); control characters and one Latin "
@@ -593,11 +622,11 @@ def lewis_published(snap: Snapshot, tests_by_code: dict, gendered_codes: dict) -
             if x == "TRUE":
                 note += "; data/study1b/language_exclusions.csv excludes this language for this model"
             tid = tests_by_code.get(code, "")
+            if tid and gendered_codes.get(code):
+                note += ("; the registry's test pairs the masculine and feminine forms of the attributes with the male "
+                         "and female terms as the authors' code does (forms:)")
             if not tid:
-                if gendered_codes.get(code):
-                    note += ("; no registry test: the language's attributes have masculine and feminine forms, which "
-                             "the authors' measure matches with each gender's terms (sets only)")
-                elif code in gendered_codes:
+                if code in gendered_codes:
                     note += "; no registry test for this language"
                 else:
                     note += "; the authors' translation file holds no list for this language"
@@ -618,7 +647,8 @@ def lewis_published(snap: Snapshot, tests_by_code: dict, gendered_codes: dict) -
                          "effect": "no EATlas encoding computes it (encoding unknown)"},
                         {"what": "gendered attributes are matched with each gender's terms",
                          "code": "05_calculate_es_from_swabs.R drops category_1 x F and category_2 x M rows",
-                         "effect": "not a WEAT on four lists"}]}
+                         "effect": "the registry's test states the forms (forms:), and the WEAT computes the "
+                                   "authors' measure from them (eatlas.stats.forms)"}]}
         for c, (m, f) in LEWIS_MODELS.items()]}
     import yaml
     conv = (f"# The convention of Lewis and Lupyan's effect sizes. Written by scripts/curate_wave3.py.\n"
@@ -1084,7 +1114,15 @@ def liang2023(base: str) -> None:
 # ============================================================================================== Malik et al.
 MALIK = "malik2022"
 MALIK_REPO = "iamshnoo/soc_bias"
-MALIK_LICENSE_NOTE = "The repository's LICENSE is the GNU GPL v3 (GPL-3.0), as WEATHub's (same first author)."
+MALIK_LICENSE_NOTE = ("The repository's LICENSE is the GNU GPL v3 (GPL-3.0). The repository is a reproduction by "
+                      "Mukherjee and Raj (2023), not the paper's authors' own (registry/sources.yaml).")
+# iamshnoo/soc_bias: CITATION.cff "Reproduction Code for the paper ..." (Mukherjee and Raj, 2023-04-05); README: the
+# lang_spec lists are "manually created word lists defined in the paper appendix", the trans ones data/weat/en
+# translated "using Google Translate"
+MALIK_MADE = {"lang_spec": "language-specific, written for Hindi: the reproduction typed them from the paper's "
+                           "appendix (its README)",
+              "trans": "translated from the English WEAT: the reproduction translated data/weat/en with Google "
+                       "Translate (its README)"}
 MALIK_BIAS = {"weat7": "gender", "weat8": "gender", "weat11": "gender", "weat12": "gender", "weat13": "gender",
               "weat14": "gender", "weat15": "gender", "weat16": "caste", "weat17": "caste", "weat18": "religion",
               "weat19": "religion", "weat20": "religion", "weat21": "urban-rural"}
@@ -1134,10 +1172,9 @@ def malik2022(base: str) -> None:
                     src["differences"] = diffs
                 kind = {"adjectives": "adjective", "verbs": "verb", "names": "name"}.get(
                     doc[key].get("type", ""), "word")
-                notes = [f"Malik et al. (2022) Hindi WEAT list '{cat}' ({folder}: "
-                         + ("language-specific, written for Hindi" if folder == "lang_spec" else
-                            "translated from the English WEAT") + ").",
-                         "Compared by content with WEATHub's Hindi sets (same first author): no WEATHub set holds "
+                notes = [f"Malik et al. (2022) Hindi WEAT list '{cat}' ({folder}: {MALIK_MADE[folder]}).",
+                         "Compared by content with WEATHub's Hindi sets (WEATHub's first two authors made this "
+                         "reproduction): no WEATHub set holds "
                          "this list as this file gives it, so it is registered here; a list WEATHub holds is reused, "
                          "not copied." + (f" (WEATHub's {same_list[0]} holds the same items, its file repeating "
                                           "other ones.)" if same_list else ""),
@@ -1145,7 +1182,7 @@ def malik2022(base: str) -> None:
                          "it gives none.", difference_note(diffs)]
                 d = set_doc(sid=sid, concept=cat, language="hi", kind=kind, license="GPL-3.0",
                             license_note=MALIK_LICENSE_NOTE, source=src, notes=notes, items=kept,
-                            source_kind=["authors_curated"] if folder == "lang_spec" else ["translation_human"],
+                            source_kind=["authors_curated"] if folder == "lang_spec" else ["translation_machine"],
                             change=f"Initial curation from {snap.where(path)} (commit {c7}), {key}.")
                 files[f"registry/{MALIK}/sets/{sid}.yaml"] = dump(d)
                 new_sets.append(sid)
@@ -1184,7 +1221,13 @@ def malik2022(base: str) -> None:
             same_tests.append(f"{tid} = {same}")
     files[f"registry/{MALIK}/README.md"] = (
         "# Malik et al. (2022), Hindi WEAT lists\n\n"
-        f"Curated by scripts/curate_wave3.py from {MALIK_REPO} at commit {snap.commit}, data/weat/hi/ (GPL-3.0). "
+        f"Curated by scripts/curate_wave3.py from {MALIK_REPO} at commit {snap.commit}, data/weat/hi/ (GPL-3.0).\n\n"
+        "The repository is a reproduction, not the paper's authors' own: its CITATION.cff names it \"Reproduction "
+        "Code for the paper 'Socially Aware Bias Measurements for Hindi Language Representations'\" by Anjishnu "
+        "Mukherjee and Chahat Raj (released 2023-04-05); the paper's authors are Malik, Dev, Nishi, Peng and Chang. "
+        "Its README says the language-specific lists (data/weat/hi/lang_spec) are word lists from the paper's "
+        "appendix and the translated ones (data/weat/hi/trans, WEAT 7 and 8) were made with Google Translate from "
+        "data/weat/en.\n\n"
         "Compared by content with WEATHub's Hindi sets (registry/weathub2023): a list WEATHub holds is reused, a new "
         f"one registered. {len(made)} tests; {len(new_sets)} new sets; {len(reused)} lists reused from WEATHub.\n\n"
         "Tests whose four lists are a WEATHub test's:\n" + "".join(f"- {x}\n" for x in same_tests)

@@ -32,6 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from eatlas.registry.textcheck import item_key  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from item_cleaning import clean_items  # noqa: E402
+
 PAPER = "weathub2023"
 REPO = "iamshnoo/weathub"
 LICENSE = "GPL-3.0"
@@ -114,24 +117,15 @@ def digest(items: list[str]) -> str:
     return hashlib.sha256(json.dumps(items, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
+DATE_CROSS = "2026-11-27"      # a target's item also in an attribute declared in overlap (x/a, ...)
+
+
 def curate_list(raw: list[str]) -> tuple[list[str], list[dict]]:
-    """The authors' list -> (our items, the differences). Each item is NFC-normalised (the registry's
-    text form); a cell pandas read from an empty spreadsheet cell ('nan') is left out; a repeated
-    item (same text after NFKC, as the validator compares) is kept once, at its first position.
-    Every left-out position is returned, so the authors' list can be rebuilt exactly."""
-    kept, removed, seen = [], [], {}
-    for pos, text in enumerate(raw):
-        t = unicodedata.normalize("NFC", text)
-        if t == "nan":
-            removed.append({"position": pos, "text": t, "reason": "empty spreadsheet cell, read as 'nan'"})
-            continue
-        k = item_key(t, True)
-        if k in seen:
-            removed.append({"position": pos, "text": t, "reason": f"repeats position {seen[k]}"})
-            continue
-        seen[k] = pos
-        kept.append(t)
-    return kept, removed
+    """The authors' list -> (our items, the differences), by the curation scripts' one routine
+    (scripts/item_cleaning.py: spaces, invisible marks, empty cells, repeats...), on the list NFC-normalised: WEATHub's
+    NFC changes are recorded per set (its notes, and the raw list's digest), the other changes, with their positions,
+    in source.differences. A cell pandas read from an empty spreadsheet cell ('nan') is an empty item."""
+    return clean_items([unicodedata.normalize("NFC", t) for t in raw], nan_is_empty=True)
 
 
 def rebuild(items: list[str], removed: list[dict]) -> list[str]:
@@ -303,6 +297,18 @@ def build(gitdir: str) -> dict:
                          "commit": commit}
         doc.update({f"{k}": f"{refs[k]}@1.0.0" for k in ("x", "y", "a", "b")})
         doc["expansions"] = {}
+        # an item the authors' lists put in a target and an attribute (validate warns unless declared)
+        cross = {f"{t}/{a}": [w for w in set_docs[refs[t]]["kept"] if w in set(set_docs[refs[a]]["kept"])]
+                 for t in "xy" for a in "ab"}
+        cross = {k: v for k, v in cross.items() if v}
+        if cross:
+            doc["overlap"] = cross
+            for k, v in cross.items():
+                t, a = k.split("/")
+                notes.append(f"The authors' lists put {', '.join(v)} in both {t.upper()} ({cats[t]}) and {a.upper()} "
+                             f"({cats[a]}); the test keeps them as they are (a list is never altered), declares the "
+                             f"item in overlap ({k}), and every result records it (results.overlap); it is compared "
+                             "with itself in both concepts.")
         if sizes["x"] != sizes["y"]:
             doc["equal_targets"] = False
         if tid in overlaps:
@@ -315,6 +321,12 @@ def build(gitdir: str) -> dict:
                       "out because its lists overlap.")
         doc["changelog"] = [{"version": "1.0.0", "date": DATE if tid not in overlaps else DATE_VARIANTS,
                              "change": change}]
+        if cross:               # declared after the first curation (version 1.0.1)
+            doc["version"] = "1.0.1"
+            doc["changelog"].append({"version": "1.0.1", "date": DATE_CROSS, "change": " ".join(
+                f"The item the authors' lists put in both {k[0].upper()} and {k[2].upper()} ({', '.join(v)}) is "
+                f"declared in overlap ({k}) and said in the notes; the lists are unchanged." for k, v in cross.items())
+                + " validate no longer warns about it."})
         files[f"registry/{PAPER}/tests/{tid}.yaml"] = dump(doc)
     pub = published(gitdir, made)
     files.update(pub)
@@ -549,6 +561,10 @@ def readme(commit: str, set_docs: dict, made: dict, skipped: list) -> str:
         "made (src/load_annotations.py: column 2 of the first sheet; Google Translate is column 1). `weathub_<lang>_<weat>_gt` "
         "(`variant: machine_translation`) and `weathub_<lang>_<weat>_all` "
         "(`variant: human_translation_extended`) name it in `variant_of`; so do their sets.", "",
+        "## Gendered languages",
+        "No paired forms: the authors' code (src/weat.py, src/run_weat.py) has no notion of a word's grammatical "
+        "gender; each list is one list, as the annotators wrote it, and the tests of gendered languages are tests on "
+        "four lists, as WEATHub ran them (docs/methods.md, 'Paired forms').", "",
         "## Licence",
         LICENSE_NOTE, "",
         "## Differences from the authors' files",

@@ -8,28 +8,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import subprocess
 import sys
-import unicodedata
 from pathlib import Path
 
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from eatlas.registry.textcheck import item_key, mixed_scripts  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from item_cleaning import CONTROL, STRIP_FORMAT, curate_list, difference_note, rebuild  # noqa: E402,F401
+
+from eatlas.registry.textcheck import item_key  # noqa: E402,F401  (curate_wave3 imports it from here)
 
 DATE = "2026-11-27"
 DIGESTS_FILE = ROOT / "tests" / "data" / "authors" / "wave3" / "digests.json"
-# Invisible format characters an authors' cell may carry around a word (bidi marks, a BOM, a zero-width space):
-# the registry refuses them in a stimulus (docs/registry-format.md, "Characters in stimuli"); each one removed is
-# recorded as a difference. Joiners (U+200C, U+200D) are part of some spellings and are left to the validator.
-STRIP_FORMAT = {"\u200e": "LEFT-TO-RIGHT MARK", "\u200f": "RIGHT-TO-LEFT MARK", "\ufeff": "BYTE ORDER MARK",
-                "\u200b": "ZERO WIDTH SPACE", "\u202a": "LEFT-TO-RIGHT EMBEDDING", "\u202c": "POP DIRECTIONAL FORMATTING",
-                "\u00ad": "SOFT HYPHEN"}
-
-
 class Snapshot:
     """One repository's bare git snapshot: its commit, and its files at that commit."""
 
@@ -63,105 +56,6 @@ class Snapshot:
 
 def list_digest(items: list[str]) -> str:
     return hashlib.sha256(json.dumps(list(items), ensure_ascii=False).encode("utf-8")).hexdigest()
-
-
-CONTROL = {"\b": "U+0008 BACKSPACE removed", "\t": "U+0009 TAB made a space", "\n": "U+000A LINE FEED made a space",
-           "\r": "U+000D CARRIAGE RETURN made a space"}
-
-
-def curate_list(raw: list[str], *, case_sensitive: bool = True, custom: dict[str, tuple[str, str]] | None = None,
-                drop_mixed: bool = False) -> tuple[list[str], list[dict]]:
-    """The authors' list (as their own code splits it) -> (our items, the differences).
-
-    Each item is stripped of surrounding spaces and NFC-normalised (the registry's text form); an invisible format
-    character (STRIP_FORMAT) is removed; an empty item (a trailing comma) is left out; an item that repeats an
-    earlier one (same text after NFKC, as the validator compares) is kept once, at its first position. Every
-    change is returned, with the position in the authors' list, so that list can be rebuilt exactly
-    (:func:`rebuild`)."""
-    kept, diffs, seen = [], [], {}
-    for pos, text in enumerate(raw):
-        t = text
-        extra = []
-        if custom and text in custom:
-            t, why = custom[text]
-            extra.append(why)
-        for ch, why in CONTROL.items():
-            if ch in t:
-                t = t.replace(ch, "" if ch == "\b" else " ")
-                extra.append(why)
-        removed = [name for ch, name in STRIP_FORMAT.items() if ch in t]
-        for ch in STRIP_FORMAT:
-            t = t.replace(ch, "")
-        t = unicodedata.normalize("NFC", t.strip())
-        t = re.sub(" {2,}", " ", t)
-        for j in ("\u200c", "\u200d"):            # a joiner at a word's edge joins nothing: removed
-            if re.search(f"(^|\\s){j}|{j}(\\s|$)", t):
-                t = re.sub(f"(^|(?<=\\s)){j}+|{j}+((?=\\s)|$)", "", t)
-                extra.append(f"U+{ord(j):04X} {'ZERO WIDTH NON-JOINER' if j == chr(0x200c) else 'ZERO WIDTH JOINER'}"
-                             " at a word's edge removed")
-        mixed = mixed_scripts(t) if drop_mixed and t else None
-        if mixed:
-            diffs.append({"position": pos, "text": text, "reason": "left out: the item mixes scripts ("
-                          + ", ".join(f"{k} U+{ord(v):04X}" for k, v in mixed.items())
-                          + "), which the registry refuses in one stimulus"})
-            continue
-        if not t:
-            diffs.append({"position": pos, "text": text, "reason": "empty item (nothing between two commas)"})
-            continue
-        k = item_key(t, case_sensitive)
-        if k in seen:
-            diffs.append({"position": pos, "text": text, "reason": f"repeats position {seen[k]}"})
-            continue
-        seen[k] = pos
-        if t != text:
-            why = list(extra)
-            if removed:
-                why.append("removed " + ", ".join(f"U+{ord(ch):04X} {n}" for ch, n in STRIP_FORMAT.items()
-                                                   if n in removed))
-            if text.strip() != text and not extra:
-                why.append("surrounding spaces stripped")
-            if unicodedata.normalize("NFC", text) != text:
-                why.append("NFC-normalised")
-            if "  " in text.strip():
-                why.append("repeated spaces made one")
-            diffs.append({"position": pos, "text": text, "stored": t, "reason": "; ".join(why) or "normalised"})
-        kept.append(t)
-    return kept, diffs
-
-
-def rebuild(items: list[str], diffs: list[dict]) -> list[str]:
-    """The authors' list from our items and the recorded differences (inverse of :func:`curate_list`)."""
-    out = list(items)
-    changed = {d["stored"]: d["text"] for d in diffs if "stored" in d}
-    out = [changed.get(t, t) for t in out]
-    for d in sorted((d for d in diffs if "stored" not in d), key=lambda d: d["position"]):
-        out.insert(d["position"], d["text"])
-    return out
-
-
-def difference_note(diffs: list[dict]) -> str:
-    """The DIFFERENCE sentence of a set's notes (empty when the list is the authors' exactly)."""
-    if not diffs:
-        return ""
-    reps = sum(d["reason"].startswith("repeats") for d in diffs)
-    empty = sum(d["reason"].startswith("empty") for d in diffs)
-    mixed = sum(d["reason"].startswith("left out: the item mixes") for d in diffs)
-    norm = sum("stored" in d for d in diffs)
-    only_spaces = all(d["reason"] == "surrounding spaces stripped" for d in diffs if "stored" in d)
-    parts = []
-    if reps:
-        parts.append(f"{reps} repeated item(s) kept once (a set holds each stimulus once; the authors' list, used "
-                     "by their code as is, counts a repeat twice)")
-    if empty:
-        parts.append(f"{empty} empty item(s) (two commas with nothing between) left out")
-    if mixed:
-        parts.append(f"{mixed} item(s) that mix two scripts in one word (e.g. Bengali letters inside a Tamil word) left "
-                     "out, since the registry refuses such a stimulus")
-    if norm:
-        parts.append(f"{norm} item(s) stored " + ("without the spaces around them" if only_spaces else
-                                                   "normalised (spaces, invisible marks or Unicode form)"))
-    return "DIFFERENCE: " + "; ".join(parts) + "; each change, with its position in the authors' list, is in " \
-        "source.differences."
 
 
 # ------------------------------------------------------------------------------------------------ YAML out

@@ -80,6 +80,12 @@ def _entry(**change):
     ({"bibtex": TESTPAPER["bibtex"].replace("2026", "2025")},
      "BibTeX year '2025' differs from the entry's year '2026'"),
     ({"authors_repository": {"url": "https://github.com/a/b"}}, "needs url and license"),
+    ({"authors_repository": {"url": "https://github.com/a/b", "license": "MIT"}},
+     "field 'authors_repository.kind': kind is None: say whose the repository is"),
+    ({"authors_repository": {"url": "https://github.com/a/b", "license": "MIT", "kind": "fork"}},
+     "kind is 'fork'"),
+    ({"authors_repository": {"url": "https://github.com/a/b", "license": "MIT", "kind": "reproduction"}},
+     "field 'authors_repository.by': a reproduction names who made it (by:)"),
 ])
 def test_bad_entries_are_refused_with_the_field(change, says):
     with pytest.raises(EatlasError) as e:

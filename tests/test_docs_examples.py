@@ -30,6 +30,10 @@ def kind(doc) -> str:
         return "set"
     if {"x", "y", "a", "b"} <= set(doc):
         return "test"
+    if "forms" in doc:                                      # a fragment of a test: its paired forms
+        return "forms"
+    if set(doc) == {"authors_repository"}:                  # a fragment of a source entry
+        return "repository"
     if "families" in doc or "parts" in doc:
         return "template"
     if set(doc) == {"source"}:                              # a fragment of a set: where it comes from
@@ -104,6 +108,18 @@ def test_every_yaml_example_is_valid(where, line, text, tmp_path):
         for d in doc["source"].get("differences", []):
             assert {"position", "text", "reason"} <= set(d) <= {"position", "text", "stored", "reason"}, d
             assert isinstance(d["position"], int) and d["position"] >= 0
+        return
+    elif k == "forms":
+        from eatlas.registry import load_registry
+        from eatlas.registry.models import FormsModel
+        forms = FormsModel.model_validate(doc["forms"])
+        assert doc["a"] == forms.a[forms.x] and doc["b"] == forms.b[forms.x]      # a and b: x's forms
+        reg = load_registry(ROOT)
+        assert all(reg.get_set(ref) for role in (forms.a, forms.b) for ref in role.values())
+        return
+    elif k == "repository":
+        from eatlas.registry.models import RepositoryModel
+        RepositoryModel.model_validate(doc["authors_repository"])
         return
     elif k == "sources":
         from eatlas.registry.cite import check_sources

@@ -137,8 +137,9 @@ def test_lewis_lupyan_lists_cover_the_papers_languages(reg):
     assert [[i.text for i in reg.get_set(en.sets[r]).items] for r in "xa"] == [
         ["male", "man", "boy", "brother", "he", "him", "his", "son"],
         ["executive", "management", "professional", "corporation", "salary", "office", "business", "career"]]
-    fr = reg.sets["lewis2020_french_career_f"]          # a gendered language: feminine forms, sets only
-    assert "professionnelle" in [i.text for i in fr.items] and "lewis2020_french" not in reg.tests
+    fr = reg.sets["lewis2020_french_career_f"]          # a gendered language: its test pairs the forms (forms:)
+    assert "professionnelle" in [i.text for i in fr.items]
+    assert reg.tests["lewis2020_french"].forms["a"]["feminine"] == "lewis2020_french_career_f@1.0.0"
     ru = reg.sets["lewis2020_russian_female"]
     assert any("eë" in d["text"] for d in ru.source["differences"]) and "DIFFERENCE" in ru.notes
 
@@ -150,7 +151,7 @@ def test_lewis_lupyan_effect_sizes_are_the_authors_file(reg):
     # data/study1b/iat_es_lang.csv: en,0.6024799683742811,0.6318636686962313,0.38632053299094504
     assert cell[("en", "lang_es_wiki")]["value"] == "0.6318636686962313"
     assert cell[("en", "lang_es_wiki")]["test_id"] == "lewis2020_english"
-    assert cell[("fr", "lang_es_wiki")]["test_id"] == ""           # sets only: said in the note
+    assert cell[("fr", "lang_es_wiki")]["test_id"] == "lewis2020_french"     # a gendered language: forms:
     assert "masculine and feminine" in cell[("fr", "lang_es_wiki")]["note"]
 
 

@@ -206,13 +206,16 @@ def cmd_show(args) -> int:
         out.print(f"methods: {esc(', '.join(spec.methods))} (only these run it)")
     if spec.notes:
         out.print(f"notes: {esc(spec.notes)}")
+    if spec.forms:
+        out.print(esc(f"forms: X with the {spec.forms['x']} forms of A and B, Y with the {spec.forms['y']} forms "
+                      "(A@Y, B@Y below); the WEAT computes Lewis and Lupyan's measure"), highlight=False)
     out.print(f"level {esc(t.level)}" + (f", template {esc(t.template)}" if t.template else ""), highlight=False)
     for role, (before, after) in sorted(t.truncated.items()):
         other = {"x": "y", "y": "x", "a": "b", "b": "a"}[role]
         what = "items" if t.level == "word" else "sentences"
         out.print(esc(f"truncated to {after} of {before} {what} of set {role.upper()} with seed {t.truncation_seed} "
                       f"(as many as {other.upper()} has; --seed draws another subset)"), highlight=False)
-    for role, c in t.concepts.items():
+    for role, c in t.all_concepts.items():
         out.print(f"[bold]{role.upper()}[/bold] {esc(c.name)} ({esc(c.set_ref)}, {len(c)} items)")
         shown = c.items if args.all else c.items[:args.limit]
         for it in shown:

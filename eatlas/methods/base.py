@@ -135,6 +135,9 @@ class Matrices:
     texts: dict
     test: Any
     stimuli: dict = field(default_factory=dict)     # role -> the stimulus (word) of each row, its text's source
+    # paired forms (a gendered language's test, TestSpec.forms): "a", "b" -> target y's attribute matrices, rows
+    # aligned with ``a`` and ``b`` (x's forms); empty for a test without forms
+    forms: dict = field(default_factory=dict)
 
     @property
     def names(self) -> list[str]:
@@ -197,6 +200,9 @@ class Method:
     # not one the method runs (left out of its default run, refused when named); one left with fewer
     # encodable stimuli by a model is stored as not run. WEAT's d needs a standard deviation: 2 each.
     min_stimuli: ClassVar[dict[str, int]] = {"x": 2, "y": 2, "a": 2, "b": 2}
+    # whether compute() reads Matrices.forms (a test of paired forms, TestSpec.forms); a method that does not is
+    # not run on such a test
+    paired_forms: ClassVar[bool] = False
     # Whether it runs the tests that declare no `methods:` (docs/registry-format.md): every method over
     # embeddings does; a method of another kind (e.g. prompting a generative model) runs only the tests
     # whose `methods:` name it.

@@ -34,8 +34,24 @@ class Weat(Method):
             raise EatlasError(str(e), field="--convention", hint=f"leave {flag} out, or use --convention "
                                                                  f"{conventions.DEFAULT}") from None
 
+    paired_forms = True     # a gendered language's test (forms:): Lewis & Lupyan's measure, eatlas.stats.forms
+
     def compute(self, m: Matrices, cfg) -> Outcome:
+        if m.forms:
+            return self._forms(m, cfg)
         return Outcome(stats=weat(m.x, m.y, m.a, m.b, n_samples=cfg.n_samples, seed=cfg.seed,
                                   parametric=cfg.parametric, ci=cfg.ci, n_boot=cfg.n_boot,
                                   alternative=cfg.alternative, ci_method=cfg.ci_method,
                                   convention=self.convention(cfg), words=m.words))
+
+    def _forms(self, m: Matrices, cfg) -> Outcome:
+        from ..stats.forms import weat_forms
+        if self.convention(cfg) != conventions.DEFAULT:
+            return Outcome(not_run=f"--convention {self.convention(cfg)}: a test of paired forms (forms:) has Lewis "
+                                   f"& Lupyan's d only (--convention {conventions.DEFAULT})")
+        if cfg.ci is not None and cfg.ci_method != "concepts":
+            return Outcome(not_run=f"--ci-method {cfg.ci_method}: a test of paired forms (forms:) has the concepts' "
+                                   "interval only (--ci-method concepts)")
+        return Outcome(stats=weat_forms(m.x, m.y, m.a, m.b, m.forms["a"], m.forms["b"], n_samples=cfg.n_samples,
+                                        seed=cfg.seed, parametric=cfg.parametric, ci=cfg.ci,
+                                        alternative=cfg.alternative))

@@ -31,7 +31,8 @@ _INT_COLUMNS = ("item_index", "span_start", "span_end", "template_index", "trunc
 def stimulus_rows(reg: Registry, test: Test) -> list[dict]:
     """The long table of one built test: one row per stimulus as it enters the encoder."""
     rows = []
-    for role, c in test.concepts.items():
+    # a test of paired forms (forms:) adds y's attribute forms as roles A@Y and B@Y (aligned with A and B)
+    for role, c in getattr(test, "all_concepts", test.concepts).items():
         sset = reg.get_set(c.set_ref)
         for s in c.stimuli:
             tid, _, tver = (s.template or "").partition("@")

@@ -32,7 +32,7 @@ import yaml
 from .. import __version__
 from ..errors import EatlasError
 from ..registry.base import Registry, TestSpec
-from ..registry.cite import eatlas_bibtex
+from ..registry.cite import eatlas_bibtex, repository_line
 from ..registry.published import read_published
 from ..registry.stimuli import build_test
 from .export import export_levels, rows_frame, stimulus_rows
@@ -80,7 +80,7 @@ def licences_of(reg: Registry, spec: TestSpec) -> dict[str, list[str]]:
     """Licence -> the parts of a test under it (the test file, its sets, the templates of its levels)."""
     parts: dict[str, list[str]] = {}
     parts.setdefault(spec.license, []).append("test")
-    for ref in dict.fromkeys(spec.sets.values()):
+    for ref in dict.fromkeys([*spec.sets.values(), *spec.form_sets.values()]):
         s = reg.get_set(ref)
         parts.setdefault(s.license, []).append(f"set {s.id}")
     for lv in export_levels(spec):
@@ -341,15 +341,22 @@ def dataset_card(reg: Registry, configs: list[dict], version: str, repo_id: str 
         "## Sources", "",
         "Every paper the registry cites; the `paper` column of `sets` and `published_results` holds these keys.", "",
     ]
+    lines += source_items(reg)
+    return "\n".join(lines) + "\n"
+
+
+def source_items(reg: Registry) -> list[str]:
+    """The card's list of sources, one line each: citation, DOI or URL, and whose repository the lists come from
+    (the authors' own, or a reproduction by whom, and how its lists were made; eatlas.registry.cite)."""
+    out = []
     for key, src in sorted(reg.sources.items()):
         src = src or {}
         cite = _md(src.get("citation", key))
         doi = f" https://doi.org/{_md(src['doi'])}" if src.get("doi") else ""
         url = "" if doi or not src.get("url") else f" {_md(src['url'])}"
-        r = src.get("authors_repository") or {}
-        repo_ = f" Authors' files: {_md(r.get('url'))} (licence: {_md(r.get('license'))})." if r else ""
-        lines.append(f"- `{key}`: {cite}{doi}{url}{repo_}")
-    return "\n".join(lines) + "\n"
+        repo_ = f" {_md(repository_line(src))}" if src.get("authors_repository") else ""
+        out.append(f"- `{key}`: {cite}{doi}{url}{repo_}")
+    return out
 
 
 def configs_file(configs: list[dict], version: str) -> str:

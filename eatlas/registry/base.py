@@ -454,6 +454,9 @@ class TestSpec:
     methods: tuple[str, ...] | None = None     # the methods that run it (None: every method over embeddings)
     overlap: dict[str, list[str]] | None = None   # "x/y" or "a/b" -> the items the authors' lists put in both
     raw: dict = field(default_factory=dict, repr=False)
+    # paired forms (a gendered language): {"x": form, "y": form, "a": {form: ref}, "b": {form: ref}}; a and b
+    # (``sets``) are then x's forms, and y's attributes are forms["a"][forms["y"]], forms["b"][forms["y"]]
+    forms: dict | None = None
 
     __test__ = False  # not a pytest class
 
@@ -468,10 +471,20 @@ class TestSpec:
 
     def hash(self) -> str:
         # `methods` counts as content when declared (a test without it keeps its old hash)
-        return content_hash({"sets": self.sets, "level": self.level,
-                             "expansions": {k: vars(v) for k, v in self.expansions.items()},
-                             "language": None if self.language == DEFAULT_LANGUAGE else self.language,
-                             "methods": list(self.methods) if self.methods is not None else None})
+        content = {"sets": self.sets, "level": self.level,
+                   "expansions": {k: vars(v) for k, v in self.expansions.items()},
+                   "language": None if self.language == DEFAULT_LANGUAGE else self.language,
+                   "methods": list(self.methods) if self.methods is not None else None}
+        if self.forms:          # counted only when declared (a test without forms keeps its old hash)
+            content["forms"] = self.forms
+        return content_hash(content)
+
+    @property
+    def form_sets(self) -> dict[str, str]:
+        """Target y's attribute sets where they differ from x's ({"a": ref, "b": ref}; empty without forms)."""
+        if not self.forms or self.forms["x"] == self.forms["y"]:
+            return {}
+        return {r: self.forms[r][self.forms["y"]] for r in ("a", "b")}
 
 
 def _typename(v: Any) -> str:
@@ -662,6 +675,16 @@ def parse_test(doc: Any, file: str, problems: list | None = None) -> TestSpec | 
     if any(faults.ok(doc, r) is None for r in ROLES):
         return None
     variant_ok = not any(p.field in ("variant", "variant_of") for p in found)
+    forms = faults.ok(doc, "forms", dict) if "forms" not in faults.at else None
+    if forms:
+        forms = {"x": forms["x"], "y": forms["y"], "a": dict(forms["a"]), "b": dict(forms["b"])}
+        wrong = [r for r in ("a", "b") if forms[r][forms["x"]] != doc[r]]
+        if wrong:
+            _report([EatlasError(f"{r} is {doc[r]!r:.60} but forms.{r}.{forms['x']} (the form of target x) is "
+                                 f"{forms[r][forms['x']]!r:.60}", file=file, obj=obj, field=f"forms.{r}",
+                                 hint=f"a and b name target x's forms: write {r}: {forms[r][forms['x']]}")
+                     for r in wrong], problems)
+            forms = None
     methods = faults.ok(doc, "methods")
     overlap = faults.ok(doc, "overlap", dict)
     eq_t, eq_a = faults.ok(doc, "equal_targets", bool), faults.ok(doc, "equal_attributes", bool)
@@ -676,7 +699,8 @@ def parse_test(doc: Any, file: str, problems: list | None = None) -> TestSpec | 
                     variant=faults.ok(doc, "variant") if variant_ok else None,
                     variant_of=faults.ok(doc, "variant_of") if variant_ok else None,
                     methods=tuple(methods) if methods is not None else None,
-                    overlap={k: list(overlap[k]) for k in OVERLAP_PAIRS if k in overlap} if overlap else None, raw=doc)
+                    overlap={k: list(overlap[k]) for k in OVERLAP_PAIRS if k in overlap} if overlap else None, raw=doc,
+                    forms=forms or None)
 
 
 def parse_template(doc: Any, file: str) -> Template:

@@ -17,7 +17,9 @@ SOURCES_FILE = "registry/sources.yaml"
 REQUIRED = {"type": str, "authors": list, "year": int, "title": str, "venue": str, "bibtex": str}
 OPTIONAL = {"volume": str, "number": str, "pages": str, "publisher": str, "doi": str, "url": str,
             "authors_repository": dict, "checked": str, "citation": str, "preprint": str}
-REPOSITORY_KEYS = {"url", "license", "note"}
+REPOSITORY_KEYS = {"url", "license", "kind", "by", "lists", "note"}
+# whose the repository is: the paper's authors' own, or a reproduction by others (then ``by`` says whose)
+REPOSITORY_KINDS = ("authors", "reproduction")
 BIBTEX_TYPES = {"article", "inproceedings", "book", "incollection", "misc", "techreport", "phdthesis", "software"}
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 _REF = re.compile(r"\b[a-z][a-z_]*\d{4}[a-z]?\b")      # a source key inside free text ("ghavami2013 (via ...)")
@@ -103,8 +105,18 @@ def check_sources(doc: Any) -> dict[str, dict]:
             bad = sorted(set(repo) - REPOSITORY_KEYS)
             if bad or not isinstance(repo.get("url"), str) or not isinstance(repo.get("license"), str):
                 raise _fail(key, "authors_repository",
-                            "needs url and license (text), and nothing but url, license, note",
+                            "needs url and license (text), and nothing but url, license, kind, by, lists, note",
                             "write license: unspecified where the repository states none")
+            if repo.get("kind") not in REPOSITORY_KINDS:
+                raise _fail(key, "authors_repository.kind",
+                            f"kind is {repo.get('kind')!r}: say whose the repository is",
+                            "kind: authors (the paper's authors' own) or kind: reproduction (with by: who made it)")
+            if repo["kind"] == "reproduction" and not isinstance(repo.get("by"), str):
+                raise _fail(key, "authors_repository.by", "a reproduction names who made it (by:)",
+                            "e.g. by: Anjishnu Mukherjee and Chahat Raj, 2023 (the repository's CITATION.cff)")
+            for k in ("by", "lists"):
+                if k in repo and not isinstance(repo[k], str):
+                    raise _fail(key, f"authors_repository.{k}", f"{k} must be text", f"write {k}: as one line")
         bib = src["bibtex"].strip()
         m = re.match(r"^@(\w+)\{([^,\s]+),", bib)
         if not m or not bib.endswith("}"):
@@ -202,6 +214,20 @@ def bibtex_for_tests(reg, test_ids, *, include_eatlas: bool = True) -> list[tupl
     return out
 
 
+def repository_line(entry: dict | None) -> str:
+    """A source's repository in one sentence: whose it is (the authors' own, or a reproduction by whom), its
+    licence, and how its lists were made; "" when the entry names none."""
+    r = (entry or {}).get("authors_repository") or {}
+    if not r:
+        return ""
+    if r.get("kind") == "reproduction":
+        line = f"Files: {r.get('url')}, a reproduction by {r.get('by')}, not the authors' own"
+    else:
+        line = f"Authors' files: {r.get('url')}"
+    line += f" (licence: {r.get('license')})."
+    return line + (f" How its lists were made: {r['lists']}" if r.get("lists") else "")
+
+
 def source_lines(reg, source: dict | None) -> list[str]:
     """Where a set or test comes from, in words: the paper (its authors and year), where in it, the authors' file(s)
     and commit, then any other field of ``source`` on a line of its own."""
@@ -223,8 +249,13 @@ def source_lines(reg, source: dict | None) -> list[str]:
     if files:
         files = files if isinstance(files, list) else [files]
         shown = "; ".join(map(str, files[:3])) + (f"; and {len(files) - 3} more" if len(files) > 3 else "")
-        lines.append(f"authors' file{'s' if len(files) > 1 else ''}: {shown}" + (f" (commit {commit})" if commit
-                                                                                    else ""))
+        repo = (entry or {}).get("authors_repository") or {} if isinstance(entry, dict) else {}
+        label = f"authors' file{'s' if len(files) > 1 else ''}"
+        if repo.get("kind") == "reproduction":      # not the authors' own: say whose, and how its lists were made
+            label = f"file{'s' if len(files) > 1 else ''} of a reproduction by {repo.get('by')}"
+        lines.append(f"{label}: {shown}" + (f" (commit {commit})" if commit else ""))
+        if repo.get("kind") == "reproduction" and repo.get("lists"):
+            lines.append(f"how its lists were made: {repo['lists']}")
     elif commit:
         lines.append(f"commit: {commit}")
     diffs = src.pop("differences", None)

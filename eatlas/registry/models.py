@@ -36,10 +36,12 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    RootModel,
     StrictBool,
     StrictStr,
     StringConstraints,
     ValidationError,
+    model_validator,
 )
 from pydantic_core import PydanticCustomError
 
@@ -172,6 +174,34 @@ class ExpansionModel(_File):
     vars: dict[Text, Text] | None = Field(None, description="values of the template's own variables")
 
 
+FormName = Annotated[StrictStr, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]
+
+
+class FormsModel(_File):
+    """Attributes whose words come in paired forms (a gendered language's masculine and feminine forms of the
+    same words): each attribute's set per form, aligned item by item, and the form each target is matched with
+    (Lewis & Lupyan 2020; docs/methods.md, 'Paired forms')."""
+    model_config = ConfigDict(title="Forms")
+    x: FormName = Field(description="the form target x is matched with, e.g. masculine")
+    y: FormName = Field(description="the form target y is matched with, e.g. feminine")
+    a: dict[FormName, Ref] = Field(description="form -> attribute a's set in that form, id@version")
+    b: dict[FormName, Ref] = Field(description="form -> attribute b's set in that form, id@version")
+
+    @model_validator(mode="after")
+    def _covers(self):
+        for role in ("a", "b"):
+            have = getattr(self, role)
+            for target in ("x", "y"):
+                form = getattr(self, target)
+                if form not in have:
+                    raise PydanticCustomError(
+                        "forms_cover", "forms.{role} has no '{form}' form, which forms.{target} names",
+                        {"role": role, "form": form, "target": target,
+                         "hint": f"add {form}: <set id@version> to forms.{role}, or name one of its forms "
+                                 f"({', '.join(sorted(have)) or 'none'}) in forms.{target}"})
+        return self
+
+
 class TestFile(_File):
     """A test: four sets (targets x, y; attributes a, b) by id@version, and its sentence expansions."""
     __test__: ClassVar[bool] = False      # not a pytest class
@@ -206,6 +236,9 @@ class TestFile(_File):
                           "items the authors' lists put in both sets (kept as the authors ran them; validate checks "
                           "them against the sets)")
     tags: Any = Field(None, description="a list of ids that select the test for a purpose (checked by validate)")
+    forms: FormsModel | None = Field(None, description="paired forms of the attributes (a gendered language's "
+                                                       "masculine and feminine words) and the form each target "
+                                                       "uses; a and b are then target x's forms")
 
 
 class TemplateFile(_File):
@@ -305,8 +338,51 @@ class CatalogFile(_File):
     criteria: list[CatalogEntry] | None = None
 
 
+class RepositoryModel(BaseModel):
+    """The repository a source's lists were copied from: whose it is (the authors' own or a reproduction by
+    others), under which licence, and how its lists were made. Checked by eatlas.registry.cite when the
+    registry loads (REPOSITORY_KEYS, REPOSITORY_KINDS)."""
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, title="Repository")
+    url: StrictStr = Field(description="the repository, e.g. https://github.com/mllewis/IATLANG")
+    license: StrictStr = Field(description="the licence as the repository states it (an SPDX id), or unspecified")
+    kind: Literal["authors", "reproduction"] = Field(
+        description="authors: the paper's authors' own repository; reproduction: made by others to reproduce it")
+    by: StrictStr | None = Field(None, description="who made the repository, and when (required for a "
+                                                   "reproduction), as it says so itself (e.g. its CITATION.cff)")
+    lists: StrictStr | None = Field(None, description="how the repository's lists were made (copied from the "
+                                                      "paper, typed from its appendix, machine-translated...)")
+    note: StrictStr | None = Field(None, description="where in it the lists are; anything else a reader needs")
+
+
+class SourceEntryModel(BaseModel):
+    """One paper of registry/sources.yaml (docs/registry-format.md, 'Sources')."""
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, title="Source entry")
+    type: StrictStr = Field(description="BibTeX entry type: article, inproceedings, ...")
+    authors: list[StrictStr] = Field(description='"Last, First" each')
+    year: int
+    title: StrictStr
+    venue: StrictStr = Field(description="journal or proceedings")
+    bibtex: StrictStr = Field(description="the BibTeX entry, keyed by the source key")
+    volume: StrictStr | None = None
+    number: StrictStr | None = None
+    pages: StrictStr | None = None
+    publisher: StrictStr | None = None
+    doi: StrictStr | None = None
+    url: StrictStr | None = None
+    authors_repository: RepositoryModel | None = None
+    checked: StrictStr | None = Field(None, description="where the bibliographic data were read")
+    citation: StrictStr | None = None
+    preprint: StrictStr | None = None
+
+
+class SourcesRoot(RootModel[dict[Annotated[StrictStr, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")],
+                                SourceEntryModel]]):
+    """registry/sources.yaml: paper key -> its entry (the JSON Schema a curator's editor reads)."""
+    model_config = ConfigDict(title="EATlas sources (registry/sources.yaml)")
+
+
 MODELS = {"set": SetFile, "test": TestFile, "template": TemplateFile, "catalog": CatalogFile,
-          "criterion": CriterionFile}
+          "criterion": CriterionFile, "sources": SourcesRoot}
 
 
 # ============================================================================ pydantic's findings in EATlas's words
@@ -461,6 +537,8 @@ def _word(at: _At, err: dict, doc: Any) -> tuple[str, str, str]:
     """(field, message, hint) of one of pydantic's errors."""
     owner, name, info, path, rest = at.owner, at.name, at.info, at.path, at.rest
     typ, value = err["type"], err.get("input")
+    if typ == "forms_cover":
+        return "forms." + err["ctx"]["role"], err["msg"], err["ctx"]["hint"]
     if owner is TestFile and name == "expansions" and rest[-1:] == ("[key]",):
         return (f"expansions.{rest[0]}", f"unknown expansion level {rest[0]!r}",
                 "sent or sent(u); c-word levels reuse these sentences")
@@ -599,7 +677,7 @@ def _of_form(form: str, value: str) -> bool:
 
 # ============================================================================ JSON Schema
 SCHEMA_FILES = {"set": "set.schema.json", "test": "test.schema.json", "template": "template.schema.json",
-                "criterion": "criterion.schema.json"}
+                "criterion": "criterion.schema.json", "sources": "sources.schema.json"}
 
 
 def json_schema(kind: str) -> dict:

@@ -29,7 +29,7 @@ def run_inputs(reg, test_ids: list[str], templates: list[str] = ()) -> list[dict
     for tid in test_ids:
         spec = reg.get_test_spec(tid)
         add("test", spec)
-        for ref in spec.sets.values():
+        for ref in [*spec.sets.values(), *spec.form_sets.values()]:
             add("set", reg.get_set(ref))
         for exp in spec.expansions.values():
             add("template", reg.get_template(exp.template))

@@ -208,6 +208,31 @@ def _check_hint(name: str, col) -> str | None:
             "str_matches": "see docs/registry-format.md for the form of ids and versions"}.get(name)
 
 
+def _forms_problems(reg: Registry, spec, where: dict) -> list[EatlasError]:
+    """A test's paired forms (``forms``): every form's set is in the registry at that version, and the forms of
+    one attribute are aligned (as many items each: item i of every form is the same word)."""
+    out: list[EatlasError] = []
+    for role in ("a", "b"):
+        sizes = {}
+        for form, ref in (spec.forms or {}).get(role, {}).items():
+            sid, _, ver = ref.partition("@")
+            fld = f"forms.{role}.{form}"
+            if sid not in reg.sets:
+                out.append(EatlasError(f"names stimulus set {sid!r}, which is not in the catalog", field=fld,
+                                       hint="add the set, or fix the id", **where))
+            elif reg.sets[sid].version != ver:
+                out.append(EatlasError(f"names {sid}@{ver} but the registry holds {sid}@{reg.sets[sid].version}",
+                                       field=fld, hint="update the reference (and the test's version)", **where))
+            else:
+                sizes[form] = len(reg.sets[sid].items)
+        if len(set(sizes.values())) > 1:
+            out.append(EatlasError(f"the forms of {role} are not aligned: " + ", ".join(
+                f"{f} has {n} items" for f, n in sizes.items()), field=f"forms.{role}",
+                hint="item i of every form is the same word in that form: give each form the same items in order",
+                **where))
+    return out
+
+
 def check_test(reg: Registry, tid: str) -> list[EatlasError]:
     from .checks import (
         empty_sentence_problems,
@@ -235,6 +260,7 @@ def check_test(reg: Registry, tid: str) -> list[EatlasError]:
         sets[role] = reg.sets[sid]
         if not sets[role].items:
             problems.append(EatlasError(f"set {sid} is empty", field=role, hint="add items to the set", **where))
+    problems += _forms_problems(reg, spec, where)
     for level, exp in spec.expansions.items():
         fld = f"expansions.{level}"
         tid_, _, tver = exp.template.partition("@")

@@ -48,12 +48,20 @@ class Test:
     truncation_seed: int | None = None
     truncated: dict = field(default_factory=dict)   # role -> (before, after)
     spec: TestSpec | None = field(default=None, repr=False)
+    # paired forms (TestSpec.forms): target y's attributes in y's form, role ("a", "b") -> its concept, whose
+    # items are aligned with a's and b's (x's form); empty for a test without forms
+    forms: dict[str, Concept] = field(default_factory=dict)
 
     __test__ = False
 
     @property
     def concepts(self) -> dict[str, Concept]:
         return {"x": self.x, "y": self.y, "a": self.a, "b": self.b}
+
+    @property
+    def all_concepts(self) -> dict[str, Concept]:
+        """The four concepts and y's attribute forms ("a@y", "b@y"): every list a run encodes."""
+        return {**self.concepts, **{f"{r}@y": c for r, c in self.forms.items()}}
 
 
 def _word_level(s: StimulusSet) -> list[Expanded]:
@@ -70,12 +78,17 @@ def build_test(reg: Registry, spec: TestSpec, level: str | None = None, *, seed:
     level = level or spec.level
     lv = get_level(level, obj=f"test {spec.id}")
     sets = {r: reg.get_set(spec.sets[r]) for r in ROLES}
+    form_sets = {r: reg.get_set(ref) for r, ref in spec.form_sets.items()}
+    if form_sets and level != "word":
+        raise EatlasError(f"test {spec.id} pairs its attributes' forms (forms:), which runs at the word level only",
+                          obj=f"test {spec.id}", field="level")
     template_ref = None
     if lv.expansion is None:
         if spec.level != "word":
             raise EatlasError(f"test {spec.id} is written at level {spec.level}; it has no word level",
                               obj=f"test {spec.id}", field="level")
         stim = {r: _word_level(sets[r]) for r in ROLES}
+        stim.update({f"{r}@y": _word_level(s) for r, s in form_sets.items()})
     else:
         key = lv.expansion
         if key not in spec.expansions:
@@ -103,9 +116,11 @@ def build_test(reg: Registry, spec: TestSpec, level: str | None = None, *, seed:
                 stim[r] = _truncate(stim[r], n, rng)
     concepts = {r: Concept(role=r, name=sets[r].concept, set_ref=sets[r].ref, stimuli=stim[r],
                            n_before_truncation=truncated.get(r, (len(stim[r]),))[0]) for r in ROLES}
+    forms = {r: Concept(role=r, name=s.concept, set_ref=s.ref, stimuli=stim[f"{r}@y"],
+                        n_before_truncation=len(stim[f"{r}@y"])) for r, s in form_sets.items()}
     return Test(id=spec.id, version=spec.version, title=spec.title, level=level, provenance=dict(spec.source),
                 template=template_ref, truncation_seed=seed if truncated else None, truncated=truncated,
-                spec=spec, **concepts)
+                spec=spec, forms=forms, **concepts)
 
 
 def get_test(test_id: str, level: str | None = None, *, registry: str | None = None, seed: int = 0) -> Test:

@@ -38,7 +38,7 @@ SET_KEYS = {"id", "version", "concept", "license", "source", "notes", "changelog
 ITEM_KEYS = {"text", "kind", "case", "number", "plural", "singular", "article", "note"}
 TEST_KEYS = {"id", "version", "title", "bias_type", "level", "license", "source", "x", "y", "a", "b",
              "expansions", "aliases", "notes", "changelog", "equal_targets", "equal_attributes",
-             "methods", "tags", "language", "variant", "variant_of", "license_note", "overlap"}
+             "methods", "tags", "language", "variant", "variant_of", "license_note", "overlap", "forms"}
 TEMPLATE_KEYS = {"id", "version", "license", "source", "description", "parts", "families", "changelog",
                  "language", "variables"}
 CATALOG_KEYS = {"sets", "tests", "templates", "published", "criteria"}

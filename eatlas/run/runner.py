@@ -147,7 +147,7 @@ def _encode_all(encoder: Encoder, built: list[Test], progress=None, cache: Embed
     """Every unique (mode, text, span) once, from the cache when it holds it; the rest in one
     ``encode_items`` call, so each distinct text goes through the model once whatever its levels.
     Returns key -> (vector, missing), and counts of cached and encoded entries."""
-    wanted = list(dict.fromkeys(_key(t, s) for t in built for c in t.concepts.values() for s in c.stimuli))
+    wanted = list(dict.fromkeys(_key(t, s) for t in built for c in t.all_concepts.values() for s in c.stimuli))
     keys = {mode: encoder.cache_key(mode) for mode in ("plain", "span")} if cache is not None else {}
     out = {}
     for mode, ck in keys.items():
@@ -185,7 +185,7 @@ def _covered(encoder: Encoder, built: list[Test], cache: EmbeddingCache | None =
     """Whether each stimulus's own words have a representation (a static model's vocabulary; a tokenizer's known
     tokens), from the embedding cache where it holds the answer (Encoder.coverage_key), so that a run whose
     vectors are all cached loads no tokenizer either."""
-    words = list(dict.fromkeys(s.text[s.span[0]:s.span[1]] for t in built for c in t.concepts.values()
+    words = list(dict.fromkeys(s.text[s.span[0]:s.span[1]] for t in built for c in t.all_concepts.values()
                                for s in c.stimuli if s.span is not None))
     key = encoder.coverage_key() if cache is not None else None
     known = {}
@@ -572,7 +572,7 @@ def direction_note(row: dict, cfg: RunConfig) -> str | None:
 def stimuli_key(t: Test) -> tuple:
     """What a test at a level measures: its level and the expanded stimuli of X, Y, A and B, in order (text,
     character span, source word). Two tests with the same key give the same numbers."""
-    return (t.level, *(tuple((s.text, s.span, s.stimulus) for s in t.concepts[r].stimuli) for r in ROLES))
+    return (t.level, *(tuple((s.text, s.span, s.stimulus) for s in c.stimuli) for c in t.all_concepts.values()))
 
 
 def same_stimuli(built: list[Test], rank) -> tuple[list[Test], dict]:
@@ -701,10 +701,11 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
            "holm_p_rule": None, "holm_family": None, "holm_family_size": None,
            "d_loo_min": None, "d_loo_max": None, "sign_stable": None, "convention": method.convention(cfg),
            "language_warning": language_warning(encoder, t.spec.language if t.spec is not None else None)}
-    mats, dropped, reasons, kept, texts = {}, {}, {}, {}, {}
+    mats, dropped, reasons, kept, texts, at = {}, {}, {}, {}, {}, {}
     unknown = getattr(encoder, "uncovered_reason", None)
-    for role, c in t.concepts.items():
+    for role, c in t.all_concepts.items():
         keep, lost, names, kept_text = [], [], [], []
+        at[role] = []
         for st in c.stimuli:
             vec, miss = vectors[_key(t, st)]
             if st.span is not None and not covered[st.text[st.span[0]:st.span[1]]]:
@@ -718,17 +719,23 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
             if not (miss or why):
                 names.append(st.stimulus)
                 kept_text.append(st.text)
+                at[role].append(st.item_index)
         mats[role] = np.array(keep, dtype=np.float64).reshape(len(keep), -1) if keep else np.zeros((0, 0))
         kept[role] = names
         texts[role] = kept_text
         if lost:
             dropped[role] = lost
-        row[f"n_{role}"] = len(keep)
+        if role in ROLES:
+            row[f"n_{role}"] = len(keep)
+    for r in t.forms:       # paired forms: a word counts only where both its forms are encodable (rows aligned)
+        _align_forms(r, at, mats, kept, texts, dropped)
+        row[f"n_{r}"] = len(mats[r])
     row["n_dropped"] = sum(len(v) for v in dropped.values())
     if reasons:
         dropped["reasons"] = reasons        # text -> why, for stimuli dropped for another reason than static OOV
     row["dropped"] = dropped
     short = [r for r in ROLES if len(t.concepts[r]) and row[f"n_{r}"] / len(t.concepts[r]) < cfg.min_coverage]
+    short += [r for r, c in t.forms.items() if len(c) and len(mats[f"{r}@y"]) / len(c) < cfg.min_coverage]
     least = method.min_stimuli
     if short or any(row[f"n_{r}"] < least.get(r, 0) for r in ROLES):
         row["status"] = "not_run"
@@ -738,12 +745,18 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
             f" (min coverage {cfg.min_coverage:.0%}; {method.name} needs {_least(method)})" + \
             (f"; {n_unknown} {'stimulus' if n_unknown == 1 else 'stimuli'} {unknown}" if n_unknown else "")
         return row, None
-    clash = same_vectors(mats, kept, explain=encoder.same_input)
+    if t.forms and not getattr(method, "paired_forms", False):
+        row["status"] = "not_run"
+        row["reason"] = (f"the test pairs its attributes' forms (forms:), which {method.name} does not compute; "
+                         "weat does")
+        return row, None
+    clash = same_vectors({r: mats[r] for r in ROLES}, kept, explain=encoder.same_input)
     if clash:
         row["status"], row["reason"] = "not_run", clash
         return row, None
     with np.errstate(divide="ignore", invalid="ignore"):     # a standard deviation of 0 is reported below
-        out = method.compute(Matrices(mats["x"], mats["y"], mats["a"], mats["b"], texts, t, kept), cfg)
+        out = method.compute(Matrices(mats["x"], mats["y"], mats["a"], mats["b"], texts, t, kept,
+                                      forms={r: mats[f"{r}@y"] for r in t.forms}), cfg)
     if out.not_run:
         row["status"], row["reason"] = "not_run", out.not_run
         return row, None
@@ -765,7 +778,7 @@ def _one(t: Test, vectors: dict, covered: dict, encoder: Encoder, cfg: RunConfig
                    concepts_reason=getattr(res, "concepts_reason", None))
         stored_bounds(row)
         row["notes"] = result_notes(row, cfg) or None
-    if method.effect_size:
+    if method.effect_size and not t.forms:      # leave-one-out of a paired-forms test: not computed
         influence = _influence(t, mats, texts, ddof=get_convention(row["convention"]).ddof)
         out.rows = {**out.rows, "influence": influence.pop("influence")}
         row.update(influence)
@@ -788,6 +801,19 @@ def stored_bounds(row: dict) -> None:
     if sampled and row.get("n_partitions"):
         row["p_n_samples"] = int(row["n_partitions"])
         row["p_at_floor"] = at_floor(row.get("p_value"), row["n_partitions"], row.get("alternative"))
+
+
+def _align_forms(r: str, at: dict, mats: dict, kept: dict, texts: dict, dropped: dict) -> None:
+    """Keep the rows of attribute ``r`` and of its y form ``r@y`` whose word is encodable in both forms (``at``:
+    role -> the item index of each kept row); a row whose other form was lost is dropped too."""
+    both = set(at[r]) & set(at[f"{r}@y"])
+    for q in (r, f"{r}@y"):
+        rows = [i for i, n in enumerate(at[q]) if n in both]
+        if len(rows) < len(at[q]):
+            dropped.setdefault(q, []).extend(texts[q][i] for i, n in enumerate(at[q]) if n not in both)
+            mats[q] = mats[q][rows] if len(rows) else np.zeros((0, 0))
+            kept[q] = [kept[q][i] for i in rows]
+            texts[q] = [texts[q][i] for i in rows]
 
 
 def _finite(v) -> float | None:
