@@ -254,10 +254,30 @@ def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
                        "when the file, or the registry with it, does not validate: every problem of the file is "
                        "listed (exit 1). Warnings, the registry's or the file's, are printed and do not block. Only "
                        "the new file and what it touches are checked; the rest is what 'eatlas validate' found for "
-                       "these files (kept in the registry cache). To change an existing set, edit its file, bump "
-                       "its version, add a changelog entry and run 'eatlas catalog --sync'.")
+                       "these files (kept in the registry cache). To change an existing set, edit its file and run "
+                       "'eatlas bump ID -m \"what changed\"' (its version, changelog and every test naming it).")
     a.add_argument("file", help="YAML file of one set or one test (format: docs/registry-format.md)")
     a.set_defaults(fn=registry_cmds.cmd_add)
+
+    bu = sub.add_parser("bump", help="a new version of a set, template, test or criterion, and every test and "
+                        "criterion that names it updated with it",
+                        description="Raise the version of one entry (after you edited its file), write its changelog "
+                        "line, and point every test and criterion that names another version of it (id@version) at "
+                        "the new one, each with its own version raised by the same part and a changelog line saying "
+                        "why. The list of files is shown first; all are written, with their catalog.yaml lines, or "
+                        "none. With --follow the entry keeps the version you gave it by hand and only the references "
+                        "follow (what 'eatlas validate' asks for when a test names an older version).")
+    bu.add_argument("id", help="the id of a set, template, test or criterion")
+    bu.add_argument("-m", "--change", help="the changelog line of the new version (required unless --follow)")
+    how = bu.add_mutually_exclusive_group()
+    how.add_argument("--part", choices=("patch", "minor", "major"), default="patch",
+                     help="which part of MAJOR.MINOR.PATCH goes up (the followers' too)")
+    how.add_argument("--to", metavar="X.Y.Z", help="the new version, above the current one")
+    how.add_argument("--follow", action="store_true",
+                     help="keep the entry's version; only update the tests and criteria that name an older one")
+    bu.add_argument("--yes", "-y", action="store_true", help="write without asking (a script, or no terminal)")
+    bu.add_argument("--dry-run", action="store_true", help="only list what would change")
+    bu.set_defaults(fn=registry_cmds.cmd_bump)
 
     pu = sub.add_parser("publish", help="write the registry as a Hugging Face dataset folder (and push it)")
     pu.add_argument("out_dir", help="folder to write: README.md dataset card, LICENSE.md, data/<config>/")
