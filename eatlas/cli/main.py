@@ -246,17 +246,20 @@ def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
     ca.add_argument("action", choices=("info", "clear"))
     ca.set_defaults(fn=cache_cmds.cmd_cache)
 
-    a = sub.add_parser("add", help="validate a new set or test file and add it to the registry",
-                       description="Validate one new stimulus set or test file, copy it into the registry as "
+    a = sub.add_parser("add", help="validate a new source, set or test file and add it to the registry",
+                       description="Validate one new source, stimulus set or test file and add it to the registry. "
+                       "A source (a file with authors: the work's id, type, authors, year, title, venue and doi or "
+                       "url) is appended to registry/sources.yaml with its BibTeX written from the fields. A set or "
+                       "test is copied into the registry as "
                        "registry/<source.paper>/sets/<id>.yaml (a file with x, y, a and b is a test: tests/<id>.yaml) "
                        "and add its line to catalog.yaml. Add the sets before the test that names them (id@version), "
-                       "and the paper to registry/sources.yaml first. An existing id is refused; nothing is written "
+                       "and the paper (a source file) first. An existing id is refused; nothing is written "
                        "when the file, or the registry with it, does not validate: every problem of the file is "
                        "listed (exit 1). Warnings, the registry's or the file's, are printed and do not block. Only "
                        "the new file and what it touches are checked; the rest is what 'eatlas validate' found for "
                        "these files (kept in the registry cache). To change an existing set, edit its file and run "
                        "'eatlas bump ID -m \"what changed\"' (its version, changelog and every test naming it).")
-    a.add_argument("file", help="YAML file of one set or one test (format: docs/registry-format.md)")
+    a.add_argument("file", help="YAML file of one source, one set or one test (format: docs/registry-format.md)")
     a.set_defaults(fn=registry_cmds.cmd_add)
 
     bu = sub.add_parser("bump", help="a new version of a set, template, test or criterion, and every test and "

@@ -344,6 +344,11 @@ def cmd_add(args) -> int:
                   highlight=False, soft_wrap=True)
         return 1
     say("warning", done.warnings)
+    if done.kind == "source":
+        out.print(f"added source {esc(done.id)} to {esc(done.dest.relative_to(root))}, its BibTeX written from the "
+                  f"fields ('eatlas cite' prints it); name it as source.paper: {esc(done.id)} in your sets and tests",
+                  highlight=False)
+        return 0
     out.print(f"added {done.kind} {esc(done.id)} as {esc(done.dest.relative_to(root))}; catalog.yaml updated",
               highlight=False)
     return 0

@@ -105,6 +105,10 @@ def check_sources(doc: Any) -> dict[str, dict]:
                 raise _fail(key, "authors_repository",
                             "needs url and license (text), and nothing but url, license, note",
                             "write license: unspecified where the repository states none")
+            from .spdx import license_problem, note_gives_licence
+            bad = license_problem(repo["license"], note_gives_licence(repo.get("note")))
+            if bad:
+                raise _fail(key, "authors_repository.license", *bad)
         bib = src["bibtex"].strip()
         m = re.match(r"^@(\w+)\{([^,\s]+),", bib)
         if not m or not bib.endswith("}"):
