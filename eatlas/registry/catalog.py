@@ -310,8 +310,8 @@ def add(root: Path, file: Path) -> Added:
     collides = eid is not None and eid in store
     if collides:
         own.append(EatlasError(f"{what} {eid!r} already exists (version {store[eid].version})", field="id",
-                               hint=f"choose a new id, or edit the existing file and run 'eatlas bump {eid} -m \"what changed\"'",
-                               **where))
+                               hint=f"choose a new id, or edit the existing file and run 'eatlas bump {eid} -m "
+                                    "\"what changed\"'", **where))
     other = reg.tests if kind == "sets" else reg.sets      # sets and tests share one space of ids
     if eid is not None and eid in other:
         collides = True

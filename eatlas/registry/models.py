@@ -66,6 +66,8 @@ Version = Annotated[StrictStr, StringConstraints(pattern=SEMVER_PATTERN)]
 Ref = Annotated[StrictStr, StringConstraints(pattern=REF_PATTERN)]
 Language = Annotated[StrictStr, StringConstraints(pattern=LANGUAGE_PATTERN)]
 Changelog = list[dict[str, Any]]
+LICENSE_DESCRIPTION = ("the licence as the source states it: an SPDX licence expression, LicenseRef-<name> with the "
+                       "licence's text or URL in license_note, or unspecified (eatlas.registry.spdx)")
 
 
 def _unique(names: list[str]) -> list[str]:
@@ -140,7 +142,7 @@ class SetFile(_File):
     id: Id = Field(description="lower-case id, unique among the sets")
     version: Version = Field(description="semantic version, MAJOR.MINOR.PATCH; any change to the items is a new one")
     concept: Text = Field(description="the concept the items stand for, e.g. Flowers")
-    license: Text = Field(description="the licence as the source states it: an SPDX licence expression, LicenseRef-<name> with the licence's text or URL in license_note, or unspecified")
+    license: Text = Field(description=LICENSE_DESCRIPTION)
     source: SourceModel
     notes: Text | None = None
     changelog: Changelog | None = Field(None, description="one entry per version: {version, date, change}")
@@ -179,8 +181,7 @@ class TestFile(_File):
     id: Id = Field(description="lower-case id, unique among the tests")
     version: Version
     title: Text
-    license: Text = Field(description="the licence as the source states it: an SPDX licence expression, "
-                          "LicenseRef-<name> with the licence's text or URL in license_note, or unspecified")
+    license: Text = Field(description=LICENSE_DESCRIPTION)
     source: SourceModel
     notes: Text | None = None
     bias_type: Text | None = None
@@ -271,7 +272,7 @@ class CriterionFile(_File):
     version: Version
     title: Text
     concept: Text = Field(description="what the items are, e.g. Occupations")
-    license: Text = Field(description="the licence as the source states it: an SPDX licence expression, LicenseRef-<name> with the licence's text or URL in license_note, or unspecified")
+    license: Text = Field(description=LICENSE_DESCRIPTION)
     license_note: Text | None = None
     source: SourceModel
     criterion: CriterionSpecModel

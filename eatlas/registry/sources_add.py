@@ -85,7 +85,8 @@ def problems(doc, shown: str, known: dict) -> list[EatlasError]:
         elif not isinstance(v, typ) or isinstance(v, bool):
             out.append(EatlasError(f"expected {'a number' if typ is int else typ.__name__}, got "
                                    f"{type(v).__name__} {v!r:.40}", field=f, **where,
-                                   hint='e.g. authors: ["Doe, Jane"]' if typ is list else f"write {f} as {typ.__name__}"))
+                                   hint='e.g. authors: ["Doe, Jane"]' if typ is list
+                                   else f"write {f} as {typ.__name__}"))
     for f in ("volume", "number", "pages", "publisher", "doi", "url", "checked"):
         if doc.get(f) is not None and not isinstance(doc[f], str):
             out.append(EatlasError(f"expected text, got {type(doc[f]).__name__}", field=f, **where,

@@ -162,7 +162,8 @@ def write_ids() -> str:
                 (exceptions if lic.get("is_exception") else ids).add(k)
     head = ["# The SPDX License List's licence and exception identifiers (deprecated ones included), one a line;",
             "# 'exception: ' marks an exception. Written by 'python -m eatlas.registry.spdx --write' from the list",
-            f"# inside license-expression {importlib.metadata.version('license-expression')} (ScanCode's licence index)."]
+            f"# inside license-expression {importlib.metadata.version('license-expression')} "
+            "(ScanCode's licence index)."]
     return "\n".join(head + sorted(ids) + [f"exception: {e}" for e in sorted(exceptions)]) + "\n"
 
 
