@@ -246,18 +246,41 @@ def build_parser(*, methods: bool = True) -> argparse.ArgumentParser:
     ca.add_argument("action", choices=("info", "clear"))
     ca.set_defaults(fn=cache_cmds.cmd_cache)
 
-    a = sub.add_parser("add", help="validate a new set or test file and add it to the registry",
-                       description="Validate one new stimulus set or test file, copy it into the registry as "
+    a = sub.add_parser("add", help="validate a new source, set or test file and add it to the registry",
+                       description="Validate one new source, stimulus set or test file and add it to the registry. "
+                       "A source (a file with authors: the work's id, type, authors, year, title, venue and doi or "
+                       "url) is appended to registry/sources.yaml with its BibTeX written from the fields. A set or "
+                       "test is copied into the registry as "
                        "registry/<source.paper>/sets/<id>.yaml (a file with x, y, a and b is a test: tests/<id>.yaml) "
                        "and add its line to catalog.yaml. Add the sets before the test that names them (id@version), "
-                       "and the paper to registry/sources.yaml first. An existing id is refused; nothing is written "
+                       "and the paper (a source file) first. An existing id is refused; nothing is written "
                        "when the file, or the registry with it, does not validate: every problem of the file is "
                        "listed (exit 1). Warnings, the registry's or the file's, are printed and do not block. Only "
                        "the new file and what it touches are checked; the rest is what 'eatlas validate' found for "
-                       "these files (kept in the registry cache). To change an existing set, edit its file, bump "
-                       "its version, add a changelog entry and run 'eatlas catalog --sync'.")
-    a.add_argument("file", help="YAML file of one set or one test (format: docs/registry-format.md)")
+                       "these files (kept in the registry cache). To change an existing set, edit its file and run "
+                       "'eatlas bump ID -m \"what changed\"' (its version, changelog and every test naming it).")
+    a.add_argument("file", help="YAML file of one source, one set or one test (format: docs/registry-format.md)")
     a.set_defaults(fn=registry_cmds.cmd_add)
+
+    bu = sub.add_parser("bump", help="a new version of a set, template, test or criterion, and every test and "
+                        "criterion that names it updated with it",
+                        description="Raise the version of one entry (after you edited its file), write its changelog "
+                        "line, and point every test and criterion that names another version of it (id@version) at "
+                        "the new one, each with its own version raised by the same part and a changelog line saying "
+                        "why. The list of files is shown first; all are written, with their catalog.yaml lines, or "
+                        "none. With --follow the entry keeps the version you gave it by hand and only the references "
+                        "follow (what 'eatlas validate' asks for when a test names an older version).")
+    bu.add_argument("id", help="the id of a set, template, test or criterion")
+    bu.add_argument("-m", "--change", help="the changelog line of the new version (required unless --follow)")
+    how = bu.add_mutually_exclusive_group()
+    how.add_argument("--part", choices=("patch", "minor", "major"), default="patch",
+                     help="which part of MAJOR.MINOR.PATCH goes up (the followers' too)")
+    how.add_argument("--to", metavar="X.Y.Z", help="the new version, above the current one")
+    how.add_argument("--follow", action="store_true",
+                     help="keep the entry's version; only update the tests and criteria that name an older one")
+    bu.add_argument("--yes", "-y", action="store_true", help="write without asking (a script, or no terminal)")
+    bu.add_argument("--dry-run", action="store_true", help="only list what would change")
+    bu.set_defaults(fn=registry_cmds.cmd_bump)
 
     pu = sub.add_parser("publish", help="write the registry as a Hugging Face dataset folder (and push it)")
     pu.add_argument("out_dir", help="folder to write: README.md dataset card, LICENSE.md, data/<config>/")

@@ -1,4 +1,4 @@
-"""The registry's commands: validate, list, show, models, catalog, add, criterion add, cite."""
+"""The registry's commands: validate, list, show, models, catalog, add, bump, criterion add, cite."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -366,6 +366,11 @@ def cmd_add(args) -> int:
                   highlight=False, soft_wrap=True)
         return 1
     say("warning", done.warnings)
+    if done.kind == "source":
+        out.print(f"added source {esc(done.id)} to {esc(done.dest.relative_to(root))}, its BibTeX written from the "
+                  f"fields ('eatlas cite' prints it); name it as source.paper: {esc(done.id)} in your sets and tests",
+                  highlight=False)
+        return 0
     out.print(f"added {done.kind} {esc(done.id)} as {esc(done.dest.relative_to(root))}; catalog.yaml updated",
               highlight=False)
     return 0
@@ -383,6 +388,44 @@ def cmd_criterion(args) -> int:
     done = add_criterion(root, spec)
     out.print(f"wrote {esc(done['criterion'])} ({done['items']} items) and {esc(done['data'])}; now run "
               f"'eatlas catalog --sync --registry {esc(root)}'", highlight=False, soft_wrap=True)
+    return 0
+
+
+def cmd_bump(args) -> int:
+    import sys
+
+    from rich.table import Table
+
+    from ..registry import default_root
+    from ..registry.bump import apply, plan
+
+    out, err = _console()
+    root = Path(args.registry) if args.registry else default_root()
+    from ..paths import refuse_bundled
+    refuse_bundled(root)
+    p = plan(root, args.id, part=args.part, to=args.to, change=args.change, follow=args.follow)
+    table = Table(title=f"eatlas bump {args.id}: {len(p.edits)} file(s) and catalog.yaml", title_justify="left")
+    for head in ("file", "entry", "version", "change"):
+        table.add_column(head, no_wrap=head != "change", overflow="fold")
+    for e in p.edits:
+        table.add_row(esc(e.rel), esc(f"{e.kind[:-1]} {e.id}"), f"{e.old_version} -> {e.new_version}", esc(e.why))
+    out.print(table)
+    if args.dry_run:
+        out.print("dry run: nothing was written", highlight=False)
+        return 0
+    if not args.yes:
+        if not sys.stdin.isatty():
+            err.print("nothing was written: add --yes to write these files (or --dry-run to only list them)",
+                      highlight=False)
+            return 1
+        answer = input(f"write these {len(p.edits)} file(s) and catalog.yaml? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            out.print("nothing was written", highlight=False)
+            return 1
+    apply(p)
+    out.print(f"bumped {len(p.edits)} file(s) and catalog.yaml"
+              + (f": {p.target.kind[:-1]} {esc(p.target.id)} {p.target.new_version}" if p.target else "")
+              + (f", {len(p.followers)} following" if p.followers else ""), highlight=False)
     return 0
 
 

@@ -272,12 +272,13 @@ def run_validity(encoder, reg, *, criteria: list[str] | None = None, ci: float |
 
 
 def printed_correlations(con, res) -> dict:
-    """(run_id, criterion_id) -> the paper's printed Pearson r beside that run (view validity_reproduction_loose_all_runs: the
-    same model first, else the same family, with what differs), as text with its provenance and the printed bound
+    """(run_id, criterion_id) -> the paper's printed Pearson r beside that run (view
+    validity_reproduction_loose_all_runs: the same model first, else the same family, with what differs), as text with its provenance and the printed bound
     of P where the note gives one; empty where the registry holds none."""
     ids = sorted(set(res["run_id"]))
     got = []
-    for view in ("validity_reproduction_loose_all_runs", "validity_reproduction_loose"):   # every run's; an older store's
+    # every run's pairs; an older store has only the loose view
+    for view in ("validity_reproduction_loose_all_runs", "validity_reproduction_loose"):
         try:
             got = con.execute("SELECT run_id, criterion_id, published_value, paper, table_id, published_model, match, "
                               f"differs, published_note FROM {view} WHERE statistic = 'pearson_r' "

@@ -780,7 +780,8 @@ class Registry:
                 if parsed.id != eid or parsed.version != ever:
                     raise EatlasError(f"catalog says {eid}@{ever} but the file holds {parsed.id}@{parsed.version}",
                                       file=rel, obj=obj, field="id/version",
-                                      hint="bump the version in both, or run 'eatlas catalog --sync'")
+                                      hint=f"run 'eatlas bump {eid} --follow' (catalog.yaml and every test naming an "
+                                           "older version follow), or 'eatlas catalog --sync'")
                 if eid in store:
                     raise EatlasError(f"duplicate {_singular(kind)} id {eid!r}", file="catalog.yaml", obj=obj,
                                       field="id",

@@ -232,9 +232,11 @@ def dump_entry(doc: dict) -> str:
     head = {k: v for k, v in doc.items() if k != "items"}
     text = yaml.safe_dump(head, sort_keys=False, allow_unicode=True, width=100)
     if items is not None:
+        # each item dumped as a one-element flow list, brackets cut: a bare string item ("nurse", in a set that
+        # declares its kind) is dumped as a document of its own otherwise, with an end marker ('...')
         text += "items:\n" + "".join(
-            "  - " + yaml.safe_dump(i, default_flow_style=True, sort_keys=False, allow_unicode=True,
-                                    width=10_000).strip() + "\n" for i in items)
+            "  - " + yaml.safe_dump([i], default_flow_style=True, sort_keys=False, allow_unicode=True,
+                                    width=10_000).strip()[1:-1] + "\n" for i in items)
     return text
 
 
@@ -249,7 +251,7 @@ class AddRefused(ValidationFailed):
 
 @dataclass
 class Added:
-    kind: str                   # "set" or "test"
+    kind: str                   # "source", "set" or "test"
     id: str
     dest: Path
     warnings: list              # the new file's warnings and those the registry already had
@@ -278,9 +280,13 @@ def add(root: Path, file: Path) -> Added:
     _clean_stale_temps(root)
     doc = read_yaml(file)
     shown = str(file)
+    from .sources_add import add_source, is_source_file
+    if is_source_file(doc):         # a work's bibliographic entry, for registry/sources.yaml
+        return add_source(root, doc, shown)
     if not isinstance(doc, dict):
-        raise EatlasError("expected a mapping (a set or a test)", file=shown,
-                          hint="a set has id, version, concept, items, ...; a test has x, y, a and b")
+        raise EatlasError("expected a mapping (a source, a set or a test)", file=shown,
+                          hint="a source has id, type, authors, year, title, venue and doi or url; a set has id, "
+                               "version, concept, items, ...; a test has x, y, a and b")
     kind = "tests" if all(k in doc for k in ("x", "y", "a", "b")) else "sets"
     what = kind[:-1]
     own: list[EatlasError] = []                 # the new file's problems, every one
@@ -305,7 +311,8 @@ def add(root: Path, file: Path) -> Added:
     collides = eid is not None and eid in store
     if collides:
         own.append(EatlasError(f"{what} {eid!r} already exists (version {store[eid].version})", field="id",
-                               hint="choose a new id, or edit the existing file and bump its version", **where))
+                               hint=f"choose a new id, or edit the existing file and run 'eatlas bump {eid} -m "
+                                    "\"what changed\"'", **where))
     other = reg.tests if kind == "sets" else reg.sets      # sets and tests share one space of ids
     if eid is not None and eid in other:
         collides = True
@@ -337,13 +344,18 @@ def add(root: Path, file: Path) -> Added:
         {f"test {t}" for t in tests_naming(reg, eid, named)} if kind == "sets" else set())
     rest = [p for p in before if p.obj not in touched and p.file != rel]
 
-    if obj is not None and not collides:
-        new = copy.copy(reg)                    # the registry with the entry, in memory; nothing is written
+    if obj is not None and eid is not None:
+        # the registry with the entry, in memory; nothing is written. An id that collides is checked in the
+        # existing entry's place, so the file's other problems are listed too (every problem at once), and only
+        # the file's own count (what the others would say of an entry that will not be added is no problem)
+        new = copy.copy(reg)
         new.__dict__.pop("_validation_expansions", None)
         new.sets, new.tests, new.recorded_hash = _copied(reg.sets), _copied(reg.tests), dict(reg.recorded_hash)
         (new.sets if kind == "sets" else new.tests)[obj.id] = obj
         new.recorded_hash[(kind, obj.id)] = obj.hash()
         found = check_entry(new, kind, obj.id, among=named)
+        if collides:
+            found = [p for p in found if p.obj == where["obj"]]
         if kind == "sets":          # the items read without fault, by their place in the file
             faulty = {int(m[1]) for p in own if (m := _ITEM.match(str(p.field)))}
             found = _renumbered(found, obj, [n for n in range(len(doc["items"])) if n not in faulty])

@@ -117,6 +117,10 @@ def check_sources(doc: Any) -> dict[str, dict]:
             for k in ("by", "lists"):
                 if k in repo and not isinstance(repo[k], str):
                     raise _fail(key, f"authors_repository.{k}", f"{k} must be text", f"write {k}: as one line")
+            from .spdx import license_problem, note_gives_licence
+            bad = license_problem(repo["license"], note_gives_licence(repo.get("note")))
+            if bad:
+                raise _fail(key, "authors_repository.license", *bad)
         bib = src["bibtex"].strip()
         m = re.match(r"^@(\w+)\{([^,\s]+),", bib)
         if not m or not bib.endswith("}"):

@@ -170,7 +170,9 @@ def check_criterion(reg: Registry, c: Criterion, *, item_table: bool = True) -> 
                                    hint="name an attribute set of the registry, id@version"))
         elif s.version != ver:
             out.append(EatlasError(f"set {sid} is at version {s.version}, not {ver}", file=c.file, obj=obj, field=role,
-                                   hint=f"refer to {sid}@{s.version}"))
+                                   hint=f"run 'eatlas bump {sid} --follow' (or refer to {sid}@{s.version})"
+                                   if (semver_key(ver) or (0,)) < (semver_key(s.version) or (0,))
+                                   else f"refer to {sid}@{s.version}"))
     if semver_key(c.version) is not None and not any(isinstance(e, dict) and str(e.get("version")) == c.version
                                                      for e in c.changelog):
         out.append(EatlasError(f"changelog has no entry for version {c.version}", file=c.file, obj=obj,

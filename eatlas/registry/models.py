@@ -68,6 +68,8 @@ Version = Annotated[StrictStr, StringConstraints(pattern=SEMVER_PATTERN)]
 Ref = Annotated[StrictStr, StringConstraints(pattern=REF_PATTERN)]
 Language = Annotated[StrictStr, StringConstraints(pattern=LANGUAGE_PATTERN)]
 Changelog = list[dict[str, Any]]
+LICENSE_DESCRIPTION = ("the licence as the source states it: an SPDX licence expression, LicenseRef-<name> with the "
+                       "licence's text or URL in license_note, or unspecified (eatlas.registry.spdx)")
 
 
 def _unique(names: list[str]) -> list[str]:
@@ -142,7 +144,7 @@ class SetFile(_File):
     id: Id = Field(description="lower-case id, unique among the sets")
     version: Version = Field(description="semantic version, MAJOR.MINOR.PATCH; any change to the items is a new one")
     concept: Text = Field(description="the concept the items stand for, e.g. Flowers")
-    license: Text = Field(description="the licence as the source states it (an SPDX id, or unspecified)")
+    license: Text = Field(description=LICENSE_DESCRIPTION)
     source: SourceModel
     notes: Text | None = None
     changelog: Changelog | None = Field(None, description="one entry per version: {version, date, change}")
@@ -209,7 +211,7 @@ class TestFile(_File):
     id: Id = Field(description="lower-case id, unique among the tests")
     version: Version
     title: Text
-    license: Text
+    license: Text = Field(description=LICENSE_DESCRIPTION)
     source: SourceModel
     notes: Text | None = None
     bias_type: Text | None = None
@@ -303,7 +305,7 @@ class CriterionFile(_File):
     version: Version
     title: Text
     concept: Text = Field(description="what the items are, e.g. Occupations")
-    license: Text = Field(description="the licence as the source states it (an SPDX id, or unspecified)")
+    license: Text = Field(description=LICENSE_DESCRIPTION)
     license_note: Text | None = None
     source: SourceModel
     criterion: CriterionSpecModel
@@ -642,6 +644,7 @@ def check(kind: str, doc: dict, file: str, obj) -> list[EatlasError]:
     """Every problem of the fields of ``doc``, a file of ``kind`` (set, test, template, catalog), in EATlas's
     words (empty when there is none)."""
     model = MODELS[kind]
+    found: list[EatlasError] = []
     try:
         model.model_validate(doc)
     except ValidationError as e:
@@ -652,8 +655,13 @@ def check(kind: str, doc: dict, file: str, obj) -> list[EatlasError]:
                      EatlasError(p.message, file=p.file, obj=p.obj, field=p.field,
                                  hint=f"{p.hint}; {sync}" if p.message.startswith("unknown key") else sync)
                      for p in found]
-        return found
-    return []
+    if kind != "catalog" and isinstance(doc, dict) and isinstance(doc.get("license"), str):
+        from .spdx import license_problem, note_gives_licence
+        bad = license_problem(doc["license"], note_gives_licence(doc.get("license_note")))
+        if bad:
+            where = obj("license") if callable(obj) else obj
+            found.append(EatlasError(bad[0], file=file, obj=where, field="license", hint=bad[1]))
+    return found
 
 
 _FORMS = {"id": ID_PATTERN, "version": SEMVER_PATTERN, "ref": REF_PATTERN, "language": LANGUAGE_PATTERN}

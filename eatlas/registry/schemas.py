@@ -255,7 +255,7 @@ def check_test(reg: Registry, tid: str) -> list[EatlasError]:
             continue
         if reg.sets[sid].version != ver:
             problems.append(EatlasError(f"names {sid}@{ver} but the registry holds {sid}@{reg.sets[sid].version}",
-                                        field=role, hint="update the reference (and the test's version)", **where))
+                                        field=role, hint=_follow_hint(sid, ver, reg.sets[sid].version), **where))
             continue
         sets[role] = reg.sets[sid]
         if not sets[role].items:
@@ -271,8 +271,7 @@ def check_test(reg: Registry, tid: str) -> list[EatlasError]:
                                         **where))
         elif tmpl.version != tver:
             problems.append(EatlasError(f"names {exp.template} but the registry holds {tmpl.ref}",
-                                        field=f"{fld}.template", hint="update the reference (and the test's version)",
-                                        **where))
+                                        field=f"{fld}.template", hint=_follow_hint(tid_, tver, tmpl.version), **where))
         else:
             for role, fam in exp.families.items():
                 if fam not in tmpl.families:
@@ -333,6 +332,17 @@ def check_test(reg: Registry, tid: str) -> list[EatlasError]:
                 problems.append(EatlasError(f"{role} has no stimuli at level {level}", field=role,
                                             hint="add items to the set", **where))
     return problems
+
+
+def _follow_hint(eid: str, named: str, held: str) -> str:
+    """What fixes a reference to another version than the registry's: ``eatlas bump --follow`` for an older one."""
+    from .base import semver_key
+
+    old, new = semver_key(named), semver_key(held)
+    if old is not None and new is not None and old < new:
+        return (f"run 'eatlas bump {eid} --follow': every test naming an older {eid} follows, each with its "
+                "version and changelog")
+    return "update the reference (and the test's version)"
 
 
 def check_registry(reg: Registry) -> list[EatlasError]:
