@@ -273,8 +273,8 @@ def run_validity(encoder, reg, *, criteria: list[str] | None = None, ci: float |
 
 def printed_correlations(con, res) -> dict:
     """(run_id, criterion_id) -> the paper's printed Pearson r beside that run (view
-    validity_reproduction_loose_all_runs: the same model first, else the same family, with what differs), as text with its provenance and the printed bound
-    of P where the note gives one; empty where the registry holds none."""
+    validity_reproduction_loose_all_runs: the same model first, else the same family, with what differs), as text
+    with its provenance and the printed bound of P where the note gives one; empty where the registry holds none."""
     ids = sorted(set(res["run_id"]))
     got = []
     # every run's pairs; an older store has only the loose view
