@@ -187,7 +187,8 @@ def test_every_shipped_licence_is_valid():
 SOURCE = {"id": "doe2026", "type": "article", "authors": ["Doe, Jane", "Roe, Richard"], "year": 2026,
           "title": "Word lists for measuring occupational stereotypes", "venue": "Journal of Examples",
           "volume": "12", "pages": "1-20", "doi": "10.1234/example.5678",
-          "authors_repository": {"url": "https://github.com/doe/lists", "license": "CC-BY-4.0"}}
+          "authors_repository": {"url": "https://github.com/doe/lists", "license": "CC-BY-4.0",
+                                 "kind": "authors"}}
 
 
 def test_add_a_source_then_a_set_naming_it(mini, capsys, tmp_path):
@@ -219,7 +220,7 @@ def test_add_a_source_then_a_set_naming_it(mini, capsys, tmp_path):
 def test_a_bad_source_lists_every_problem(mini, capsys, tmp_path):
     before = (mini.root / "registry/sources.yaml").read_text()
     bad = {**SOURCE, "id": "testpaper", "type": "articl", "authors": ["Jane Doe"], "year": "2026", "colour": "red",
-           "authors_repository": {"url": "https://x.org", "license": "CC-BY-5.0"}}
+           "authors_repository": {"url": "https://x.org", "license": "CC-BY-5.0", "kind": "authors"}}
     del bad["doi"]
     f = tmp_path / "bad.yaml"
     f.write_text(yaml.safe_dump(bad, sort_keys=False))
@@ -238,3 +239,14 @@ def test_a_colliding_set_lists_its_other_problems(mini, capsys, tmp_path):
     assert rc == 1
     assert "set 'roses' already exists" in err and "eatlas bump roses" in err
     assert "unknown kind 'nounz'" in err and "not on the SPDX licence list" in err
+
+
+def test_a_paired_forms_reference_follows_too():
+    """A gendered test names its attribute's feminine form inside forms: (Lewis and Lupyan, Arabic): bumping that
+    set plans the test's reference, version and changelog (plan only: nothing is written)."""
+    p = bumping.plan(ROOT, "lewis2020_arabic_career_f", change="a test of bump's plan")
+    assert [e.id for e in p.followers] == ["lewis2020_arabic"]
+    e = p.followers[0]
+    assert e.refs == [("feminine", "lewis2020_arabic_career_f@1.0.0", "lewis2020_arabic_career_f@1.0.1")]
+    doc = yaml.safe_load(e.new_text)
+    assert doc["forms"]["a"]["feminine"] == "lewis2020_arabic_career_f@1.0.1" and doc["version"] == "1.0.1"

@@ -199,12 +199,13 @@ def _inside(root: Path, rel: str, ident: str) -> Path:
 
 
 def _reference_pattern(kind: str, ident: str) -> re.Pattern:
-    """A reference to ``ident`` at any version: a set as a test's or criterion's top-level x, y, a or b; a template
-    as ``template:`` of an expansion, block or flow style. Groups: field, quote, version."""
-    ref = re.escape(ident) + r"@(?P<version>\d+\.\d+\.\d+)(?P=q)"
-    if kind == "sets":
-        return re.compile(r"^(?P<field>x|y|a|b):[ \t]*(?P<q>['\"]?)" + ref + r"(?=[ \t]*(#.*)?$)", re.M)
-    return re.compile(r"(?<![\w-])(?P<field>template):[ \t]*(?P<q>['\"]?)" + ref + r"(?=[ \t]*[,}#\n]|[ \t]*$)", re.M)
+    """A reference to ``ident`` at any version, in block or flow style: a set as the value of any key of a test or
+    criterion (x, y, a, b, and a paired-forms test's forms, e.g. ``feminine: career_f@1.0.0``); a template as an
+    expansion's ``template:``. Groups: field, quote, version. (Every edited file is read back and compared, so a
+    match in prose could only refuse the bump, never change a note.)"""
+    ref = re.escape(ident) + r"@(?P<version>\d+\.\d+\.\d+)(?P=q)(?=[ \t]*[,}#\n]|[ \t]*$)"
+    key = "template" if kind == "templates" else r"[A-Za-z_][\w-]*"
+    return re.compile(r"(?<![\w-])(?P<field>" + key + r"):[ \t]*(?P<q>['\"]?)" + ref, re.M)
 
 
 _VERSION_LINE = re.compile(r"^version:(\s*)(['\"]?)(\d+\.\d+\.\d+)\2(\s*(?:#.*)?)$", re.M)

@@ -11,7 +11,7 @@ A curator adding their own words first adds the work they come from. The file na
     venue: Journal of Examples        # the journal, proceedings or publisher
     volume: "12"                      # optional: volume, number, pages, publisher
     doi: 10.1234/example.5678         # a DOI, or url: where the text is
-    authors_repository: {url: https://github.com/doe/lists, license: CC-BY-4.0}    # optional
+    authors_repository: {url: https://github.com/doe/lists, license: CC-BY-4.0, kind: authors}    # optional
     checked: Read from the paper's first page.                                     # optional: where you read it
 
 Every problem of the file is listed at once; nothing is written unless the bibliography with the entry passes the
@@ -26,7 +26,7 @@ from pathlib import Path
 import yaml
 
 from ..errors import EatlasError
-from .cite import BIBTEX_TYPES, OPTIONAL, REPOSITORY_KEYS, REQUIRED, SOURCES_FILE, check_sources
+from .cite import BIBTEX_TYPES, OPTIONAL, REPOSITORY_KEYS, REPOSITORY_KINDS, REQUIRED, SOURCES_FILE, check_sources
 
 # where a type's venue goes in BibTeX
 VENUE_FIELD = {"article": "journal", "inproceedings": "booktitle", "incollection": "booktitle",
@@ -110,7 +110,7 @@ def problems(doc, shown: str, known: dict) -> list[EatlasError]:
     if repo is not None:
         if not isinstance(repo, dict) or set(repo) - REPOSITORY_KEYS or not isinstance(repo.get("url"), str) \
                 or not isinstance(repo.get("license"), str):
-            out.append(EatlasError("authors_repository needs url and license (text)", field="authors_repository",
+            out.append(EatlasError("authors_repository needs url, license and kind", field="authors_repository",
                                    **where, hint=f"allowed keys: {', '.join(sorted(REPOSITORY_KEYS))}; write "
                                                  "license: unspecified where the repository states none"))
         else:
@@ -118,6 +118,14 @@ def problems(doc, shown: str, known: dict) -> list[EatlasError]:
             bad = license_problem(repo["license"], note_gives_licence(repo.get("note")))
             if bad:
                 out.append(EatlasError(bad[0], field="authors_repository.license", hint=bad[1], **where))
+            if repo.get("kind") not in REPOSITORY_KINDS:
+                out.append(EatlasError(f"kind is {repo.get('kind')!r}: say whose the repository is",
+                                       field="authors_repository.kind", **where,
+                                       hint="kind: authors (the paper's authors' own) or kind: reproduction (with "
+                                            "by: who made it)"))
+            elif repo["kind"] == "reproduction" and not isinstance(repo.get("by"), str):
+                out.append(EatlasError("a reproduction names who made it (by:)", field="authors_repository.by",
+                                       **where, hint="e.g. by: the authors of the reproduction, year"))
     return out
 
 
