@@ -140,7 +140,8 @@ class CausalLM:
         counted from each one's first token), and the model's cache of them (past key values) is reused for every
         sequence, which then reads only its own few tokens (``rows_per_pass`` at a time); log-softmax is taken only
         at the continuation's positions. Without ``shared`` each context is its own prefix. The values agree with
-        :meth:`continuation_logprobs_whole` up to float rounding. ``progress(done)``: pairs scored so far."""
+        :meth:`continuation_logprobs_whole` up to float rounding. ``progress(done)``: pairs scored so far, called
+        after each pass of ``rows_per_pass`` sequences (so a bar advances every few seconds, not once a chunk)."""
         seqs = self._pairs(contexts, continuations)
         out = np.empty(len(seqs))
         groups: dict[str, list[int]] = {}
@@ -148,18 +149,22 @@ class CausalLM:
             groups.setdefault(key, []).append(i)
         todo = list(groups.values())
         done = 0
-        for start in range(0, len(todo), max(1, prompts_per_pass)):
-            chunk = todo[start:start + max(1, prompts_per_pass)]
-            self._score_prefixed(seqs, chunk, out, batch_size, max(1, rows_per_pass))
-            done += sum(len(g) for g in chunk)
+
+        def tick(n: int) -> None:
+            nonlocal done
+            done += n
             if progress:
                 progress(done)
+        for start in range(0, len(todo), max(1, prompts_per_pass)):
+            chunk = todo[start:start + max(1, prompts_per_pass)]
+            self._score_prefixed(seqs, chunk, out, batch_size, max(1, rows_per_pass), tick)
         return out
 
     def _score_prefixed(self, seqs, groups: list[list[int]], out: np.ndarray, batch_size: int,
-                        rows_per_pass: int) -> None:
+                        rows_per_pass: int, tick=lambda n: None) -> None:
         """Score ``groups`` (lists of sequences sharing a prefix) into ``out``: their prefixes in one pass, the
-        cache then expanded to every sequence of each group for the sequences' own tokens."""
+        cache then expanded to every sequence of each group for the sequences' own tokens. ``tick(n)``: n more
+        sequences scored."""
         torch = _torch()
         heads = []                       # (group, prefix length)
         for rows in groups:
@@ -175,6 +180,7 @@ class CausalLM:
             n_pre = min(common, min(seqs[i][1] for i in rows) - 1)
             if n_pre < 1:
                 self._score_whole(seqs, rows, out, batch_size)
+                tick(len(rows))
             else:
                 heads.append((rows, n_pre))
         if not heads:
@@ -193,6 +199,7 @@ class CausalLM:
         if cache is None or not hasattr(cache, "batch_select_indices"):
             for rows, _ in heads:
                 self._score_whole(seqs, rows, out, batch_size)
+                tick(len(rows))
             return
         jobs = [(g, i) for g, (rows, _) in enumerate(heads) for i in rows]   # (prefix row, sequence)
         for start in range(0, len(jobs), rows_per_pass):
@@ -226,6 +233,7 @@ class CausalLM:
             for (_, i), n in zip(part, counts):
                 out[i] = float(tok_lp[at:at + n].sum())
                 at += n
+            tick(len(part))
 
     def _forward_params(self) -> set[str]:
         import inspect
