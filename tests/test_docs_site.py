@@ -228,7 +228,8 @@ def test_pages_in_a_browser_request_nothing_from_elsewhere_and_typeset_formulas(
     why = browser.why_no_browser()
     if why:
         pytest.skip(why)
-    pages = ["", "quickstart/", "concepts/", "methods/", "reference/cli/", "changelog/"]
+    pages = ["", "quickstart/", "concepts/", "methods/", "reference/cli/", "changelog/", "guides/llm-iat/"]
+    typeset = 0
     with browser.Served(site) as served:
         driver = browser.chrome(tmp_path / "profile")
         try:
@@ -241,7 +242,9 @@ def test_pages_in_a_browser_request_nothing_from_elsewhere_and_typeset_formulas(
                 untypeset += [page] * driver.execute_script(
                     "return [...document.querySelectorAll('.arithmatex')].filter(e => !e.querySelector('.katex'))"
                     ".length")
+                typeset += driver.execute_script("return document.querySelectorAll('.arithmatex .katex').length")
         finally:
             driver.quit()
     assert not outside, outside[:10]
     assert not untypeset, untypeset
+    assert typeset >= 5            # the LLM IAT guide's formula and the letters it names
