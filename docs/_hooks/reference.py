@@ -95,6 +95,22 @@ def _meaning(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
     return text
 
 
+def _option_cell(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
+    """The option's name, never broken inside (class opt), and its value's form, broken only after a comma or
+    between words (class arg; docs/assets/extra.css)."""
+    from html import escape
+
+    fmt = parser._get_formatter()
+    if action.option_strings:
+        opt = ", ".join(action.option_strings)
+        arg = fmt._format_args(action, fmt._get_default_metavar_for_optional(action)) if action.nargs != 0 else ""
+    else:
+        opt, arg = "", _invocation(parser, action)
+    arg = escape(arg).replace(",", ",<wbr>").replace("|", "&#124;")
+    return (f'<code class="opt">{escape(opt)}</code> ' if opt else "") + (f'<code class="arg">{arg}</code>'
+                                                                         if arg else "")
+
+
 def options_table(parser: argparse.ArgumentParser) -> list[str]:
     """The parser's arguments as tables (option, default, meaning), one per argument group that has any."""
     out = []
@@ -108,9 +124,7 @@ def options_table(parser: argparse.ArgumentParser) -> list[str]:
             out += [f"*{group.title}*", ""]
         out += ["| option | default | meaning |", "| --- | --- | --- |"]
         for a in actions:
-            names = _invocation(parser, a)
-            out.append(f"| <code>{_cell(names).replace(' ', '&nbsp;', 1) if a.option_strings else _cell(names)}"
-                       f"</code> | {_cell(_default(a))} | {_cell(_meaning(parser, a))} |")
+            out.append(f"| {_option_cell(parser, a)} | {_cell(_default(a))} | {_cell(_meaning(parser, a))} |")
         out.append("")
     return out
 
