@@ -106,7 +106,7 @@ def _option_cell(parser: argparse.ArgumentParser, action: argparse.Action) -> st
         arg = fmt._format_args(action, fmt._get_default_metavar_for_optional(action)) if action.nargs != 0 else ""
     else:
         opt, arg = "", _invocation(parser, action)
-    arg = escape(arg).replace(",", ",<wbr>").replace("|", "&#124;")
+    arg = ",<wbr>".join(f'<span class="nw">{piece}</span>' for piece in escape(arg).replace("|", "&#124;").split(","))
     return (f'<code class="opt">{escape(opt)}</code> ' if opt else "") + (f'<code class="arg">{arg}</code>'
                                                                          if arg else "")
 
