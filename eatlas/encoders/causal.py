@@ -127,6 +127,18 @@ class CausalLM:
             seqs.append((full, len(c_ids)))
         return seqs
 
+    def warm_up(self) -> None:
+        """One forward pass over a few tokens, so that the model's first-call costs (its weights paged in, the
+        kernels chosen; 50 s for SmolLM2 on a loaded 2-core machine) fall before a progress bar starts, not in its
+        first step, whose rate would then make the time left far too long. Whatever it raises is left to the real
+        work, which keeps what it did."""
+        torch = _torch()
+        try:
+            with torch.inference_mode():
+                self.model(input_ids=torch.tensor([[self.pad_id] * 4], device=self.device))
+        except Exception:   # noqa: BLE001, S110 - the work that follows meets the same error and reports it
+            pass
+
     def continuation_logprobs(self, contexts: list[str], continuations: list[str], *, batch_size: int = 16,
                               shared: list[str] | None = None, progress=None, prompts_per_pass: int = 32,
                               rows_per_pass: int = 256) -> np.ndarray:

@@ -419,6 +419,7 @@ class LlmIat(Method):
                     "chat_template": lm.has_chat_template, "context_length": lm.context_length,
                     "prompt_sampling": "random.Random(seed) per test, the authors' loop "
                                        "(prompt/implicit/gpt4/*/replication.py)"}
+        lm.warm_up()        # under the loading line: the bar's first step then has the model's own rate
         if scoring == "generate":
             settings.update(temperature=o("llm_iat_temperature"), max_new_tokens=max_new,
                             decoding="greedy" if o("llm_iat_temperature") == 0 else "sampling",
