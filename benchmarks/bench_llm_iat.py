@@ -5,7 +5,7 @@ log-probability variant two ways on the same prompts:
 
 * before: every prompt + word + group sequence read whole, log-softmax over the vocabulary at every position
   (``CausalLM.continuation_logprobs_whole``, the computation runs used before the prompt's cache was reused);
-* after: what a run does now (``CausalLM.continuation_logprobs`` with the prompt shared: 4 x --batch-size prompts
+* after: what a run does now (``CausalLM.continuation_logprobs`` with the prompt shared: --batch-size prompts
   read side by side once, each one's cache reused for its 2 x 16 continuations, log-softmax only at the continuation's
   positions).
 
@@ -52,7 +52,7 @@ def main(argv=None) -> None:
 
     from eatlas.encoders import load_encoder
     from eatlas.encoders.causal import causal_lm
-    from eatlas.methods.llm_iat import SYSTEM, TEMPLATE, _norm, build_prompts, lists_of, logprob_pairs
+    from eatlas.methods.llm_iat import ROWS_PER_PASS, SYSTEM, TEMPLATE, _norm, build_prompts, lists_of, logprob_pairs
     from eatlas.registry import load_registry
     from eatlas.stats.llm_iat import score
 
@@ -75,18 +75,27 @@ def main(argv=None) -> None:
     # after: a run's own computation, prompt by prompt
     t0 = time.perf_counter()
     after = []
-    size = 4 * args.batch_size          # as a run reads them (eatlas.methods.llm_iat.run_test)
+    size = args.batch_size              # as a run reads them (eatlas.methods.llm_iat.run_test)
+    steps = []                          # seconds between progress steps, as a run's bar sees them
+    last = [time.perf_counter()]
+
+    def step(_done):
+        now = time.perf_counter()
+        steps.append(now - last[0])
+        last[0] = now
     for start in range(0, len(prompts), size):
         chunk = prompts[start:start + size]
         ctxs, conts, shared = [], [], []
         for p in chunk:
             c, k, _ = logprob_pairs(p)
             ctxs, conts, shared = ctxs + c, conts + k, shared + [p["model_input"]] * len(c)
-        lp = lm.continuation_logprobs(ctxs, conts, prompts_per_pass=size, shared=shared)
+        lp = lm.continuation_logprobs(ctxs, conts, prompts_per_pass=size, shared=shared,
+                                      rows_per_pass=ROWS_PER_PASS, progress=step)
         after += list(lp.reshape(len(chunk), -1, 2))
     dt_after = time.perf_counter() - t0
     print(f"after:  {args.prompts} prompts in {dt_after:.1f} s = {args.prompts / dt_after:.3f} prompts/s "
-          f"(load now {os.getloadavg()[0]:.1f})", flush=True)
+          f"(load now {os.getloadavg()[0]:.1f}); progress steps every {np.median(steps):.1f} s "
+          f"(longest {max(steps):.1f} s)", flush=True)
 
     # before: every sequence of the first n_before prompts read whole, in one call as runs made it
     ctxs, conts = [], []

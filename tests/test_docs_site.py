@@ -137,3 +137,114 @@ def test_internal_links_and_anchors_resolve(site):
             elif anchor and target.suffix == ".html" and unescape(anchor) not in ids_of(target):
                 broken.append(f"{page.relative_to(site)}: {href} (no anchor)")
     assert not broken, "\n".join(broken[:30])
+
+
+# what a page loads by itself (not a link a reader follows): an element's src, a stylesheet, icon or preload
+_LOADS = re.compile(r'<(?:script|img|iframe|source|video|audio|embed|object)\b[^>]*\s(?:src|data)="([^"]+)"'
+                    r'|<link\b[^>]*\shref="([^"]+)"', re.I)
+_CSS_URLS = re.compile(r'url\(\s*[\'"]?([^\'")\s]+)|@import\s+[\'"]([^\'"]+)', re.I)
+
+
+def test_no_request_leaves_the_machine(site):
+    """Every page, stylesheet and script loads only files of the site: no font server, no CDN (KaTeX and its fonts
+    are under assets/katex). A link a reader clicks may point anywhere."""
+    external = []
+    for f in site.rglob("*"):
+        if f.suffix not in (".html", ".css"):
+            continue
+        text = f.read_text(encoding="utf-8", errors="replace")
+        found = _LOADS.findall(text) if f.suffix == ".html" else _CSS_URLS.findall(text)
+        for url in (a or b for a, b in found):
+            if re.match(r"(?:[a-z][a-z0-9+.-]*:)?//", url, re.I) and not url.startswith("data:"):
+                external.append(f"{f.relative_to(site)}: {url}")
+    # material's own bundle names unpkg for a polyfill and mermaid, loaded only where a browser lacks
+    # ResizeObserver or a page draws a diagram; the browser test below sees what is loaded
+    for f in [*site.rglob("*.html"), *site.rglob("*.css"), *(site / "assets" / "katex").rglob("*.js")]:
+        if re.search(r"fonts\.(googleapis|gstatic)\.com|cdn\.jsdelivr|unpkg\.com|cdnjs\.",
+                     f.read_text(errors="replace")):
+            external.append(f"{f.relative_to(site)}: names a font server or CDN")
+    assert not external, "\n".join(external[:20])
+    css = (site / "assets" / "katex" / "katex.min.css").read_text(encoding="utf-8")
+    fonts = re.findall(r"url\((fonts/[^)]+)\)", css)
+    assert fonts and all((site / "assets" / "katex" / f).is_file() for f in fonts)
+
+
+def test_every_page_shows_the_version_and_the_changelog_is_in_the_nav(site):
+    from eatlas import __version__
+
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
+    pages = _nav_files(config["nav"])
+    assert "changelog.md" in pages
+    for page in pages:
+        built = site / ("index.html" if page == "index.md" else page.removesuffix(".md") + "/index.html")
+        assert f"EATlas {__version__}" in _text(built), page
+        assert "katex.min.js" in built.read_text(encoding="utf-8"), page
+    changelog = _text(site / "changelog" / "index.html")
+    first = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8").split("\n## ", 2)[1].split("\n")[0]
+    assert first.strip("[]") in changelog
+
+
+def test_search_finds_option_names_and_variables_as_one_word(site):
+    """The search index splits text with mkdocs.yml's separator: an option (--p-rule) or a variable (EATLAS_CACHE)
+    stays one word (lunr then trims the leading dashes, in the query as in the text)."""
+    import json
+
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    sep = re.compile(index["config"]["separator"])
+    words = {w.strip("-.").lower() for doc in index["docs"] for w in sep.split(unescape(doc["text"]))}
+    assert {"p-rule", "eatlas_cache", "llm-iat-batch-size"} <= words
+
+
+def test_the_cli_reference_tables_every_option_with_an_example_that_parses(site):
+    import argparse
+    import importlib.util as iu
+    import shlex
+
+    from eatlas.cli.main import build_parser
+
+    spec = iu.spec_from_file_location("docs_reference_hook", ROOT / "docs" / "_hooks" / "reference.py")
+    hook = iu.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    for name, example in hook.EXAMPLES.items():
+        try:
+            build_parser().parse_args(shlex.split(example)[1:])
+        except SystemExit:
+            pytest.fail(f"the reference's example of eatlas {name} does not parse: {example}")
+    html = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    assert "--help" not in re.sub(r"<[^>]+>", "", html).replace("eatlas COMMAND --help", "")   # no raw help text
+    (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    for name in sub.choices:
+        section = html[html.index(f'id="eatlas-{name}"'):]
+        section = section[:section.index("<h2", 1)] if "<h2" in section[1:] else section
+        assert "<table>" in section and "<th>default</th>" in section, name
+        assert "language-bash" in section or 'class="highlight"' in section, name
+
+
+def test_pages_in_a_browser_request_nothing_from_elsewhere_and_typeset_formulas(site, tmp_path):
+    """The manual's pages loaded in headless Chromium (every host but 127.0.0.1 unreachable): each request is for
+    the site's own files, and a formula a page holds is typeset by the bundled KaTeX."""
+    from tests import browser
+
+    why = browser.why_no_browser()
+    if why:
+        pytest.skip(why)
+    pages = ["", "quickstart/", "concepts/", "methods/", "reference/cli/", "changelog/", "guides/llm-iat/"]
+    typeset = 0
+    with browser.Served(site) as served:
+        driver = browser.chrome(tmp_path / "profile")
+        try:
+            outside, untypeset = [], []
+            for page in pages:
+                driver.get(served.url + page)
+                driver.execute_script("return document.fonts.ready")
+                outside += [u for u in browser.requested(driver)      # (chrome:// is the browser's own)
+                            if re.match(r"(https?|wss?|ftp):", u) and not u.startswith(served.url)]
+                untypeset += [page] * driver.execute_script(
+                    "return [...document.querySelectorAll('.arithmatex')].filter(e => !e.querySelector('.katex'))"
+                    ".length")
+                typeset += driver.execute_script("return document.querySelectorAll('.arithmatex .katex').length")
+        finally:
+            driver.quit()
+    assert not outside, outside[:10]
+    assert not untypeset, untypeset
+    assert typeset >= 5            # the LLM IAT guide's formula and the letters it names

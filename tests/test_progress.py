@@ -99,3 +99,39 @@ def test_an_llm_iat_run_in_a_pipe_prints_plain_progress_lines(tmp_path, capsys):
     assert lines[0] == f"loading {model} ..."
     assert "generating 3 responses: 0/3" in lines
     assert "generating 3 responses: bai2024_age: 3/3" in " ".join(lines)
+
+
+def test_the_llm_iat_log_probability_bar_advances_within_a_batch(tmp_path):
+    """Every prompt of a batch read side by side (here 3 prompts, 96 continuations, in one batch of 8): the bar
+    still advances after each pass of ROWS_PER_PASS continuations, never in one jump at the batch's end."""
+    from eatlas.methods.llm_iat import ROWS_PER_PASS
+
+    model = _tiny_causal_lm(tmp_path / "lm")
+    seen = []
+    evaluate(RunConfig(method="llm-iat", model=str(model), tests=["bai2024_age"], n_boot=100,
+                       options={"llm_iat_scoring": "logprob", "llm_iat_prompts": 3, "llm_iat_batch_size": 8}),
+             progress=seen.append)
+    done = [e.done for e in seen if e.name == "scoring"]
+    assert done[0] == 0 and done[-1] == 3 * 2 * 16
+    steps = [b - a for a, b in zip(done, done[1:]) if b > a]
+    assert len(steps) >= 2 and max(steps) <= ROWS_PER_PASS, done
+
+
+def test_plain_lines_come_at_least_every_few_seconds_with_the_time_left():
+    """In a pipe a phase whose tenth takes minutes still prints a line every PLAIN_EVERY seconds while it advances,
+    with the time left at the rate so far."""
+    from rich.console import Console
+
+    from eatlas.cli.run_cmds import PLAIN_EVERY, _plain_line
+    from eatlas.run.runner import Phase
+
+    buf = io.StringIO()
+    con, said = Console(file=buf, width=200), {}
+    for t, done in ((0, 0), (PLAIN_EVERY / 2, 1), (PLAIN_EVERY, 2), (PLAIN_EVERY * 1.5, 3), (PLAIN_EVERY * 2, 4)):
+        _plain_line(con, Phase("scoring", 1600, done, unit="continuations"), "scoring 1600 continuations", said, t)
+    lines = buf.getvalue().splitlines()
+    assert lines == ["scoring 1600 continuations: 0/1600",
+                     f"scoring 1600 continuations: 2/1600 ({PLAIN_EVERY:.0f} s, about "
+                     f"{PLAIN_EVERY * 1598 / 2:.0f} s left)",
+                     f"scoring 1600 continuations: 4/1600 ({2 * PLAIN_EVERY:.0f} s, about "
+                     f"{2 * PLAIN_EVERY * 1596 / 4:.0f} s left)"]

@@ -114,3 +114,19 @@ def test_readmes_papers_example_prints_what_readme_quotes(tmp_path, capsys, monk
     assert _rows(printed) == _rows(quoted) and len(_rows(quoted)) == 5
     assert "corpus Wikipedia 2014 + Gigaword 5 (6B tokens) vs Common Crawl (840B tokens); dimension 50 vs 300" \
         in section.replace("\n", " ")
+
+
+def test_the_quickstarts_first_run_prints_what_it_quotes(tmp_path, capsys, monkeypatch):
+    """The manual's first run (Quickstart, step 2: GloVe, two tests, word level), run as printed: its quoted
+    table's rows are what it prints, every column (the default settings, seed 0)."""
+    page = (ROOT / "docs" / "quickstart.md").read_text(encoding="utf-8")
+    section = page[page.index("## 2. "):page.index("## 3. ")]
+    (argv,) = [a for line in bash_lines(section) for a in eatlas_commands(line)]
+    assert argv[:3] == ["run", "--model", "glove-6b-50d"]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "200")
+    capsys.readouterr()
+    assert main(argv) == 0, capsys.readouterr().err
+    printed = capsys.readouterr().out
+    quoted = re.search(r"```text\n(.*?)```", section, re.S).group(1)
+    assert _rows(printed) == _rows(quoted) and len(_rows(quoted)) == 2

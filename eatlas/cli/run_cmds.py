@@ -55,17 +55,26 @@ def _phases(prog, model, lines: bool = False):
 
 
 def _plain_line(console, ev, desc: str, said: dict, now: float) -> None:
-    """A phase's progress as plain lines: its first report, then each tenth done (and the last), with the time."""
+    """A phase's progress as plain lines: its first report, then each tenth done, or what is done every
+    PLAIN_EVERY seconds when a tenth takes longer (and the last), with the time so far and, while work remains,
+    the time left at the rate so far."""
     tenths = 10 * ev.done // ev.total if ev.total else 0
     if ev.name not in said:
-        said[ev.name] = (tenths, now)
+        said[ev.name] = (tenths, now, now, ev.done)
         console.print(esc(desc) + (f": {ev.done}/{ev.total}" if ev.total else " ..."), highlight=False,
                       soft_wrap=True)
         return
-    last, start = said[ev.name]
-    if tenths > last:
-        said[ev.name] = (tenths, start)
-        console.print(esc(desc) + f": {ev.done}/{ev.total} ({now - start:.0f} s)", highlight=False, soft_wrap=True)
+    last, start, printed, done0 = said[ev.name]
+    if ev.total and (tenths > last or (now - printed >= PLAIN_EVERY and ev.done > done0)):
+        said[ev.name] = (tenths, start, now, ev.done)
+        left = ""
+        if 0 < ev.done < ev.total:
+            left = f", about {(now - start) * (ev.total - ev.done) / ev.done:.0f} s left"
+        console.print(esc(desc) + f": {ev.done}/{ev.total} ({now - start:.0f} s{left})", highlight=False,
+                      soft_wrap=True)
+
+
+PLAIN_EVERY = 10.0      # seconds: a pipe or a log hears from a long phase at least this often while it advances
 
 
 def _trusted(args) -> bool:

@@ -127,6 +127,18 @@ class CausalLM:
             seqs.append((full, len(c_ids)))
         return seqs
 
+    def warm_up(self) -> None:
+        """One forward pass over a few tokens, so that the model's first-call costs (its weights paged in, the
+        kernels chosen; 50 s for SmolLM2 on a loaded 2-core machine) fall before a progress bar starts, not in its
+        first step, whose rate would then make the time left far too long. Whatever it raises is left to the real
+        work, which keeps what it did."""
+        torch = _torch()
+        try:
+            with torch.inference_mode():
+                self.model(input_ids=torch.tensor([[self.pad_id] * 4], device=self.device))
+        except Exception:   # noqa: BLE001, S110 - the work that follows meets the same error and reports it
+            pass
+
     def continuation_logprobs(self, contexts: list[str], continuations: list[str], *, batch_size: int = 16,
                               shared: list[str] | None = None, progress=None, prompts_per_pass: int = 32,
                               rows_per_pass: int = 256) -> np.ndarray:
@@ -140,7 +152,8 @@ class CausalLM:
         counted from each one's first token), and the model's cache of them (past key values) is reused for every
         sequence, which then reads only its own few tokens (``rows_per_pass`` at a time); log-softmax is taken only
         at the continuation's positions. Without ``shared`` each context is its own prefix. The values agree with
-        :meth:`continuation_logprobs_whole` up to float rounding. ``progress(done)``: pairs scored so far."""
+        :meth:`continuation_logprobs_whole` up to float rounding. ``progress(done)``: pairs scored so far, called
+        after each pass of ``rows_per_pass`` sequences (so a bar advances every few seconds, not once a chunk)."""
         seqs = self._pairs(contexts, continuations)
         out = np.empty(len(seqs))
         groups: dict[str, list[int]] = {}
@@ -148,18 +161,22 @@ class CausalLM:
             groups.setdefault(key, []).append(i)
         todo = list(groups.values())
         done = 0
-        for start in range(0, len(todo), max(1, prompts_per_pass)):
-            chunk = todo[start:start + max(1, prompts_per_pass)]
-            self._score_prefixed(seqs, chunk, out, batch_size, max(1, rows_per_pass))
-            done += sum(len(g) for g in chunk)
+
+        def tick(n: int) -> None:
+            nonlocal done
+            done += n
             if progress:
                 progress(done)
+        for start in range(0, len(todo), max(1, prompts_per_pass)):
+            chunk = todo[start:start + max(1, prompts_per_pass)]
+            self._score_prefixed(seqs, chunk, out, batch_size, max(1, rows_per_pass), tick)
         return out
 
     def _score_prefixed(self, seqs, groups: list[list[int]], out: np.ndarray, batch_size: int,
-                        rows_per_pass: int) -> None:
+                        rows_per_pass: int, tick=lambda n: None) -> None:
         """Score ``groups`` (lists of sequences sharing a prefix) into ``out``: their prefixes in one pass, the
-        cache then expanded to every sequence of each group for the sequences' own tokens."""
+        cache then expanded to every sequence of each group for the sequences' own tokens. ``tick(n)``: n more
+        sequences scored."""
         torch = _torch()
         heads = []                       # (group, prefix length)
         for rows in groups:
@@ -175,6 +192,7 @@ class CausalLM:
             n_pre = min(common, min(seqs[i][1] for i in rows) - 1)
             if n_pre < 1:
                 self._score_whole(seqs, rows, out, batch_size)
+                tick(len(rows))
             else:
                 heads.append((rows, n_pre))
         if not heads:
@@ -193,6 +211,7 @@ class CausalLM:
         if cache is None or not hasattr(cache, "batch_select_indices"):
             for rows, _ in heads:
                 self._score_whole(seqs, rows, out, batch_size)
+                tick(len(rows))
             return
         jobs = [(g, i) for g, (rows, _) in enumerate(heads) for i in rows]   # (prefix row, sequence)
         for start in range(0, len(jobs), rows_per_pass):
@@ -226,6 +245,7 @@ class CausalLM:
             for (_, i), n in zip(part, counts):
                 out[i] = float(tok_lp[at:at + n].sum())
                 at += n
+            tick(len(part))
 
     def _forward_params(self) -> set[str]:
         import inspect

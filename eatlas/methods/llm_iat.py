@@ -46,6 +46,7 @@ MIN_PARSE_RATE = 0.5
 SCORINGS = ("generate", "logprob")
 LABELS = {"generate": "Bai et al.'s score (generated text)", "logprob": "EATlas log-probability variant"}
 NEAR_TIE = 0.05                 # nats: a log-probability decision closer than this is a near-tie
+ROWS_PER_PASS = 64              # log-probability variant: word-group continuations read per pass (a progress step)
 MIN_CALIBRATED_PROMPTS = 20     # the fewest prompts benchmarks/calibration_llm_iat.py checks the interval with
 
 
@@ -345,8 +346,8 @@ class LlmIat(Method):
                                                 help="a test whose share of readable responses is below P is not "
                                                      "run (default 0.5)")),
         Option("--llm-iat-batch-size", dict(type=at_least(1), default=8, metavar="N",
-                                            help="prompts generated together (the log-probability variant "
-                                                 "reads four times as many side by side)")),
+                                            help="prompts generated together, or read side by side by "
+                                                 "the log-probability variant")),
     )
     progress_lines = True       # minutes per test on a CPU: a pipe or a log shows the run advancing
     tables = (Table("llm_iat_results", ResultRow, doc="LLM IAT score per test (generated text or log-probability)"),
@@ -425,6 +426,7 @@ class LlmIat(Method):
                     **({"system_not_used": system_note} if system_note else {}),
                     "prompt_sampling": "random.Random(seed) per test, the authors' loop "
                                        "(prompt/implicit/gpt4/*/replication.py)"}
+        lm.warm_up()        # under the loading line: the bar's first step then has the model's own rate
         if scoring == "generate":
             settings.update(temperature=o("llm_iat_temperature"), max_new_tokens=max_new,
                             decoding="greedy" if o("llm_iat_temperature") == 0 else "sampling",
@@ -711,20 +713,30 @@ def run_test(lm, spec, lists: Lists, prompts: list[dict], template_ref: str, cfg
             if bar:
                 bar.add(len(chunk), spec.id)
     else:
-        size = 4 * o("llm_iat_batch_size")      # prompts read side by side (a few tokens each after the prompt)
+        # --llm-iat-batch-size prompts read side by side, each prompt's cache then reused for its continuations,
+        # ROWS_PER_PASS at a time; the bar advances after each such pass (every few seconds on a CPU), a fixed
+        # schedule, so that the same command scores the same batches
+        size = o("llm_iat_batch_size")
         for start in range(0, len(prompts), size):
             chunk = prompts[start:start + size]
             pairs = [logprob_pairs(p) for p in chunk]
-            try:      # the chunk's prompts read side by side, each prompt's cache reused for its continuations
+            scored = [0]
+
+            def advance(n: int, scored=scored, item=spec.id) -> None:
+                if bar:
+                    bar.add(n - scored[0], item)
+                scored[0] = n
+            try:
                 lps = lm.continuation_logprobs([c for cs, _, _ in pairs for c in cs],
                                                [k for _, ks, _ in pairs for k in ks], prompts_per_pass=size,
+                                               rows_per_pass=ROWS_PER_PASS, progress=advance,
                                                shared=[p["model_input"] for p, (cs, _, _) in zip(chunk, pairs)
                                                        for _ in cs]).reshape(-1, 2)
             except Exception as e:   # noqa: BLE001 - whatever the model raises, the work before it is kept
                 error = _failure(e)
                 break
             at = 0
-            for p, (ctxs, _, where) in zip(chunk, pairs):
+            for p, (_, _, where) in zip(chunk, pairs):
                 pi = p["prompt_index"]
                 lp = lps[at:at + len(where)]
                 at += len(where)
@@ -753,8 +765,6 @@ def run_test(lm, spec, lists: Lists, prompts: list[dict], template_ref: str, cfg
                 if ok:
                     parsed_rows.append(pi)
                 done += 1
-                if bar:
-                    bar.add(len(ctxs), spec.id)
     n, n_ok = len(prompts), len(parsed_rows)
     rate, min_rate = n_ok / n, o("llm_iat_min_parse_rate")
     row = _empty_row(lists, scoring, prompts, template_ref, o, system, max_new, None)
