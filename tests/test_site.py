@@ -178,7 +178,7 @@ def test_a_test_page_shows_sets_sentences_published_numbers_results_and_citation
     page = (full["out"] / "tests" / "weat1.html").read_text(encoding="utf-8")
     for text in ("X (target): Flowers", "aster", "B (attribute): Unpleasant", "may2019_bleached@1.0.0",
                  "This is an aster.", "may2019, Table 4", "@article{caliskan2017", "eatlas cite weat1",
-                 "<code>weat1</code>", "glove-840b-cbow", "+1.450", "x: zinnia"):
+                 "<code>weat1</code>", "glove-840b-cbow", "+1.45", "x: zinnia"):
         assert text in re.sub(r"</?span[^>]*>", "", page), text
     # the forest plot: the report's figure, with a title and a description for screen readers
     assert re.search(r'<svg[^>]* role="img" aria-labelledby="forest-0-title forest-0-desc"', page)

@@ -12,6 +12,7 @@ The registry knows nothing of models, runs or the results database.
 """
 from .base import (
     CATALOG_KEYS,
+    CATALOG_MAX_BYTES,
     DEFAULT_LANGUAGE,
     EXPANSIONS,
     ID_RE,
@@ -57,7 +58,8 @@ from .base import (
 from .stimuli import Concept, Test, build_test, get_test, list_tests
 
 __all__ = [
-    "CATALOG_KEYS", "DEFAULT_LANGUAGE", "EXPANSIONS", "ID_RE", "ITEM_KEYS", "KINDS", "LANGUAGE_RE", "LEVELS",
+    "CATALOG_KEYS", "CATALOG_MAX_BYTES", "DEFAULT_LANGUAGE", "EXPANSIONS", "ID_RE", "ITEM_KEYS", "KINDS", "LANGUAGE_RE",
+    "LEVELS",
     "MAX_FILE_BYTES", "MAX_YAML_DEPTH", "MAX_YAML_NODES", "OVERLAP_PAIRS", "REF_RE", "ROLES", "SEMVER_RE",
     "SET_KEYS", "TEMPLATE_KEYS", "TEST_KEYS", "Concept", "Criterion", "CriterionItem", "Expansion", "Item",
     "LazyEntries", "Registry",

@@ -282,7 +282,11 @@ def add(root: Path, file: Path) -> Added:
     shown = str(file)
     from .sources_add import add_source, is_source_file
     if is_source_file(doc):         # a work's bibliographic entry, for registry/sources.yaml
-        return add_source(root, doc, shown)
+        try:
+            key, path = add_source(root, doc, shown)
+        except ValidationFailed as e:
+            raise AddRefused(e.problems, [], shown) from None
+        return Added("source", key, path, [], False)
     if not isinstance(doc, dict):
         raise EatlasError("expected a mapping (a source, a set or a test)", file=shown,
                           hint="a source has id, type, authors, year, title, venue and doi or url; a set has id, "

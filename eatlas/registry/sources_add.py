@@ -142,17 +142,18 @@ def entry_text(key: str, src: dict) -> str:
     return yaml.dump({key: src}, Dumper=_Literal, sort_keys=False, allow_unicode=True, width=100)
 
 
-def add_source(root: Path, doc: dict, shown: str):
-    """Append the source ``doc`` to registry/sources.yaml, or raise with every problem; nothing written then."""
+def add_source(root: Path, doc: dict, shown: str) -> tuple[str, Path]:
+    """Append the source ``doc`` to registry/sources.yaml and return (its key, the file); or raise
+    :class:`~eatlas.errors.ValidationFailed` with every problem, nothing written."""
+    from ..errors import ValidationFailed
     from ..files import write_text
-    from .catalog import Added, AddRefused
 
     path = root / SOURCES_FILE
     old = path.read_text(encoding="utf-8") if path.is_file() else ""
     known = yaml.safe_load(old) or {}
     found = problems(doc, shown, known if isinstance(known, dict) else {})
     if found:
-        raise AddRefused(found, [], shown)
+        raise ValidationFailed(found)
     key = doc["id"]
     src = {k: v for k, v in doc.items() if k != "id"}
     src["bibtex"] = bibtex(key, src)
@@ -160,10 +161,9 @@ def add_source(root: Path, doc: dict, shown: str):
     try:
         check_sources(yaml.safe_load(new))     # the whole bibliography, as the registry will load it
     except EatlasError as e:
-        raise AddRefused([EatlasError(e.message, file=shown, obj=e.obj, field=e.field, hint=e.hint)], [],
-                         shown) from None
+        raise ValidationFailed([EatlasError(e.message, file=shown, obj=e.obj, field=e.field, hint=e.hint)]) from None
     if path.read_text(encoding="utf-8") != old:
         raise EatlasError("registry/sources.yaml changed while add was checking the file; nothing was written",
                           file=shown, hint="run the same 'eatlas add' again")
     write_text(path, new, prefix=".eatlas-add-", suffix=".tmp", fsync=True)
-    return Added("source", key, path, [], False)
+    return key, path

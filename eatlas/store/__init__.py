@@ -8,6 +8,7 @@ this package was one module, ``eatlas/store.py``); ``results_io``: parquet expor
 """
 from ..registry.published import MAX_CSV_BYTES, PUBLISHED_COLUMNS, read_published
 from .db import (
+    DERIVED_COLUMNS,
     DUCKDB_MAGIC,
     MIGRATE_RESULTS,
     NO_AUTO_EXTENSIONS,
@@ -55,7 +56,7 @@ __all__ = [
     "PUBLISHED_STATE", "RUN_TABLES_WITHOUT_RUN_ID", "ResultRow", "RunRow", "SANDBOX", "STORAGE_VERSION",
     "SWEEP_FAILURES", "SqlResult", "VIEWS", "check_run_rows", "check_schema", "check_writable", "connect",
     "declared_tables", "declared_views", "default_db", "duck", "export_results", "gives_d", "import_results",
-    "hostile_objects", "init_schema", "MIGRATE_RESULTS", "migrate_results",
+    "hostile_objects", "init_schema", "DERIVED_COLUMNS", "MIGRATE_RESULTS", "migrate_results",
     "published_only", "query", "read_as_data", "read_published",
     "refresh_conventions", "refresh_published", "repair_hint", "reproduction_counts", "rollback", "schema_ddl",
     "schema_problems", "sql_result", "stringify", "tables", "write_run",
