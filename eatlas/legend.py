@@ -68,10 +68,11 @@ NOT_ESTIMABLE_WHY = "the attribute words' noise swamps the targets' spread"
 
 def alternative_line(alternative: str | None) -> str:
     """Which alternative the p-values test, in words, with the option that changes it."""
-    return {"greater": "both p are one-sided: they test d > 0 (X nearer A than Y is; --alternative greater); an "
-                       "effect in the other direction gets p near 1 and a note",
-            "less": "both p are one-sided: they test d < 0 (--alternative less); an effect in the other direction "
-                    "gets p near 1 and a note",
+    return {"greater": "p papers is one-sided: it tests d > 0 (X nearer A than Y is; --alternative greater), and an "
+                       "effect in the other direction gets it near 1 and a note; p concepts is two-sided, as its "
+                       "interval",
+            "less": "p papers is one-sided: it tests d < 0 (--alternative less), and an effect in the other direction "
+                    "gets it near 1 and a note; p concepts is two-sided, as its interval",
             "two-sided": "both p are two-sided: they test d ≠ 0 (--alternative two-sided)"}.get(
         alternative or "greater", f"p tests the {alternative} alternative")
 
