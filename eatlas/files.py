@@ -16,8 +16,10 @@ Nothing here imports the rest of eatlas, so any module may use it.
 """
 from __future__ import annotations
 
+import errno
 import os
 import secrets
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -112,3 +114,129 @@ def umask_folders(folder: str | Path) -> None:
     for base, dirs, _ in os.walk(folder):
         for name in dirs:
             os.chmod(os.path.join(base, name), mode)
+
+
+# ------------------------------------------------------------------ writing under a folder, through no link
+# A command that writes many files (a site of a thousand pages) checks its paths once and then writes for tens of
+# seconds; a folder on the way turned into a symbolic link meanwhile must not carry a single byte elsewhere. So
+# the files of an output are written relative to a descriptor of its folder: every folder below it is opened
+# with O_NOFOLLOW (a link there is refused, never followed), each file is written into a private temporary folder
+# (mode 0o700, made with mkdir, which fails if the name exists) opened the same way, through /proc/self/fd where
+# there is one (so even a rename of that folder redirects nothing), and renamed into place within the folder's
+# descriptor: a hard-linked destination is replaced, never written through.
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+SAFE = bool(_NOFOLLOW) and all(f in os.supports_dir_fd for f in (os.open, os.mkdir, os.rename, os.unlink, os.stat))
+_PROC = os.path.isdir("/proc/self/fd")
+
+
+class LinkOnTheWay(OSError):
+    """A folder on the way to a file being written is a symbolic link (or not a folder) now."""
+
+
+def open_dir(path: str | Path) -> int:
+    """A descriptor of the folder ``path`` (created with its parents if missing)."""
+    Path(path).mkdir(parents=True, exist_ok=True)
+    return os.open(path, _DIR)
+
+
+def descend(base_fd: int, parts, *, create: bool = False, shown: str | Path = "") -> int:
+    """A new descriptor of the folder ``parts`` below ``base_fd``, no link followed (LinkOnTheWay otherwise);
+    missing folders are made when ``create`` (mode 0o777 less the umask)."""
+    fd = os.dup(base_fd)
+    done = Path(shown)
+    for name in parts:
+        done = done / name
+        try:
+            try:
+                nfd = os.open(name, _DIR | _NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                try:
+                    os.mkdir(name, 0o777, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                nfd = os.open(name, _DIR | _NOFOLLOW, dir_fd=fd)
+        except OSError as e:
+            os.close(fd)
+            if e.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+            raise LinkOnTheWay(e.errno, f"{done} is a symbolic link or not a folder now; nothing was written "
+                                        "through it") from None
+        os.close(fd)
+        fd = nfd
+    return fd
+
+
+def _identity(name: str, dir_fd: int) -> tuple[int, int] | None:
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def write_under(base_fd: int, rel: str, write: Callable[[Path], object], *, prefix: str = ".eatlas-tmp-",
+                shown: str | Path = "", fsync: bool = False, protect: frozenset = frozenset()) -> Path:
+    """``write(tmp)`` writes a file, which then replaces ``rel`` (a relative POSIX path) below the folder
+    ``base_fd``: see the comment above. ``protect``: (st_dev, st_ino) of files never to be replaced (the results
+    database): refused by identity, whatever the name. Returns ``shown/rel``."""
+    parts = [p for p in rel.split("/") if p]
+    if not parts or any(p in (".", "..") for p in parts):
+        raise ValueError(f"not a relative path: {rel!r}")
+    name = parts[-1]
+    dfd = descend(base_fd, parts[:-1], create=True, shown=shown)
+    try:
+        for _ in range(100):
+            tname = f"{prefix}{secrets.token_hex(6)}"
+            try:
+                os.mkdir(tname, 0o700, dir_fd=dfd)
+                break
+            except FileExistsError:
+                continue
+        pfd = os.open(tname, _DIR | _NOFOLLOW, dir_fd=dfd)
+        try:
+            where = Path(f"/proc/self/fd/{pfd}") if _PROC else Path(shown, *parts[:-1], tname)
+            write(where / name)
+            st = os.stat(name, dir_fd=pfd, follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode):
+                raise OSError(f"{Path(shown, rel)}: what was written is not a regular file")
+            if fsync:
+                fd = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=pfd)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            if protect and _identity(name, dfd) in protect:
+                raise OSError(f"{Path(shown, rel)} is the results database (same file); not replaced")
+            os.rename(name, name, src_dir_fd=pfd, dst_dir_fd=dfd)
+        finally:
+            for left in os.listdir(pfd):
+                try:
+                    os.unlink(left, dir_fd=pfd)
+                except OSError:
+                    pass
+            os.close(pfd)
+            try:
+                os.rmdir(tname, dir_fd=dfd)
+            except OSError:
+                pass
+    finally:
+        os.close(dfd)
+    return Path(shown, *parts)
+
+
+def unlink_under(base_fd: int, rel: str, *, shown: str | Path = "") -> None:
+    """Remove the file ``rel`` below ``base_fd``, no link on the way followed (LinkOnTheWay otherwise)."""
+    parts = [p for p in rel.split("/") if p]
+    dfd = descend(base_fd, parts[:-1], shown=shown)
+    try:
+        os.unlink(parts[-1], dir_fd=dfd)
+    finally:
+        os.close(dfd)
+
+
+def rename_into(src_dir_fd: int, name: str, dst_dir_fd: int) -> None:
+    """Move ``name`` from one folder descriptor to another (same file system), replacing what is there."""
+    os.rename(name, name, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)

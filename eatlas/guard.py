@@ -20,6 +20,7 @@ import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING
 
+from . import files as _files
 from .errors import EatlasError
 from .files import write_atomic
 
@@ -150,6 +151,32 @@ class Outputs:
                  what: str = "output"):
         self.folder, self.db, self.registry_root, self.what = Path(folder), db, registry_root, what
         self.entries: dict[str, str] = self._read_manifest()
+        self._fd: int | None = None        # the folder, opened at the first write: every file goes below it
+
+    def __del__(self):
+        if getattr(self, "_fd", None) is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = None
+
+    def _base(self) -> int:
+        if self._fd is None:
+            self._fd = _files.open_dir(self.folder)
+        return self._fd
+
+    def _protected_ids(self) -> frozenset:
+        """(st_dev, st_ino) of the results database and its log: never replaced, whatever their name."""
+        out = set()
+        if self.db is not None:
+            for q in (Path(self.db), Path(str(self.db) + ".wal")):
+                try:
+                    st = os.stat(q)
+                    out.add((st.st_dev, st.st_ino))
+                except OSError:
+                    pass
+        return frozenset(out)
 
     # ------------------------------------------------------------------ the manifest
     @property
@@ -220,9 +247,17 @@ class Outputs:
     def _replace(self, rel: str, write) -> Path:
         """``write(tmp)`` into ``.eatlas-tmp-*`` beside the file, renamed into place (eatlas.files: the
         mode the user's umask gives; the temporary file is removed on any error or interrupt)."""
-        dest = self.folder / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        return write_atomic(dest, write, prefix=TEMP_PREFIX)
+        if not _files.SAFE:
+            dest = self.folder / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            return write_atomic(dest, write, prefix=TEMP_PREFIX)
+        try:
+            return _files.write_under(self._base(), rel, write, prefix=TEMP_PREFIX, shown=self.folder,
+                                      protect=self._protected_ids())
+        except _files.LinkOnTheWay as e:
+            raise EatlasError(f"will not write the {self.what} there: {e.strerror}", file=str(self.folder / rel),
+                              hint="a folder inside the output changed while it was written; write into a new "
+                                   "folder") from None
 
     def write(self, rel: str, write, *, save: bool = True, checked: bool = False) -> Path:
         """``write(tmp_path)`` writes the file; it is renamed to ``folder/rel`` and recorded. ``checked``: the
@@ -250,7 +285,15 @@ class Outputs:
         and its subfolders: eatlas alone names files so, and one that is not renamed into place is never used."""
         gone = []
         if self.folder.is_dir():
-            for base, _dirs, files in os.walk(self.folder):     # symbolic links to folders are not followed
+            for base, dirs, files in os.walk(self.folder):     # symbolic links to folders are not followed
+                for name in [d for d in dirs if d.startswith(TEMP_PREFIX)]:     # a private folder of write_under
+                    p = Path(base) / name
+                    dirs.remove(name)
+                    if not p.is_symlink() and outside_reason(self.folder, p.relative_to(self.folder).as_posix()) \
+                            is None:
+                        import shutil
+                        shutil.rmtree(p, ignore_errors=True)
+                        gone.append(p)
                 for name in files:
                     p = Path(base) / name
                     if name.startswith(TEMP_PREFIX) and p.is_file() and not p.is_symlink() and \
@@ -264,7 +307,14 @@ class Outputs:
         protected: :func:`outside_reason`, :func:`protected_reason`), and its empty folders."""
         p = self.folder / rel
         if self.owned(rel) and protected_reason(p, db=self.db, registry_root=self.registry_root) is None:
-            p.unlink()
+            if _files.SAFE:
+                try:
+                    _files.unlink_under(self._base(), rel, shown=self.folder)
+                except (_files.LinkOnTheWay, FileNotFoundError):
+                    self.entries.pop(rel, None)
+                    return
+            else:
+                p.unlink()
             for d in p.parents:
                 if d == self.folder or not d.is_relative_to(self.folder):
                     break
@@ -336,7 +386,15 @@ def write_single(path: str | Path, text: str, *, db: str | Path | None = None,
         return p
     data = stamped(text).encode("utf-8")
     p.parent.mkdir(parents=True, exist_ok=True)
-    done = write_atomic(p, lambda tmp: Path(tmp).write_bytes(data), prefix=TEMP_PREFIX)
+    if _files.SAFE:         # into a private folder, renamed into place: a hard link there is replaced
+        fd = _files.open_dir(p.parent)
+        try:
+            done = _files.write_under(fd, p.name, lambda tmp: Path(tmp).write_bytes(data), prefix=TEMP_PREFIX,
+                                      shown=p.parent)
+        finally:
+            os.close(fd)
+    else:
+        done = write_atomic(p, lambda tmp: Path(tmp).write_bytes(data), prefix=TEMP_PREFIX)
     _note(p.parent, what)
     return done
 

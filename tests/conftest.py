@@ -24,6 +24,13 @@ def pytest_configure(config):
     # every run a test makes, of every method, has its rows checked before the write by the rules `results import`
     # applies (a user's run of EATlas's own methods skips that check: eatlas.methods.rows_checked_at_write)
     os.environ["EATLAS_CHECK_ROWS"] = "1"
+    # the key that seals the caches (eatlas.trust) lives in the user's state folder: the session gets its own
+    if not os.environ.get("XDG_STATE_HOME"):
+        os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="eatlas-test-state-")
+    # output checks never depend on the terminal: rich (in this process and in every `eatlas` a test starts)
+    # lays out for a fixed, wide terminal whatever COLUMNS the shell has, so no message is wrapped across lines
+    os.environ["COLUMNS"] = "250"
+    os.environ.pop("LINES", None)
     os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="eatlas-test-hf-home-")
     os.environ.pop("HF_HUB_CACHE", None)
     os.environ.pop("HUGGINGFACE_HUB_CACHE", None)

@@ -91,7 +91,7 @@ def test_a_pickle_where_the_cache_was_is_never_loaded(mini, fresh, tmp_path):
     assert not marker.exists()
     assert [i.text for i in reg.sets["roses"].items] == ["rose", "tulip", "daisy", "lily"]
     head = (fresh / f"{key}.jsonl").read_bytes().split(b"\n", 1)[0]       # the pickle was replaced by the cache
-    assert head.startswith(b'{"magic":"eatlas-registry-cache"')
+    assert head.split(b" ", 1)[1].startswith(b'{"magic":"eatlas-registry-cache"')     # after its seal
     registry._DEFAULT.clear()
     assert registry.load_registry(mini.root).sets["roses"].items == reg.sets["roses"].items
     assert not marker.exists()
@@ -124,31 +124,33 @@ def test_a_damaged_or_forged_entry_is_read_from_its_file(mini, fresh):
     registry.load_registry(mini.root)
     path = fresh / f"{_key(mini)}.jsonl"
     data = path.read_bytes()
-    damaged = data.replace(b'"tulip"', b'"tulxp"')        # the set's line changed: its CRC no longer holds
+    damaged = data.replace(b'"tulip"', b'"tulxp"')        # the set's line changed: its seal no longer holds
     path.write_bytes(damaged)
     registry._DEFAULT.clear()
     reg = registry.load_registry(mini.root)
     assert [i.text for i in reg.sets["roses"].items] == ["rose", "tulip", "daisy", "lily"]
     assert path.read_bytes() == damaged         # the head was taken (not parsed afresh): only the entry was read
 
-    # a forged line with a CRC that holds: not an entry (or another one), so the file is read
-    head, *lines = data.split(b"\n")
+    # a forged line whose checksums are recomputed (as anyone with write access to a shared cache could): the
+    # seals need the user's private key, so the forged file is not taken and the registry is parsed afresh
+    import hashlib
+    seal, _, head = data.split(b"\n")[0].partition(b" ")
+    lines = data.split(b"\n")[1:]
     top = json.loads(head)
     n = next(i for i, (eid, _, _) in enumerate(top["head"]["entries"]["sets"]) if eid == "roses")
-    forged = json.dumps({**json.loads(lines[n]), "id": "lilies"}).encode()
-    lines[n] = forged
+    lines[n] = lines[n].replace(b'"tulip"', b'"tulxp"')
     offset = 0
     for i, line in enumerate(lines[:-1]):
-        top["index"][i] = [offset, len(line), zlib.crc32(line)]
+        top["index"][i][:3] = [offset, len(line), hashlib.blake2b(line, digest_size=16).hexdigest()]
         offset += len(line) + 1
     top["size"] = offset
-    forged_file = b"\n".join([json.dumps(top, separators=(",", ":")).encode(), *lines])
+    forged_file = b"\n".join([seal + b" " + json.dumps(top, separators=(",", ":")).encode(), *lines])
     path.write_bytes(forged_file)
     registry._DEFAULT.clear()
     reg = registry.load_registry(mini.root)
     assert reg.sets["roses"].id == "roses" and reg.sets["roses"].file.endswith("roses.yaml")
     assert [i.text for i in reg.sets["roses"].items] == ["rose", "tulip", "daisy", "lily"]
-    assert path.read_bytes() == forged_file
+    assert path.read_bytes() != forged_file and b'"tulxp"' not in path.read_bytes()     # rebuilt, sealed
 
 
 def test_values_yaml_has_and_json_lacks_come_back_as_they_were():

@@ -82,10 +82,34 @@ def _write_json(res) -> None:
     sys.stdout.write("[")
     for chunk in res.rows():
         for row in chunk:
-            text = json.dumps(dict(zip(res.columns, row)), default=json_value, ensure_ascii=False, allow_nan=True)
+            exact: dict[str, str] = {}
+            text = json.dumps(dict(zip(res.columns, (_exact(v, exact) for v in row))), default=json_value,
+                              ensure_ascii=False, allow_nan=True)
+            for mark, digits in exact.items():      # a DECIMAL as a JSON number with every digit it has
+                text = text.replace(f'"{mark}"', digits, 1)
             sys.stdout.write((",\n" if n else "\n") + text)
             n += 1
     sys.stdout.write("\n]\n" if n else "]\n")
+
+
+_MARK = "\ue000eatlas-decimal-{}-{}\ue000"       # a private-use mark no stored text can hold in this place
+
+
+def _exact(v, exact: dict):
+    """``v`` with each DECIMAL (also inside a list or struct) replaced by a mark recorded in ``exact`` with its
+    digits, written back as a number after json.dumps (which would give a float's digits)."""
+    import decimal
+    if isinstance(v, decimal.Decimal):
+        if not v.is_finite():
+            return str(v)
+        mark = _MARK.format(id(exact), len(exact))
+        exact[mark] = str(v)
+        return mark
+    if isinstance(v, dict):
+        return {k: _exact(x, exact) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_exact(x, exact) for x in v]
+    return v
 
 
 def json_value(v):

@@ -13,10 +13,16 @@ same folder and renames it into place, so a crash leaves at worst an ignored ``.
 two processes writing at once each add their own shard. When a folder has more than
 ``MAX_SHARDS`` shards, the writer merges them into one (again temp + rename) and deletes the
 merged ones; a reader that meets a shard deleted under it lists the folder again.
+
+``$EATLAS_CACHE`` may be shared by a lab, so a vector is read only from what this user wrote
+(:mod:`eatlas.trust`): a settings folder owned by another user or writable by others is refused with one
+line; a shard that is a link, another user's, writable by others, or whose seal (a keyed digest of its
+index, vectors and flags under the user's private key) does not check is ignored and its texts encoded again.
 """
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import re
 import time
@@ -26,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import trust
 from ..files import write_atomic
 from ..paths import cache_dir
 
@@ -49,17 +56,34 @@ def _atomic_write(folder: Path, name: str, write) -> Path:
     def fill(tmp: Path) -> None:
         with open(tmp, "wb") as f:
             write(f)
+        trust.not_writable_by_others(tmp)
     return write_atomic(folder / name, fill, prefix=".tmp-", suffix=".part", fsync=True)
 
 
+def _shard_seal(folder_id: str, index: bytes, vectors: np.ndarray, missing: np.ndarray) -> str | None:
+    """The seal (eatlas.trust) of a shard's content, bound to its settings folder."""
+    return trust.seal("shard", folder_id, index, str(vectors.shape), np.ascontiguousarray(vectors).tobytes(),
+                      np.ascontiguousarray(missing).tobytes())
+
+
 def _read_shard(p: Path) -> dict:
+    """A shard's entries; {} for a shard this user did not write (another owner, writable by others, a link,
+    no seal or a wrong one: a shared cache decides no vector) or one damaged."""
+    data = trust.read_own(p)
+    if data is None:
+        if not p.exists():
+            raise FileNotFoundError(p)
+        return {}
     try:
-        with np.load(p, allow_pickle=False) as z:
-            index = json.loads(z["index"].tobytes().decode("utf-8"))
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            blob = z["index"].tobytes()
             vectors, missing = z["vectors"], z["missing"]
-    except FileNotFoundError:
-        raise
-    except (zipfile.BadZipFile, ValueError, KeyError, EOFError, OSError):
+            mac = z["seal"].tobytes().decode("ascii")
+        want = _shard_seal(p.parent.name, blob, vectors, missing)
+        if want is None or mac != want:
+            return {}
+        index = json.loads(blob.decode("utf-8"))
+    except (zipfile.BadZipFile, ValueError, KeyError, EOFError, OSError, UnicodeDecodeError):
         return {}          # damaged by something outside the cache: ignored (re-encoded, merged away)
     return {(t, None if s < 0 else (s, e)): (vectors[i], bool(missing[i])) for i, (t, s, e) in enumerate(index)}
 
@@ -68,10 +92,16 @@ class EmbeddingCache:
     def __init__(self, root: str | Path | None = None):
         self.root = Path(root) if root is not None else default_dir()
 
-    def _folder(self, key: dict, create: bool = False) -> Path:
+    def _folder(self, key: dict, create: bool = False) -> Path | None:
+        """The settings folder of ``key``; None when it (or the cache folder) is one others can write or
+        another user owns (refused with one line: nothing read from it or written to it)."""
         d = self.root / key_id(key)
+        why = trust.folder_problem(d)       # $EATLAS_CACHE may be shared: a folder put there by another is refused
+        if why is not None:
+            trust.warn_once(d, why, "the embedding cache folder")
+            return None
         if create and not (d / "key.json").is_file():
-            d.mkdir(parents=True, exist_ok=True)
+            trust.make_private_folder(d)
             _atomic_write(d, "key.json", lambda f: f.write(json.dumps(key, sort_keys=True, indent=1,
                                                                          default=str).encode()))
         return d
@@ -91,13 +121,18 @@ class EmbeddingCache:
 
     def get(self, key: dict, items: list[Item]) -> dict:
         """The cached ``item -> (vector, missing)`` among ``items``."""
-        entries, _ = self._load(self._folder(key))
+        d = self._folder(key)
+        if d is None:
+            return {}
+        entries, _ = self._load(d)
         return {it: entries[it] for it in items if it in entries}
 
     def put(self, key: dict, items: list[Item], vectors: np.ndarray, missing: np.ndarray) -> None:
         if not items:
             return
         d = self._folder(key, create=True)
+        if d is None:
+            return
         self._write_shard(d, items, vectors, missing)
         if len(list(d.glob("[!.]*.npz"))) > MAX_SHARDS:
             entries, shards = self._load(d)
@@ -120,6 +155,10 @@ class EmbeddingCache:
         blob = np.frombuffer(json.dumps(index, ensure_ascii=False).encode("utf-8"), dtype=np.uint8)
         arrays = {"index": blob, "vectors": np.asarray(vectors, dtype=np.float32),
                   "missing": np.asarray(missing, dtype=bool)}
+        mac = _shard_seal(d.name, blob.tobytes(), arrays["vectors"], arrays["missing"])
+        if mac is None:         # no key: nothing kept that could not be checked
+            return d
+        arrays["seal"] = np.frombuffer(mac.encode("ascii"), dtype=np.uint8)
         return _atomic_write(d, f"{time.time_ns()}-{uuid.uuid4().hex[:8]}.npz", lambda f: np.savez(f, **arrays))
 
     def info(self) -> list[dict]:

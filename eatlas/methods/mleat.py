@@ -242,12 +242,10 @@ def _draw_maps(outcome, folder: Path, db: Path, registry=None) -> Path:
     titled = {}
     for name, (tid, lv, ml) in zip(names, done):
         title = f"{tid} [{lv}]"
-        draw_eat_map(ml, folder / name, title=title, subtitle=sub, holm=holm.get(title), alpha=run["alpha"])
+        _save_into(target, name, eat_map_figure(ml, title=title, subtitle=sub, holm=holm.get(title),
+                                                alpha=run["alpha"]))
         titled[title] = ml
-    draw_eat_map_grid(titled, folder / "grid", subtitle=sub, holm=holm, alpha=run["alpha"])
-    for n in [*names, "grid"]:
-        for ext in (".png", ".svg"):
-            target.record(n + ext, save=False)
+    _save_into(target, "grid", eat_map_grid_figure(titled, subtitle=sub, holm=holm, alpha=run["alpha"]))
     target.save()
     return folder
 
@@ -314,6 +312,17 @@ def _save(fig, path) -> tuple[Path, Path]:
     with matplotlib.rc_context({"svg.fonttype": "none"}):    # text stays text (searchable, editable)
         fig.savefig(svg, bbox_inches="tight")
     return png, svg
+
+
+def _save_into(target, name: str, fig) -> None:
+    """The figure as ``name``.png and .svg in an output folder (eatlas.guard.Outputs: each written to a private
+    temporary file and renamed into place, so a hard link there is replaced, never drawn through)."""
+    import matplotlib
+
+    target.write(name + ".png", lambda tmp: fig.savefig(tmp, dpi=150, bbox_inches="tight"), save=False,
+                 checked=True)
+    with matplotlib.rc_context({"svg.fonttype": "none"}):    # text stays text (searchable, editable)
+        target.write(name + ".svg", lambda tmp: fig.savefig(tmp, bbox_inches="tight"), save=False, checked=True)
 
 
 def _figure(nrows: int = 1, ncols: int = 1, **kw):

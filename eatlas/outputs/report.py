@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
+from ..console import jinja_finalize
 from ..errors import EatlasError
 from ..methods import all_methods
 from ..paths import package_file
@@ -670,7 +671,8 @@ class ReportContext:
 
         from ..legend import legend
 
-        env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+        env = Environment(autoescape=True, finalize=jinja_finalize, undefined=StrictUndefined, trim_blocks=True,
+                          lstrip_blocks=True)
         return Markup(env.from_string(template).render(legend=legend(), svg_safe=_safe, run_id=self.run_id, **kw))
 
     test_order = staticmethod(_test_order)
@@ -804,7 +806,8 @@ def build_report(db: str | Path, *, run_id: str | None = None, registry: str | P
         selection = "every run" + (f" of model {model}" if model else "")
     else:
         selection = "the newest result per model, test and level" + (f" of model {model}" if model else "")
-    env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env = Environment(autoescape=True, finalize=jinja_finalize, undefined=StrictUndefined, trim_blocks=True,
+                      lstrip_blocks=True)
     page = env.from_string(TEMPLATE.read_text(encoding="utf-8"))
     return page.render(
         version=__version__, generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),

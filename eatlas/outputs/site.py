@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
+from ..console import jinja_finalize
 from ..errors import EatlasError
 from ..ids import natural_key
 from ..legend import FLOOR_LINE, NOT_ESTIMABLE_WHY, WHAT_TO_REPORT
@@ -540,7 +541,8 @@ def _env():
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
     env = Environment(loader=FileSystemLoader(str(ASSETS)), autoescape=select_autoescape(["j2", "html"],
-                      default_for_string=True, default=True), undefined=StrictUndefined, trim_blocks=True,
+                      default_for_string=True, default=True), finalize=jinja_finalize, undefined=StrictUndefined,
+                      trim_blocks=True,
                       lstrip_blocks=True)
     env.filters.update(f=_f, p=_p, href=page_href, count=_count)
     return env

@@ -24,6 +24,14 @@ an entry is decoded when it is first used (a run of one test reads its four sets
 whose key is not the one asked for, or that is cut short is ignored and the registry parsed afresh; an
 entry whose CRC or content does not check is read from its YAML file instead (``Registry.from_plain``).
 Files of older EATlas versions (``<key>.pickle``) are never opened.
+
+A CRC or a plain hash anyone can recompute, so nothing here is trusted for being consistent
+(:mod:`eatlas.trust`): the folder must be the user's own and writable by no one else (else one line says
+so and the registry is parsed afresh), every file is read only if the user owns it and no one else can write
+it, and the head, each entry, the ``.stat`` memo, the validity markers and validate's record carry a seal (a
+keyed digest under the user's private key). An entry also records the digest of its source file's bytes and
+is used only while that file is the same: the few files a run uses are read again, never the whole registry.
+An entry that fails any check is read from its YAML file.
 """
 from __future__ import annotations
 
@@ -35,22 +43,40 @@ import os
 import re
 import sys
 import time
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .. import trust
 from ..files import write_atomic
 
 FOLDERS = ("registry", "templates", "schemas", "loaders")
 # Bumped when what a parsed registry holds changes within one EATlas version (2: TestSpec.methods; 3: JSON
 # lines instead of pickles; 4: criteria), so that an entry written by the code before is not taken for one of today's.
-FORMAT = 4
+FORMAT = 5     # 5: sealed (eatlas.trust) and each entry checked against its source file's bytes
 MAGIC = "eatlas-registry-cache"
 
 
 def enabled() -> bool:
     return os.environ.get("EATLAS_REGISTRY_CACHE", "1") not in ("0", "false", "no", "")
+
+
+def trusted() -> bool:
+    """Whether the cache folder can be used: the user's own, writable by no one else, and a sealing key kept.
+    A folder others can write is refused with one line (the registry is then parsed afresh, nothing kept)."""
+    if not enabled():
+        return False
+    d = folder()
+    why = trust.folder_problem(d)      # its parent may be shared: whatever is put there in its place is refused
+    if why is not None:
+        trust.warn_once(d, why, "the parsed-registry cache")
+        return False
+    return trust.secret() is not None
+
+
+def _read(path: Path) -> bytes | None:
+    """A cache file's bytes, if this user alone could have written it (eatlas.trust.read_own)."""
+    return trust.read_own(path)
 
 
 def folder() -> Path:
@@ -99,19 +125,21 @@ def state(root: Path) -> str:
 
     paths = _paths(root)
     seed = f"{root}\0{__version__}\0{FORMAT}\0{sys.version}"
-    memo = folder() / f"{hashlib.blake2b(seed.encode(), digest_size=16).hexdigest()}.stat" if enabled() else None
+    memo = folder() / f"{hashlib.blake2b(seed.encode(), digest_size=16).hexdigest()}.stat" if trusted() else None
     stats = None
     if memo is not None:
         stats, newest = _stats(root, paths)
         try:
-            kept = json.loads(memo.read_text(encoding="utf-8"))
-            if isinstance(kept, dict) and kept.get("stats") == stats and isinstance(kept.get("state"), str):
+            kept = json.loads(_read(memo) or b"null")
+            if isinstance(kept, dict) and kept.get("stats") == stats and isinstance(kept.get("state"), str) \
+                    and trust.sealed(kept.get("seal"), "stat", str(root), stats, kept["state"]):
                 return kept["state"]
-        except (OSError, ValueError):
+        except ValueError:
             pass
     digest = _content(root, paths, seed)
     if memo is not None and newest < time.time_ns() - RACY_NS and _stats(root, _paths(root))[0] == stats:
-        _write(memo, json.dumps({"stats": stats, "state": digest}).encode("utf-8"))
+        _write(memo, json.dumps({"stats": stats, "state": digest,
+                                 "seal": trust.seal("stat", str(root), stats, digest)}).encode("utf-8"))
     return digest
 
 
@@ -133,9 +161,12 @@ def _content(root: Path, paths: list[str], seed: str) -> str:
 def _write(path: Path, data: bytes) -> None:
     """Best effort: a cache that cannot be written is no cache, never an error. Written with the umask's
     mode, as the vectors are: plain data, which a lab sharing the cache may read."""
+    def fill(tmp: Path) -> None:
+        tmp.write_bytes(data)
+        trust.not_writable_by_others(tmp)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, lambda tmp: tmp.write_bytes(data), prefix=".tmp-", suffix="")
+        trust.make_private_folder(path.parent)
+        write_atomic(path, fill, prefix=".tmp-", suffix="")
     except OSError:
         pass
 
@@ -199,49 +230,86 @@ def _path(key: str) -> Path:
     return folder() / f"{key}.jsonl"
 
 
+def _file_digest(root: str, rel: str) -> str | None:
+    """A digest of the bytes of the registry file ``rel`` (an entry's source), None if it cannot be read."""
+    try:
+        with open(os.path.join(root, rel), "rb") as f:
+            return hashlib.blake2b(f.read(), digest_size=16).hexdigest()
+    except (OSError, TypeError, ValueError):
+        return None
+
+
+def _sources(head: dict) -> list:
+    """The source file of each entry, in the order of the entries."""
+    return [e[2] for kind in head["entries"].values() for e in kind]
+
+
 def _encode(key: str, reg) -> bytes | None:
-    """The file of ``reg`` (its ``to_plain()``: head and entries), or None when a value has no plain form."""
+    """The file of ``reg`` (its ``to_plain()``: head and entries), or None when a value has no plain form or no
+    seal can be made. Each entry's index row holds its place, its seal (eatlas.trust: bound to the key and the
+    entry's line) and the digest of its source file's bytes, checked when the entry is used."""
     try:
         head, entries = reg.to_plain()
         lines = [e if isinstance(e, bytes) else _dumps(e) for e in entries]     # bytes: a line kept as it was
+        files = _sources(head)
+        digests: dict[str, str | None] = {}
         offset, index = 0, []
-        for line in lines:
-            index.append([offset, len(line), zlib.crc32(line)])
+        for line, rel in zip(lines, files, strict=True):
+            if rel not in digests:
+                digests[rel] = _file_digest(head["root"], rel)
+            mac = trust.seal("entry", key, line, digests[rel] or "")
+            if mac is None:
+                return None
+            index.append([offset, len(line), mac, digests[rel]])
             offset += len(line) + 1
         top = _dumps({"magic": MAGIC, "format": FORMAT, "key": key, "size": offset, "head": head, "index": index})
-    except (TypeError, ValueError, RecursionError):
+        mac = trust.seal("head", key, top)
+    except (TypeError, ValueError, RecursionError, KeyError, AttributeError):
         return None
-    return b"\n".join([top, *lines]) + b"\n"
+    if mac is None:
+        return None
+    return b"\n".join([mac.encode("ascii") + b" " + top, *lines]) + b"\n"
 
 
 def _decode(key: str, data: bytes, restore: Callable):
-    """The registry ``data`` holds, if it is a file of this format for ``key`` (None otherwise)."""
+    """The registry ``data`` holds, if it is a file of this format for ``key`` sealed by this user (None
+    otherwise)."""
     end = data.find(b"\n")
     if end < 0:
         return None
+    mac, _, line = data[:end].partition(b" ")
+    if not trust.sealed(mac.decode("ascii", "replace"), "head", key, line):
+        return None
     try:
-        top = from_json(data[:end])
+        top = from_json(line)
         if not (isinstance(top, dict) and top.get("magic") == MAGIC and top.get("format") == FORMAT
                 and top.get("key") == key and top.get("size") == len(data) - end - 1):
             return None
         index = top["index"]
-        if not all(isinstance(e, list) and len(e) == 3 and all(isinstance(x, int) for x in e) for e in index):
+        if not all(isinstance(e, list) and len(e) == 4 and isinstance(e[0], int) and isinstance(e[1], int)
+                   for e in index):
             return None
-    except (ValueError, TypeError, KeyError, RecursionError):
+        root, files = top["head"]["root"], _sources(top["head"])
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return None
     body = memoryview(data)[end + 1:]
 
     def raw(n: int) -> bytes:
-        """Entry ``n``'s line, as written; ValueError when its bytes are not those written."""
-        offset, size, crc = index[n]
+        """Entry ``n``'s line, as written; ValueError when its bytes are not those sealed."""
+        offset, size, seal, digest = index[n]
         line = bytes(body[offset:offset + size])
-        if len(line) != size or zlib.crc32(line) != crc:
+        if len(line) != size or not trust.sealed(seal, "entry", key, line, digest or ""):
             raise ValueError(f"entry {n} of the registry cache is damaged")
         return line
 
     def entry(n: int) -> Any:
-        """Entry ``n``, decoded; ValueError when its bytes are not those written."""
-        return from_json(raw(n))
+        """Entry ``n``, decoded; ValueError when its bytes are not those sealed or its source file's bytes are
+        not those it was made from (it is then read from its file)."""
+        line = raw(n)
+        digest = index[n][3]
+        if digest is None or _file_digest(root, files[n]) != digest:
+            raise ValueError(f"entry {n} of the registry cache is not of its file as it is")
+        return from_json(line)
     entry.raw = raw
 
     try:
@@ -254,13 +322,12 @@ def load(root: Path, build: Callable, restore: Callable):
     """The registry of ``root``: from the cache when its files are as they were, else ``build()`` (kept).
     ``restore(head, entry, n)`` makes the registry of a cache file's head, ``entry(i)`` giving its i-th
     entry of ``n`` (``Registry.from_plain``)."""
-    if not enabled():
-        return build()
+    if not trusted():
+        reg = build()
+        reg._state = None
+        return reg
     key = state(root)
-    try:
-        data = _path(key).read_bytes()
-    except OSError:
-        data = None
+    data = _read(_path(key))
     reg = _decode(key, data, restore) if data else None
     if reg is not None:
         reg._state = key
@@ -276,7 +343,7 @@ def load(root: Path, build: Callable, restore: Callable):
 def keep(key: str | None, reg) -> None:
     """Keep ``reg`` as the parsed registry of the state ``key`` (``eatlas add``: the registry it checked, with
     the entry it wrote, is the registry of the files it leaves)."""
-    if not key or not enabled():
+    if not key or not trusted():
         return
     encoded = _encode(key, reg)
     if encoded is not None:
@@ -285,21 +352,26 @@ def keep(key: str | None, reg) -> None:
 
 def _valid_marker(reg, test_ids: list[str]) -> Path | None:
     key = getattr(reg, "_state", None)
-    if not key or not enabled():
+    if not key or not trusted():
         return None
     tests = hashlib.sha256("\0".join(sorted(test_ids)).encode()).hexdigest()[:16]
     return folder() / f"{key}.valid-{tests}"
 
 
 def known_valid(reg, test_ids: list[str]) -> bool:
+    """Whether these tests of this registry state passed validate's checks (a marker this user sealed)."""
     m = _valid_marker(reg, test_ids)
-    return m is not None and m.is_file()
+    if m is None:
+        return False
+    data = _read(m)
+    return data is not None and trust.sealed(data.decode("ascii", "replace"), "valid", m.name)
 
 
 def mark_valid(reg, test_ids: list[str]) -> None:
     m = _valid_marker(reg, test_ids)
-    if m is not None:
-        _write(m, b"")
+    mac = trust.seal("valid", m.name) if m is not None else None
+    if mac is not None:
+        _write(m, mac.encode("ascii"))
 
 
 # ------------------------------------------------------------------ validate's outcome, per registry state
@@ -307,7 +379,7 @@ def mark_valid(reg, test_ids: list[str]) -> None:
 # are: its errors and warnings (eatlas.registry.checks.problem_rows), kept under the state's key. 'eatlas add' then
 # checks only the new entry and what it touches, and takes the rest from here.
 def _outcome_path(key: str | None) -> Path | None:
-    if not key or not enabled():
+    if not key or not trusted():
         return None
     return folder() / f"{key}.validate.json"
 
@@ -317,10 +389,15 @@ def validation(key: str | None) -> list[dict] | None:
     path = _outcome_path(key)
     if path is None:
         return None
+    data = _read(path)
     try:
-        rows = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        kept = json.loads(data) if data else None
+    except ValueError:
         return None
+    if not (isinstance(kept, dict) and trust.sealed(kept.get("seal"), "validate", path.name,
+                                                     json.dumps(kept.get("rows"), ensure_ascii=False))):
+        return None
+    rows = kept["rows"]
     return rows if isinstance(rows, list) and all(isinstance(r, dict) for r in rows) else None
 
 
@@ -328,7 +405,10 @@ def record_validation(key: str | None, rows: list[dict]) -> None:
     """Keep validate's problems (as rows) for this state (best effort, like the rest of the cache)."""
     path = _outcome_path(key)
     if path is not None:
-        _write(path, json.dumps(rows, ensure_ascii=False).encode("utf-8"))
+        text = json.dumps(rows, ensure_ascii=False)
+        mac = trust.seal("validate", path.name, text)
+        if mac is not None:
+            _write(path, json.dumps({"rows": json.loads(text), "seal": mac}, ensure_ascii=False).encode("utf-8"))
 
 
 # ------------------------------------------------------------------ eatlas cache clear

@@ -1064,19 +1064,44 @@ _VIEW_STATEMENTS = tuple(s.strip() for s in re.sub(r"--[^\n]*", "", VIEWS).split
 def read_as_data(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
     """A results file from elsewhere is data, never a program (a connection from :func:`_sandboxed`): refuse
     it when :func:`hostile_objects` finds anything, naming it; and read EATlas's views (``reproduction``, ...)
-    as this EATlas defines them, never as the file does (each made again as a temporary view, which hides the
-    file's; a file too old for one keeps its own, read in the sandbox)."""
+    as this EATlas defines them, never as the file does: each made again as a temporary view, which hides the
+    file's. A table EATlas declares that the file lacks is read as an empty one, and a column it lacks (a file of
+    an older EATlas) as NULL, so every view can be made; a view that still cannot be made refuses the file,
+    naming the view and why (a file's own view is never what answers)."""
     bad = hostile_objects(con)
     if bad:
         more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
         raise EatlasError(f"not a results file EATlas reads: {bad[0]}{more}; nothing was read", file=str(path),
                           hint="a results file holds tables only; 'eatlas results export' of the store that made "
                                "it gives a folder that imports safely")
+    cat = con.execute("SELECT current_database()").fetchone()[0]
+    have: dict[str, dict[str, str]] = {}
+    for table, col, typ in con.execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_catalog = ? "
+            "AND table_schema = 'main' ORDER BY table_name, ordinal_position", [cat]).fetchall():
+        have.setdefault(table, {})[col] = typ
+    for name, d in declared_tables().items():
+        cols = have.get(name)
+        if cols is None:        # not in the file: an empty table of EATlas's own columns
+            body = ", ".join(f"{_q(c)} {t}" for c, t in d.columns.items())
+            con.execute(f"CREATE TEMP TABLE {_q(name)} ({body})")
+        elif set(d.columns) - set(cols):     # an older file: the columns added since, NULL
+            extra = ", ".join(f"NULL::{t} AS {_q(c)}" for c, t in d.columns.items() if c not in cols)
+            con.execute(f"CREATE TEMP VIEW {_q(name)} AS SELECT *, {extra} FROM {_q(cat)}.main.{_q(name)}")
     for stmt in _VIEW_STATEMENTS:
         try:
             con.execute(stmt.replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP VIEW", 1))
-        except duckdb.Error:
-            pass
+        except duckdb.Error as e:
+            m = re.search(r"VIEW\s+(\S+)", stmt)
+            why = str(e).strip().splitlines()[0][:300]
+            raise EatlasError(f"not a results file EATlas reads: EATlas's view {m[1] if m else '?'} cannot be made "
+                              f"from it ({why}); nothing was read", file=str(path),
+                              hint="its tables are not those of an EATlas results file: 'eatlas results export' of "
+                                   "the store that made it gives a folder that imports safely") from None
+
+
+def _q(name: str) -> str:
+    return '"' + str(name).replace('"', '""') + '"'
 
 
 def published_only(reg=None) -> duckdb.DuckDBPyConnection:

@@ -222,7 +222,52 @@ def _own_files(out: Path, db: str | Path | None = None) -> set[Path]:
 
 
 def _replace(out: Path, tmp: Path, old: set[Path]) -> None:
-    """Move the new export from ``tmp`` into ``out``, removing only the earlier export's own files."""
+    """Move the new export from ``tmp`` into ``out``, removing only the earlier export's own files: through
+    descriptors of the two folders, no symbolic link followed (eatlas.files.descend), so a folder of the export
+    turned into a link after the check carries nothing elsewhere and removes nothing there."""
+    from .. import files as _files
+    if _files.SAFE:
+        out.mkdir(exist_ok=True)
+        pfd = _files.open_dir(out.parent)
+        try:
+            ofd = _files.descend(pfd, [out.name], shown=out.parent)
+        except _files.LinkOnTheWay as e:
+            raise EatlasError(f"will not export there: {e.strerror}", file=str(out),
+                              hint="export into a new folder") from None
+        finally:
+            os.close(pfd)
+        try:
+            for f in sorted(old):
+                try:
+                    _files.unlink_under(ofd, f.relative_to(out).as_posix(), shown=out)
+                except FileNotFoundError:
+                    pass
+                except _files.LinkOnTheWay as e:
+                    raise EatlasError(f"will not export there: {e.strerror}", file=str(f),
+                                      hint="a folder of the export changed while it was written; export into a "
+                                           "new folder") from None
+            for base, _dirs, _here in sorted(os.walk(out, topdown=False), key=lambda w: -len(w[0])):
+                rel = Path(base).relative_to(out)
+                if rel.parts:
+                    try:
+                        pfd = _files.descend(ofd, rel.parts[:-1], shown=out)
+                    except (OSError, _files.LinkOnTheWay):
+                        continue
+                    try:
+                        os.rmdir(rel.parts[-1], dir_fd=pfd)
+                    except OSError:
+                        pass
+                    finally:
+                        os.close(pfd)
+            tfd = os.open(tmp, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NOFOLLOW)
+            try:
+                for child in os.listdir(tfd):
+                    _files.rename_into(tfd, child, ofd)
+            finally:
+                os.close(tfd)
+        finally:
+            os.close(ofd)
+        return
     for f in old:
         f.unlink()
     if out.exists():
