@@ -1,0 +1,84 @@
+"""The progress bars of a run, one place for the command line and the Python library (``eatlas.run``).
+
+:func:`bars` makes the display: rich's bars on a terminal; in Jupyter, rich's live display in the notebook (a
+widget: ``ipywidgets``), or, where ipywidgets is not installed, plain lines in the cell's output; nothing with
+``quiet``. :func:`phases` turns the runner's reports (eatlas.run.runner.Phase) into one bar per phase.
+"""
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from typing import Any
+
+from .console import esc
+
+
+def bars(err, quiet: bool):
+    """A rich Progress on console ``err`` (transient: it disappears when the run ends); ``quiet``: none shown."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True, disable=quiet)
+    # rich draws in a notebook through an ipywidgets Output; without ipywidgets it would draw nothing (and warn),
+    # so the phases are printed as plain lines there instead
+    prog.plain_lines = bool(err.is_jupyter and importlib.util.find_spec("ipywidgets") is None)   # type: ignore
+    return prog
+
+
+def notebook_console():
+    """The console of the library's bars: rich's Console on stderr, which finds Jupyter by itself."""
+    from rich.console import Console
+    return Console(stderr=True)
+
+
+def phases(prog, model, lines: bool = False) -> Callable[[Any], None]:
+    """A runner progress callback: one bar per phase (loading, expanding, encoding N texts, testing M tests, a
+    method's own, e.g. generating N responses). Where the console is no terminal (a pipe, a log file) no bar is
+    drawn; with ``lines`` (a method that says ``progress_lines``) each phase prints plain lines instead, its start
+    and every tenth of the way (in a notebook without ipywidgets, every phase does)."""
+    import time
+
+    tasks = {}
+    plain = (lines and not prog.disable and not prog.console.is_terminal
+             or getattr(prog, "plain_lines", False) and not prog.disable)
+    said: dict[str, tuple[int, float]] = {}          # phase -> (tenths printed, start time)
+
+    def tick(ev):
+        if ev.name == "loading":
+            desc = f"loading {model or 'the default model'}"
+        elif ev.name == "encoding":
+            desc = f"encoding {ev.total} texts and spans" + (f" ({ev.cached} from the cache)" if ev.cached else "")
+        elif ev.unit:
+            desc = f"{ev.name} {ev.total} {ev.unit}" + (f": {ev.item}" if ev.item else "")
+        else:
+            desc = f"{ev.name} {ev.total} {'test/level pairs' if ev.name == 'expanding' else 'tests'}" + \
+                (f": {ev.item}" if ev.item else "")
+        if plain:
+            _plain_line(prog.console, ev, desc, said, time.monotonic())
+            return
+        if ev.name not in tasks:
+            for t in tasks.values():            # the previous phase is over
+                prog.update(t, visible=False)
+            tasks[ev.name] = prog.add_task(esc(desc), total=ev.total)
+        prog.update(tasks[ev.name], description=esc(desc), completed=ev.done, total=ev.total)
+    return tick
+
+
+def _plain_line(console, ev, desc: str, said: dict, now: float) -> None:
+    """A phase's progress as plain lines: its first report, then each tenth done (and the last), with the time."""
+    tenths = 10 * ev.done // ev.total if ev.total else 0
+    if ev.name not in said:
+        said[ev.name] = (tenths, now)
+        console.print(esc(desc) + (f": {ev.done}/{ev.total}" if ev.total else " ..."), highlight=False,
+                      soft_wrap=True)
+        return
+    last, start = said[ev.name]
+    if tenths > last:
+        said[ev.name] = (tenths, start)
+        console.print(esc(desc) + f": {ev.done}/{ev.total} ({now - start:.0f} s)", highlight=False, soft_wrap=True)
