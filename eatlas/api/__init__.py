@@ -8,7 +8,7 @@ from typing import Any
 
 from .catalog import connect, published, results, sets, tests
 from .core import option_names
-from .results import Results
+from .result_set import Results
 
 __all__ = ["Results", "connect", "measurement_path", "option_names", "published", "results", "run", "sets", "tests"]
 
