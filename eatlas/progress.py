@@ -23,11 +23,12 @@ def bars(err, quiet: bool):
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
-    prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True, disable=quiet)
     # rich draws in a notebook through an ipywidgets Output; without ipywidgets it would draw nothing (and warn),
-    # so the phases are printed as plain lines there instead
-    prog.plain_lines = bool(err.is_jupyter and importlib.util.find_spec("ipywidgets") is None)   # type: ignore
+    # so the phases are printed as plain lines there instead (phases), and no live display is started
+    lines = bool(err.is_jupyter and importlib.util.find_spec("ipywidgets") is None)
+    prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True, disable=quiet or lines)
+    prog.plain_lines = lines and not quiet      # type: ignore[attr-defined]
     return prog
 
 
@@ -45,8 +46,7 @@ def phases(prog, model, lines: bool = False) -> Callable[[Any], None]:
     import time
 
     tasks = {}
-    plain = (lines and not prog.disable and not prog.console.is_terminal
-             or getattr(prog, "plain_lines", False) and not prog.disable)
+    plain = lines and not prog.disable and not prog.console.is_terminal or getattr(prog, "plain_lines", False)
     said: dict[str, tuple[int, float]] = {}          # phase -> (tenths printed, start time)
 
     def tick(ev):

@@ -22,9 +22,9 @@ _CITATION = """@article{caliskan2017semantics,
   author={Caliskan, Aylin and Bryson, Joanna J. and Narayanan, Arvind},
   journal={Science}, volume={356}, number={6334}, pages={183--186}, year={2017}, doi={10.1126/science.aal4230}}
 """
-_DESCRIPTION = ("The Word Embedding Association Test (WEAT): the effect size d of target words X and Y with attribute "
-                "words A and B in a model's embeddings, its permutation p (the papers' question) and the concepts' p and "
-                "interval (targets and attributes both samples of their concepts), computed by EATlas.")
+_DESCRIPTION = ("The Word Embedding Association Test (WEAT): the effect size d of target words X and Y with "
+                "attribute words A and B in a model's embeddings, its permutation p (the papers' question) and the "
+                "concepts' p and interval (targets and attributes both samples of their concepts), computed by EATlas.")
 _KWARGS = """
 Args:
     x, y (list of str): the target words (e.g. flowers, insects).
