@@ -8,7 +8,7 @@ statistics is imported when first used, so that ``import eatlas`` stays fast.
 from __future__ import annotations
 
 import sys as _sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import EatlasError
 from .stats import weat as _weat_module
@@ -30,7 +30,7 @@ __all__ = ["EatlasError", "Results", "WeatResult", "connect", "get_test", "holm"
 _API = ("Results", "connect", "measurement_path", "published", "results", "sets", "tests")
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     # the registry (YAML, Jinja) and the library are loaded when first asked for, not by `import eatlas`
     if name in ("get_test", "list_tests"):
         from .registry import stimuli

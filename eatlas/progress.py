@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .console import esc
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
 
-def bars(err, quiet: bool):
+
+def bars(err: Console, quiet: bool) -> Progress:
     """A rich Progress on console ``err`` (transient: it disappears when the run ends); ``quiet``: none shown."""
     from rich.progress import (
         BarColumn,
@@ -32,24 +36,24 @@ def bars(err, quiet: bool):
     return prog
 
 
-def notebook_console():
+def notebook_console() -> Console:
     """The console of the library's bars: rich's Console on stderr, which finds Jupyter by itself."""
     from rich.console import Console
     return Console(stderr=True)
 
 
-def phases(prog, model, lines: bool = False) -> Callable[[Any], None]:
+def phases(prog: Progress, model: str | None, lines: bool = False) -> Callable[[Any], None]:
     """A runner progress callback: one bar per phase (loading, expanding, encoding N texts, testing M tests, a
     method's own, e.g. generating N responses). Where the console is no terminal (a pipe, a log file) no bar is
     drawn; with ``lines`` (a method that says ``progress_lines``) each phase prints plain lines instead, its start
     and every tenth of the way (in a notebook without ipywidgets, every phase does)."""
     import time
 
-    tasks = {}
+    tasks: dict[str, Any] = {}
     plain = lines and not prog.disable and not prog.console.is_terminal or getattr(prog, "plain_lines", False)
     said: dict[str, tuple[int, float]] = {}          # phase -> (tenths printed, start time)
 
-    def tick(ev):
+    def tick(ev: Any) -> None:
         if ev.name == "loading":
             desc = f"loading {model or 'the default model'}"
         elif ev.name == "encoding":
@@ -70,7 +74,7 @@ def phases(prog, model, lines: bool = False) -> Callable[[Any], None]:
     return tick
 
 
-def _plain_line(console, ev, desc: str, said: dict, now: float) -> None:
+def _plain_line(console: Console, ev: Any, desc: str, said: dict, now: float) -> None:
     """A phase's progress as plain lines: its first report, then each tenth done (and the last), with the time."""
     tenths = 10 * ev.done // ev.total if ev.total else 0
     if ev.name not in said:

@@ -34,14 +34,15 @@ def run(model: Any = None, tests: list[str] | str | None = None, levels: list[st
     >>> r = eatlas.run("glove-6b-50d", tests=["weat6", "weat8"], levels="word")     # doctest: +SKIP
     >>> r.to_pandas()[["test_id", "effect_size", "p_value"]]                          # doctest: +SKIP
     """
-    from .. import methods
     from ..errors import EatlasError
+    from ..methods import all_methods
+    from ..methods import get as get_method
     from ..progress import bars, notebook_console, phases
     from . import core
     from .models import as_encoder, kind_of
 
-    if not isinstance(method, str) or method not in methods.all_methods():
-        raise EatlasError(f"unknown method {method!r}", field="method", hint=", ".join(methods.all_methods()))
+    if not isinstance(method, str) or method not in all_methods():
+        raise EatlasError(f"unknown method {method!r}", field="method", hint=", ".join(all_methods()))
     in_memory = kind_of(model) != "path"            # an unusable object: refused before anything else
     cfg = core.make_config(model=None if in_memory or model is None else str(model), tests=tests, levels=levels,
                            method=method, options=options)
@@ -57,7 +58,7 @@ def run(model: Any = None, tests: list[str] | str | None = None, levels: list[st
         cfg.model = encoder.model_id
     if db is not None:
         core.before_saving(cfg, db, registry)
-    m = methods.get(method)
+    m = get_method(method)
     with bars(notebook_console(), not progress) as prog:
         outcome = core.compute(cfg, registry=registry, encoder=encoder,
                                progress=phases(prog, cfg.model, getattr(m, "progress_lines", False)))

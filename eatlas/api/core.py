@@ -11,7 +11,10 @@ from typing import TYPE_CHECKING, Any
 from ..errors import EatlasError
 
 if TYPE_CHECKING:
-    from ..run.runner import RunConfig, RunOutcome
+    from collections.abc import Callable
+
+    from ..encoders.base import Encoder
+    from ..run.runner import Phase, RunConfig, RunOutcome
 
 # RunConfig fields that are not options of their own (model, tests, levels and method are arguments; options:
 # the method's own, by their names)
@@ -23,30 +26,31 @@ SWITCHES = {"no_ci": ("ci", None), "no_cache": ("use_cache", False)}
 def option_names(method_name: str | None = None) -> list[str]:
     """The keyword options of a run: RunConfig's (seed, n_samples, alpha, ci, ...), the switches (no_ci,
     no_cache) and every method's own (by their dests: convention, mleat_alpha, corpus, ...)."""
-    from .. import methods
+    from ..methods import all_methods
     from ..run.runner import RunConfig
 
-    own = [o.dest for m in methods.all_methods().values() for o in m.options
+    own = [o.dest for m in all_methods().values() for o in m.options
            if method_name is None or m.name == method_name]
     return [f.name for f in fields(RunConfig) if f.name not in _NOT_OPTIONS] + list(SWITCHES) + own
 
 
-def make_config(*, model: str | None, tests: list[str] | None, levels: list[str] | tuple[str, ...] | None,
+def make_config(*, model: str | None, tests: list[str] | str | None, levels: list[str] | tuple[str, ...] | str | None,
                 method: str, options: dict[str, Any], inputs: str | None = None) -> RunConfig:
     """A RunConfig from keyword options named as the command line's (``n_samples`` for --n-samples, ``no_ci`` for
     --no-ci, a method's own by its dest, e.g. ``convention``); an unknown name is refused, naming it. Every
     method's own options start at their defaults, as the command line's parser sets them. ``inputs``: only the
     options of methods of this kind (a sweep: "matrices")."""
-    from .. import methods
+    from ..methods import all_methods
+    from ..methods import get as get_method
     from ..run.runner import RunConfig
 
-    m = methods.get(method)
+    m = get_method(method)
     if isinstance(tests, str):
         tests = [tests]
     if isinstance(levels, str):
         levels = [levels]
     base = {f.name for f in fields(RunConfig)} - set(_NOT_OPTIONS)
-    own = {o.dest: o.default for mm in methods.all_methods().values() for o in mm.options
+    own = {o.dest: o.default for mm in all_methods().values() for o in mm.options
            if inputs is None or mm.inputs == inputs}
     kw: dict[str, Any] = {}
     chosen = dict(own)
@@ -66,7 +70,7 @@ def make_config(*, model: str | None, tests: list[str] | None, levels: list[str]
         if options.get(k):
             kw[dest] = value
     if options.get("no_ci") and "ci" not in m.stats:
-        users = ", ".join(x.name for x in methods.all_methods().values() if "ci" in x.stats)
+        users = ", ".join(x.name for x in all_methods().values() if "ci" in x.stats)
         raise EatlasError(f"--no-ci applies to {users} runs, not {m.name}", field="--no-ci",
                           hint="leave the option out")
     return RunConfig(model=model, tests=list(tests) if tests else None,
@@ -75,27 +79,28 @@ def make_config(*, model: str | None, tests: list[str] | None, levels: list[str]
 
 def check(cfg: RunConfig) -> tuple[str, ...]:
     """Refuse a configuration the method cannot run (one line, before anything is loaded); the levels it runs."""
-    from .. import methods
+    from ..methods import get as get_method
     from ..run.runner import check_config
-    return check_config(cfg, methods.get(cfg.method))
+    return check_config(cfg, get_method(cfg.method))
 
 
 def before_saving(cfg: RunConfig, db: str | Path, registry: str | Path | None) -> None:
     """What must hold before a run is computed that will be written to ``db``: the file writable, the papers'
     models readable, the method's own checks (e.g. where CEAT writes its contexts)."""
-    from .. import methods
     from ..encoders.identity import published_model_rows
+    from ..methods import get as get_method
     from ..registry import load_registry
     from ..store import check_writable
 
     check_writable(db)          # before any work: a finished run is never lost at write time
     published_model_rows(load_registry(registry))     # the write reads the papers' models: a broken one now
-    before = getattr(methods.get(cfg.method), "before_run", None)
+    before = getattr(get_method(cfg.method), "before_run", None)
     if before:
         before(cfg, db=db, registry=registry)
 
 
-def compute(cfg: RunConfig, *, registry: str | Path | None = None, encoder=None, progress=None) -> RunOutcome:
+def compute(cfg: RunConfig, *, registry: str | Path | None = None, encoder: Encoder | None = None,
+            progress: Callable[[Phase], None] | None = None) -> RunOutcome:
     """The run in memory (nothing written): eatlas.run.runner.evaluate."""
     from ..run.runner import evaluate
     return evaluate(cfg, registry=registry, encoder=encoder, progress=progress)
@@ -106,11 +111,11 @@ def save(outcome: RunOutcome, cfg: RunConfig, db: str | Path, *, registry: str |
     """Write a computed run to ``db`` as ``eatlas run`` does: the method's files (staged), the run and its rows
     in one transaction (a run the database does not take is kept in eatlas-unsaved/ beside it, and the staged
     files are removed again), then the method's work after it. Returns the method's line about that work."""
-    from .. import methods
+    from ..methods import get as get_method
     from ..registry import load_registry
     from ..run.unsaved import NotWritten, write_or_keep
 
-    method = methods.get(cfg.method)
+    method = get_method(cfg.method)
     undo = method.stage(outcome, cfg, db=db, registry=registry)
     try:
         write_or_keep(db, outcome.run, outcome.results, load_registry(registry), wait_s=wait_s,

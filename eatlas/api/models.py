@@ -145,7 +145,8 @@ class CallableEncoder(Encoder):
     spans = False
 
     def __init__(self, fn, *, model_id: str):
-        self.fn, self.dim = fn, None
+        self.fn = fn
+        self.dim: int | None = None
         name = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', type(fn).__name__)}"
         super().__init__(model_id=model_id, fingerprint=f"callable:{name}", family="unknown",
                          info={"callable": name})
@@ -224,13 +225,14 @@ def _in_memory_transformers(model, tokenizer, *, model_id: str, pooling: str, no
             self.model_config = facts or None
 
         def encode_items(self, texts, spans, *, windows: bool = True):
-            was = bool(getattr(self._model, "training", False))
-            self._model.eval()
+            inner: Any = self._model
+            was = bool(getattr(inner, "training", False))
+            inner.eval()
             try:
                 return super().encode_items(texts, spans, windows=windows)
             finally:
                 if was:
-                    self._model.train()
+                    inner.train()
 
         def cache_key(self, mode):
             return super().cache_key(mode) if self.fingerprint.startswith("sha256:") else None
@@ -350,9 +352,9 @@ def _named_identity(enc: Encoder, identity: str, digest: str | None, kind: str, 
     if family is not None and family != e.get("family"):
         raise EatlasError(f"identity {identity} is of family {e.get('family')!r}, not {family!r}", field="family",
                           hint="leave out family=")
-    checked = None
+    checked = False
     if digest is not None:
-        ref = load_encoder(identity)
+        ref: Any = load_encoder(identity)
         if kind in ("mapping", "keyed-vectors"):
             if not hasattr(ref, "index"):
                 raise EatlasError(f"{identity} is not a static vector model; the model is {kind}", field="identity")
@@ -364,7 +366,7 @@ def _named_identity(enc: Encoder, identity: str, digest: str | None, kind: str, 
             inner = getattr(ref, "model", None)
             if inner is None or not hasattr(inner, "state_dict"):
                 raise EatlasError(f"{identity} is not a transformers model; the model is {kind}", field="identity")
-            theirs = weights_hash(inner)
+            theirs = weights_hash(inner) or "?"
         if theirs != digest:
             raise EatlasError(f"the model's {'vectors' if kind in ('mapping', 'keyed-vectors') else 'weights'} are not "
                               f"those of {identity} (sha256 {digest[7:19]}... vs {(theirs or '?')[7:19]}...)",

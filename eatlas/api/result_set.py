@@ -71,8 +71,8 @@ class Results:
     def default_table(self) -> str:
         """The table :meth:`to_pandas` gives without a name: ``results`` for WEAT (and any method whose rows are
         only there), else the method's first own table (mleat_results, ceat_results, ibd_results, ...)."""
-        from .. import methods
-        own = [t.name for t in methods.get(self.method).tables if t.name in self.outcome.tables]
+        from ..methods import get as get_method
+        own = [t.name for t in get_method(self.method).tables if t.name in self.outcome.tables]
         if self.outcome.results and (self.method == "weat" or not own):
             return "results"
         if own:
@@ -133,8 +133,8 @@ class Results:
     def _repr_html_(self) -> str:
         """The CLI's results table as HTML (its columns, its caption and the lines saying what the numbers
         answer), or, for a method with its own summary, its main table."""
-        from .. import methods
-        method = methods.get(self.method)
+        from ..methods import get as get_method
+        method = get_method(self.method)
         title = html.escape(f"run {self.run_id[:8]}  {self.method}  model {self.run['model']} (pooling "
                             f"{self.run.get('pooling')}, layer {self.run.get('layer')})")
         if method.inputs != "matrices" or not self.rows:
