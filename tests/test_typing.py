@@ -61,3 +61,15 @@ def test_mypy_passes_on_the_public_modules():
                           "--no-error-summary", "--cache-dir", "/dev/null", *files], capture_output=True, text=True,
                          cwd=ROOT.parent)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_api_reference_lists_every_public_name_with_an_example():
+    import re
+    page = (ROOT.parent / "docs" / "reference" / "api.md").read_text(encoding="utf-8")
+    code = "\n".join(re.findall(r"^```python\n(.*?)^```", page, flags=re.S | re.M))
+    for name in eatlas.__all__:
+        assert f"eatlas.{name}" in page, name
+        if name == "Results":           # its examples are of its methods, on a run's r
+            assert "r.to_pandas()" in code and "r.save(" in code and "r.to_arrow()" in code
+        elif name != "__version__":
+            assert re.search(rf"\b{re.escape(name)}\b", code), name
