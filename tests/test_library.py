@@ -220,3 +220,20 @@ def test_eatlas_run_is_the_function_and_the_run_paths_package():
     import eatlas.run.runner
     assert callable(eatlas.run) and eatlas.run.runner.RunConfig is not None
     assert "def run" not in repr(eatlas.run) and eatlas.run.__name__ == "eatlas.run"
+
+
+def test_a_transformers_pair_and_a_pipeline_give_the_folders_d(tiny_bert, tmp_path):
+    from transformers import AutoModel, AutoTokenizer, pipeline
+
+    db = tmp_path / "r.duckdb"
+    assert main(["--db", str(db), "run", "--model", str(tiny_bert), "--tests", "weat6", "--levels", "sent", "c-word",
+                 "--n-samples", "1000", "--quiet"]) == 0
+    cli = {r.level: r.effect_size for r in eatlas.results(db).itertuples()}
+    model, tok = AutoModel.from_pretrained(tiny_bert), AutoTokenizer.from_pretrained(tiny_bert)
+    for obj in ((model, tok), (tok, model), pipeline("feature-extraction", model=model, tokenizer=tok, device="cpu")):
+        res = eatlas.run(obj, tests=["weat6"], levels=["sent", "c-word"], **FAST)
+        got = {r["level"]: r["effect_size"] for r in res}
+        assert got.keys() == cli.keys() and all(abs(got[k] - cli[k]) < 1e-6 for k in cli), (got, cli)
+        assert res.run["model_config"] and '"model_type": "bert"' in res.run["model_config"]
+    with pytest.raises(EatlasError, match="needs its tokenizer"):
+        eatlas.run(model, **WORD)
