@@ -122,7 +122,7 @@ def test_plain_lines_come_at_least_every_few_seconds_with_the_time_left():
     with the time left at the rate so far."""
     from rich.console import Console
 
-    from eatlas.cli.run_cmds import PLAIN_EVERY, _plain_line
+    from eatlas.progress import PLAIN_EVERY, _plain_line
     from eatlas.run.runner import Phase
 
     buf = io.StringIO()

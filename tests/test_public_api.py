@@ -20,7 +20,9 @@ def _matrices(seed: int = 0):
 
 def test_the_package_face():
     assert set(eatlas.__all__) == {"EatlasError", "WeatResult", "get_test", "holm", "list_tests", "weat",
-                                   "__version__"}
+                                   "__version__", "Results", "connect", "measurement_path", "published", "results",
+                                   "run", "sets", "tests"}
+    assert all(getattr(eatlas, name) is not None for name in eatlas.__all__)
     r = eatlas.weat(*_matrices(), n_samples=200, seed=0, ci=None)
     assert isinstance(r, eatlas.WeatResult) and np.isfinite(r.effect_size) and 0 < r.p_value <= 1
     assert eatlas.holm([0.001, 0.5], alpha=0.05).tolist() == [True, False]

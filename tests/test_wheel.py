@@ -60,6 +60,8 @@ def test_the_wheel_holds_the_data_folders(wheel):
     for d in DATA:
         assert any(n.startswith("eatlas/_data/" + d) for n in names), d
     assert "eatlas/_data/schemas/stimuli.yaml" in names and "eatlas/outputs/report_template.html.j2" in names
+    # a typed package (PEP 561), and the evaluate measurement evaluate.load reads from its folder
+    assert "eatlas/py.typed" in names and "eatlas/measurements/weat/weat.py" in names
     site = {"index.html.j2", "test.html.j2", "sql.html.j2", "base.html.j2", "site.css", "filter.js", "sql.js",
             "arrow-shim.mjs"}          # eatlas site's templates and assets
     assert {f"eatlas/outputs/site_assets/{n}" for n in site} <= set(names)

@@ -6,75 +6,9 @@ from pathlib import Path
 
 from ..console import esc
 from ..errors import EatlasError
+from ..progress import bars as _progress  # noqa: F401 - the CLI's names of them
+from ..progress import phases as _phases
 from .common import _console
-
-
-def _progress(err, quiet: bool):
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True, disable=quiet)
-
-
-def _phases(prog, model, lines: bool = False):
-    """A runner progress callback: one bar per phase (loading, expanding, encoding N texts, testing M tests, a
-    method's own, e.g. generating N responses). Where the console is no terminal (a pipe, a log file) no bar is
-    drawn; with ``lines`` (a method that says ``progress_lines``) each phase prints plain lines instead, its start
-    and every tenth of the way."""
-    import time
-
-    tasks = {}
-    plain = lines and not prog.disable and not prog.console.is_terminal
-    said: dict[str, tuple[int, float]] = {}          # phase -> (tenths printed, start time)
-
-    def tick(ev):
-        if ev.name == "loading":
-            desc = f"loading {model or 'the default model'}"
-        elif ev.name == "encoding":
-            desc = f"encoding {ev.total} texts and spans" + (f" ({ev.cached} from the cache)" if ev.cached else "")
-        elif ev.unit:
-            desc = f"{ev.name} {ev.total} {ev.unit}" + (f": {ev.item}" if ev.item else "")
-        else:
-            desc = f"{ev.name} {ev.total} {'test/level pairs' if ev.name == 'expanding' else 'tests'}" + \
-                (f": {ev.item}" if ev.item else "")
-        if plain:
-            _plain_line(prog.console, ev, desc, said, time.monotonic())
-            return
-        if ev.name not in tasks:
-            for t in tasks.values():            # the previous phase is over
-                prog.update(t, visible=False)
-            tasks[ev.name] = prog.add_task(esc(desc), total=ev.total)
-        prog.update(tasks[ev.name], description=esc(desc), completed=ev.done, total=ev.total)
-    return tick
-
-
-def _plain_line(console, ev, desc: str, said: dict, now: float) -> None:
-    """A phase's progress as plain lines: its first report, then each tenth done, or what is done every
-    PLAIN_EVERY seconds when a tenth takes longer (and the last), with the time so far and, while work remains,
-    the time left at the rate so far."""
-    tenths = 10 * ev.done // ev.total if ev.total else 0
-    if ev.name not in said:
-        said[ev.name] = (tenths, now, now, ev.done)
-        console.print(esc(desc) + (f": {ev.done}/{ev.total}" if ev.total else " ..."), highlight=False,
-                      soft_wrap=True)
-        return
-    last, start, printed, done0 = said[ev.name]
-    if ev.total and (tenths > last or (now - printed >= PLAIN_EVERY and ev.done > done0)):
-        said[ev.name] = (tenths, start, now, ev.done)
-        left = ""
-        if 0 < ev.done < ev.total:
-            left = f", about {(now - start) * (ev.total - ev.done) / ev.done:.0f} s left"
-        console.print(esc(desc) + f": {ev.done}/{ev.total} ({now - start:.0f} s{left})", highlight=False,
-                      soft_wrap=True)
-
-
-PLAIN_EVERY = 10.0      # seconds: a pipe or a log hears from a long phase at least this often while it advances
 
 
 def _trusted(args) -> bool:
@@ -95,60 +29,36 @@ def run_config(args, inputs: str | None = None):
     ``_run_options``), so that a sweep repeats a run's settings. ``inputs``: the kind of method whose options the
     parser declared (a sweep: "matrices"; its own --engine is not CEAT's)."""
     from .. import methods
-    from ..run.runner import RunConfig
+    from ..api.core import make_config
 
-    method = methods.get(args.method)
     options = {o.dest: getattr(args, o.dest) for m in methods.all_methods().values() for o in m.options
                if hasattr(args, o.dest) and (inputs is None or m.inputs == inputs)}
-    cfg = RunConfig(model=getattr(args, "model", None), tests=args.tests or None,
-                    levels=tuple(args.levels) if args.levels else None, seed=args.seed, n_samples=args.n_samples,
-                    alpha=args.alpha, parametric=args.parametric, pooling=args.pooling, layer=args.layer,
-                    subword=args.subword, min_coverage=args.min_coverage, batch_size=args.batch_size,
-                    trust_remote_code=_trusted(args) if hasattr(args, "trust_remote_code") else False,
-                    offline=args.offline,
-                    use_cache=not args.no_cache, method=args.method, language=args.language,
-                    family=getattr(args, "family", None), ci=None if args.no_ci else args.ci, n_boot=args.n_boot,
-                    alternative=args.alternative, ci_method=args.ci_method,
-                    p_rule=getattr(args, "p_rule", "concepts"),
-                    encoding=getattr(args, "encoding", None) or "standard", options=options)
-    if args.no_ci and "ci" not in method.stats:
-        users = ", ".join(m.name for m in methods.all_methods().values() if "ci" in m.stats)
-        raise EatlasError(f"--no-ci applies to {users} runs, not {method.name}", field="--no-ci",
-                          hint="leave the option out")
-    return cfg
+    options.update(seed=args.seed, n_samples=args.n_samples, alpha=args.alpha, parametric=args.parametric,
+                   pooling=args.pooling, layer=args.layer, subword=args.subword, min_coverage=args.min_coverage,
+                   batch_size=args.batch_size, offline=args.offline, no_cache=args.no_cache, language=args.language,
+                   family=getattr(args, "family", None), ci=args.ci, no_ci=args.no_ci, n_boot=args.n_boot,
+                   alternative=args.alternative, ci_method=args.ci_method, p_rule=getattr(args, "p_rule", "concepts"),
+                   encoding=getattr(args, "encoding", None) or "standard",
+                   trust_remote_code=_trusted(args) if hasattr(args, "trust_remote_code") else False)
+    return make_config(model=getattr(args, "model", None), tests=args.tests or None, levels=args.levels or None,
+                       method=args.method, options=options, inputs=inputs)
 
 
 def cmd_run(args) -> int:
     from .. import methods
-    from ..registry import load_registry
-    from ..run.runner import evaluate
-    from ..run.unsaved import NotWritten, write_or_keep
-    from ..store import check_writable, default_db
+    from ..api import core
+    from ..store import default_db
 
     method = methods.get(args.method)
     cfg = run_config(args)
     out, err = _console()
-    from ..run.runner import check_config
-    check_config(cfg, method)           # bad options: one line, before anything is loaded or written
+    core.check(cfg)                     # bad options: one line, before anything is loaded or written
     db = Path(args.db) if args.db else default_db()
-    check_writable(db)                  # before any work: a finished run is never lost at write time
-    from ..encoders.identity import published_model_rows
-    published_model_rows(load_registry(args.registry))     # the write reads the papers' models: a broken one now
-    before = getattr(method, "before_run", None)
-    if before:
-        before(cfg, db=db, registry=args.registry)
+    core.before_saving(cfg, db, args.registry)
     with _progress(err, args.quiet) as prog:
-        outcome = evaluate(cfg, registry=args.registry,
-                           progress=_phases(prog, cfg.model, getattr(method, "progress_lines", False)))
-    undo = method.stage(outcome, cfg, db=db, registry=args.registry)
-    try:
-        write_or_keep(db, outcome.run, outcome.results, load_registry(args.registry), wait_s=args.wait,
-                      tables=outcome.tables)
-    except BaseException as e:
-        if undo and not (isinstance(e, NotWritten) and e.folder):
-            undo()              # the run is not stored nor kept: neither are the files that belong with it
-        raise
-    after = method.after_run(outcome, cfg, db=db, registry=args.registry)
+        outcome = core.compute(cfg, registry=args.registry,
+                               progress=_phases(prog, cfg.model, getattr(method, "progress_lines", False)))
+    after = core.save(outcome, cfg, db, registry=args.registry, wait_s=args.wait)
     for note in outcome.notes:          # e.g. which default model ran, and why (one line each)
         out.print(esc(note), highlight=False, soft_wrap=True)
     if not args.quiet:

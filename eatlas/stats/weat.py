@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Hashable, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
@@ -257,9 +258,11 @@ def authors_normal_p(dist: np.ndarray) -> float:
 
 
 @single_threaded
-def weat(X, Y, A, B, *, ci: float | None = 0.95, n_boot: int = 10_000, alternative: str = "greater",
-         n_samples: int = 100_000, seed: int = 0, parametric: bool = False,
-         ci_method: str = CONCEPTS, convention: str = "caliskan", words=None) -> WeatResult:
+def weat(X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray, *, ci: float | None = 0.95,
+         n_boot: int = 10_000, alternative: str = "greater", n_samples: int = 100_000, seed: int = 0,
+         parametric: bool = False, ci_method: str = CONCEPTS, convention: str = "caliskan",
+         words: tuple[Sequence[Hashable] | None, Sequence[Hashable] | None, Sequence[Hashable] | None,
+                      Sequence[Hashable] | None] | None = None) -> WeatResult:
     """The WEAT (word) / SEAT (sentence) test on embedding matrices, one row per stimulus: both questions.
 
     The papers' question (these attribute words; targets exchangeable): ``effect_size`` (Caliskan et al.'s sample
@@ -402,7 +405,7 @@ def _convention_p(s_x: np.ndarray, s_y: np.ndarray, conv: conventions.Convention
     raise ValueError(f"no p-value rule {conv.p_rule!r}")
 
 
-def holm(p_values, alpha: float = 0.01) -> np.ndarray:
+def holm(p_values: np.ndarray | list[float] | tuple[float, ...], alpha: float = 0.01) -> np.ndarray:
     """Holm-Bonferroni rejections (bool array) at family-wise level ``alpha`` (eatlas.stats.multitest: those of
     statsmodels' multipletests(method='holm'), without importing statsmodels and scipy.stats)."""
     from .multitest import holm as holm_reject
