@@ -8,14 +8,12 @@ attacker would try it.
 - a hard link under `--maps` (a backup made with `cp -al`): the linked file is left as it was;
 - a results file whose own view would answer for one of EATlas's (a table it needs left out): EATlas's views
   are made from EATlas's text, nothing of a local file read, no absolute path of the reader in any output;
-- `report` on a hostile file (a 20 MB model name with bidi controls): done in bounded time, no traceback.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -227,24 +225,3 @@ def test_a_results_file_keeping_its_own_view_is_read_through_eatlas_views(mini, 
         assert SECRET.encode() not in data, p
         if p.suffix in (".parquet", ".arrow"):
             assert str(tmp_path).encode() not in data and str(Path.home()).encode() not in data, p
-
-
-def test_report_on_a_20_mb_model_name_with_bidi_controls_is_bounded(mini, tmp_path, capsys):
-    import duckdb
-
-    from tests.test_bad_input import _stored_run
-    db = _stored_run(capsys, mini, tmp_path)
-    con = duckdb.connect(str(db))
-    con.execute("UPDATE runs SET model = 'evil\u202eledom' || repeat('x', 20000000)")
-    con.close()
-    start = time.monotonic()
-    rc, stdout, err = cli(capsys, "--registry", mini.root, "--db", db, "report", tmp_path / "r.html")
-    took = time.monotonic() - start
-    assert "Traceback" not in err
-    assert took < 90, took
-    if rc == 0:
-        html = (tmp_path / "r.html").read_text(encoding="utf-8")
-        assert "\u202e" not in html and "\\u202e" in html
-        assert len(html) < 5_000_000 and "more characters" in html
-    else:
-        assert len(err.strip().splitlines()) <= 3, err
