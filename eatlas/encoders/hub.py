@@ -220,9 +220,14 @@ def _cached_tree(repo_id: str, commit: str) -> dict[str, str]:
 def registered_like(given: str) -> str:
     """'did you mean ID? ' for the registered model ids close to ``given`` (a misspelt id), else ''."""
     try:
+        import re
+
         from ..ids import did_you_mean
-        from . import model_entries
-        return did_you_mean(given, model_entries())
+        from ..paths import loaders_dir
+        # the loader entries' ids, read off their files (the loaders module imports this one: no cycle)
+        ids = [m[1] for p in sorted(loaders_dir().glob("*.yaml"))
+               if (m := re.search(r"^id:\s*(\S+)", p.read_text(encoding="utf-8"), re.M))]
+        return did_you_mean(given, ids)
     except Exception:           # noqa: BLE001 - the suggestion is only a suggestion: a broken loader says so later
         return ""
 
