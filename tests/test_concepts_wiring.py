@@ -73,7 +73,7 @@ def test_the_run_table_prints_no_interval_beside_an_estimate_outside_it(default_
     sample d and both p have their own columns, and the legend says which alternative the p tests."""
     text = _table(default_run, _cfg())
     assert "concepts' d [95% CI]" in text and "sample d" in text and "p concepts" in text and "p papers" in text
-    assert "they test d > 0" in text and "--alternative greater" in text
+    assert "it tests d > 0" in text and "--alternative greater" in text
     cells = re.findall(r"([+-]\d\.\d\d)\s+\[([+-]\d\.\d\d), ([+-]\d\.\d\d)\]", text)
     # the concepts' d beside its interval, and (in a wide terminal) the sample d beside the papers' interval
     assert len(cells) == sum(r["concepts_estimable"] for r in default_run.results) + sum(
