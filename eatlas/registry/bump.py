@@ -29,7 +29,7 @@ from pathlib import Path
 import yaml
 
 from ..errors import EatlasError
-from .terms import SEMVER_RE
+from .terms import SEMVER_RE, semver_key
 
 PARTS = ("patch", "minor", "major")
 _ROLES_OF = ("sets", "templates")     # the kinds named by version elsewhere
@@ -66,10 +66,6 @@ def next_version(version: str, part: str) -> str:
     major, minor, patch = (int(n) for n in version.split("."))
     return {"patch": f"{major}.{minor}.{patch + 1}", "minor": f"{major}.{minor + 1}.0",
             "major": f"{major + 1}.0.0"}[part]
-
-
-def _key(version: str) -> tuple[int, int, int]:
-    return tuple(int(n) for n in version.split("."))         # type: ignore[return-value]
 
 
 def _load(text: str):
@@ -130,7 +126,7 @@ def plan(root: Path, ident: str, *, part: str = "patch", to: str | None = None, 
         if to is not None:
             if not SEMVER_RE.match(to):
                 raise EatlasError(f"--to {to!r} is not MAJOR.MINOR.PATCH", hint="e.g. --to 1.0.1")
-            if _key(to) <= _key(current):
+            if semver_key(to) <= semver_key(current):
                 raise EatlasError(f"--to {to} does not increase the version: {ident} is at {current}", file=rel,
                                   field="version", hint=f"give a version above {current}")
             new = to
@@ -152,7 +148,7 @@ def plan(root: Path, ident: str, *, part: str = "patch", to: str | None = None, 
                 if f"{ident}@" not in ftext:
                     continue
                 refs = [(m["field"], f"{ident}@{m['version']}", f"{ident}@{new}")
-                        for m in pattern.finditer(ftext) if _key(m["version"]) < _key(new)]
+                        for m in pattern.finditer(ftext) if semver_key(m["version"]) < semver_key(new)]
                 if not refs:
                     continue
                 fdoc = _load(ftext)
@@ -179,7 +175,7 @@ def plan(root: Path, ident: str, *, part: str = "patch", to: str | None = None, 
 
 
 def _part_of(old: str, new: str) -> str:
-    o, n = _key(old), _key(new)
+    o, n = semver_key(old), semver_key(new)
     return "major" if n[0] != o[0] else "minor" if n[1] != o[1] else "patch"
 
 
