@@ -244,12 +244,12 @@ def concepts_variance(sa: np.ndarray, sb: np.ndarray, n_x: int) -> ConceptsVaria
 
 
 def _t_p(t: float, df: float, alternative: str) -> float:
-    from scipy.special import stdtr
+    from .tdist import t_sf
     if alternative == "greater":
-        return float(stdtr(df, -t))
+        return t_sf(t, df)
     if alternative == "less":
-        return float(stdtr(df, t))
-    return float(min(1.0, 2.0 * stdtr(df, -abs(t))))
+        return t_sf(-t, df)
+    return min(1.0, 2.0 * t_sf(abs(t), df))
 
 
 def concepts_from_blocks(sa: np.ndarray, sb: np.ndarray, n_x: int, *, ci: float = 0.95,
@@ -259,12 +259,12 @@ def concepts_from_blocks(sa: np.ndarray, sb: np.ndarray, n_x: int, *, ci: float 
         raise ValueError(f"ci must be in (0, 1), got {ci}")
     if alternative not in ALTERNATIVES:
         raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
-    from scipy.special import stdtrit
+    from .tdist import t_ppf
     v = concepts_variance(sa, sb, n_x)
     se = float(np.sqrt(v.variance))
     p = _t_p(v.diff / se, v.df, alternative)
     p2 = p if alternative == "two-sided" else _t_p(v.diff / se, v.df, "two-sided")
-    t = float(stdtrit(v.df, 0.5 + ci / 2.0))
+    t = t_ppf(0.5 + ci / 2.0, v.df)
     q = Q
     rel = v.reliability
     nan = float("nan")

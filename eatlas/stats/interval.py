@@ -212,8 +212,8 @@ def inversion_ci(X, Y, A, B, *, null_pair, tolerance, ci: float = 0.95, s: np.nd
     theta, n_same = inverted_shifts(dist, in_x, s, n_x, tolerance(s))
     lo, hi = shift_interval(theta, n_same, ci)
     diff = float(s[:n_x].mean() - s[n_x:].mean())
-    from scipy.special import ndtri
-    z = float(ndtri(0.5 + ci / 2.0))
+    from .tdist import norm_ppf
+    z = norm_ppf(0.5 + ci / 2.0)
     # the attribute sample's variance, and the standard deviation's (normal theory: var log sd = 1 / (2 (n - 2)))
     extra = z * z * (attribute_variance(sa, sb, n_x) + diff * diff / (2.0 * max(n - 2, 1)))
     wlo = diff - np.sqrt((diff - lo) ** 2 + extra) if np.isfinite(lo) else -np.inf

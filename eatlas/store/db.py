@@ -34,6 +34,7 @@ from ..registry.published import (
 )
 from ..registry.published import SIGNIFICANCE_COLUMNS as _SIGNIFICANCE_COLUMNS
 from ..stats.conventions import CONVENTIONS as _CONVENTIONS
+from . import known
 
 if typing.TYPE_CHECKING:
     import pandas as pd
@@ -526,6 +527,8 @@ def check_writable(path: str | Path) -> None:
                           hint="make it writable, or pass another --db FILE")
     if path.stat().st_size == 0:
         return          # a 0-byte leftover: connect() replaces it
+    if known.unchanged(path):
+        return          # as this EATlas checked and wrote it last, unchanged since (eatlas.store.known)
     check_schema(path)      # read first as data (sandboxed, read_as_data): a view or macro in its place is refused
     try:
         con = connect(path)
@@ -691,6 +694,19 @@ def declared_views() -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=4)
 def _declared(signature: tuple) -> tuple[tuple, tuple]:
+    """Made in an in-memory database (0.1 s), once per version of the code, of DuckDB and of the installed methods'
+    row types (kept sealed, :func:`eatlas.store.known.per_code`)."""
+    import dataclasses
+    shape = repr([(name, getattr(row, "__module__", ""), getattr(row, "__qualname__", ""), is_open,
+                   [(f.name, str(f.type)) for f in dataclasses.fields(row)] if dataclasses.is_dataclass(row) else "")
+                  for name, row, is_open in signature])
+    name = "declared-" + hashlib.blake2b((duckdb.__version__ + shape).encode(), digest_size=8).hexdigest()
+    tables_, views = known.per_code(name, lambda: _declared_now(signature))
+    return (tuple((t, Declared(t, dict(c), frozenset(nn), tuple(k), bool(o), bool(r)))
+                  for t, c, nn, k, o, r in tables_), tuple(views))
+
+
+def _declared_now(signature: tuple) -> list:
     con = duck()
     try:
         init_schema(con)
@@ -712,9 +728,9 @@ def _declared(signature: tuple) -> tuple[tuple, tuple]:
             "WHERE constraint_type = 'PRIMARY KEY' AND schema_name = 'main'").fetchall()}
         views = tuple(r[0] for r in con.execute("SELECT table_name FROM information_schema.tables "
                                                 "WHERE table_type = 'VIEW' AND table_schema = 'main'").fetchall())
-        out = tuple((t, Declared(t, c, frozenset(not_null.get(t, ())), keys.get(t, ()), t in open_tables,
-                                 "run_id" in c or t in RUN_TABLES_WITHOUT_RUN_ID)) for t, c in cols.items())
-        return out, views
+        out = [[t, list(c.items()), sorted(not_null.get(t, ())), list(keys.get(t, ())), t in open_tables,
+                "run_id" in c or t in RUN_TABLES_WITHOUT_RUN_ID] for t, c in cols.items()]
+        return [out, list(views)]
     finally:
         con.close()
 
@@ -897,7 +913,8 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
     con = connect(db, wait_s=wait_s)
     try:
         con.execute("BEGIN TRANSACTION")
-        check_schema(db, con)
+        if not known.unchanged(db):     # (checked with the file held) as this EATlas wrote it last: schema as then
+            check_schema(db, con)
         init_schema(con)
         refresh_published(con, reg)
         from ..encoders import identity
@@ -934,6 +951,8 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
             con.unregister("_extra")
         identity.refresh(con, reg)      # the papers' models, and which of them this run is (model_matches)
         con.execute("COMMIT")
+        con.close()
+        known.remember(db)
     except BaseException as e:
         rollback(con)
         if isinstance(e, (duckdb.Error, OSError)) and not isinstance(e, EatlasError):
