@@ -87,5 +87,22 @@ def test_the_declared_schema_kept_per_code_equals_the_one_made_now():
     now = store._declared_now(sig)
     assert kept == kept_again
     assert [t for t, *_ in now[0]] == [t for t, _ in kept[0]] and list(now[1]) == list(kept[1])
-    for (t, cols, nn, key, is_open, runs), (_, d) in zip(now[0], kept[0]):
+    for (_t, cols, nn, key, is_open, runs), (_, d) in zip(now[0], kept[0]):
         assert (dict(cols), frozenset(nn), tuple(key), is_open, runs) == (d.columns, d.not_null, d.key, d.open, d.runs)
+
+
+def test_the_counts_the_write_kept_equal_a_fresh_read(mini, tmp_path, capsys):
+    """The reproduction line's counts, computed inside the write's transaction, are those a fresh read-only open
+    of the file gives."""
+    from eatlas.store import db as store
+    db = _stored_run(capsys, mini, tmp_path)
+    con = duckdb.connect(str(db), read_only=True)
+    run_id = con.execute("SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()[0]
+    con.close()
+    kept = store._PAIRING.get((str(db.resolve()), run_id))
+    assert kept is not None and known.unchanged(db)
+    con = store.connect(db, read_only=True)
+    try:
+        assert store.pairing(con, run_id) == kept == store.reproduction_counts(db, run_id)
+    finally:
+        con.close()

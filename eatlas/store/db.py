@@ -950,9 +950,15 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
             con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _extra")
             con.unregister("_extra")
         identity.refresh(con, reg)      # the papers' models, and which of them this run is (model_matches)
+        counts = None
+        if results:         # what the command then says of it (reproduction_counts): here, without a second open
+            own_views(con, db)
+            counts = pairing(con, run["run_id"])
         con.execute("COMMIT")
         con.close()
         known.remember(db)
+        if counts is not None:
+            _PAIRING[(str(Path(db).resolve()), run["run_id"])] = counts
     except BaseException as e:
         rollback(con)
         if isinstance(e, (duckdb.Error, OSError)) and not isinstance(e, EatlasError):
@@ -1003,29 +1009,44 @@ def reproduction_counts(db: str | Path, run_id: str) -> dict:
     """How a stored run's results pair with the papers' printed numbers: ``results`` (its results with a WEAT
     effect size), ``same_model`` (those in view ``reproduction``), ``loose_only`` (in ``reproduction_loose``
     only: a model of the same family), and ML-EAT's ``mleat`` and ``mleat_agree`` (printed Level 1-3 numbers
-    beside the run's in ``mleat_reproduction``, and how many of them agree)."""
+    beside the run's in ``mleat_reproduction``, and how many of them agree). A run this process has just written
+    gives the counts its write computed (in its transaction, through EATlas's own views), when the file is still
+    as that write left it."""
+    kept = _PAIRING.get((str(Path(db).resolve()), run_id))
+    if kept is not None and known.unchanged(db):
+        return dict(kept)
     con = connect(db, read_only=True)
     try:
-        one = lambda sql: con.execute(sql, [run_id]).fetchone()[0]     # noqa: E731
-        out = {"results": one("SELECT count(*) FROM results WHERE run_id = ? AND status = 'ok' "
-                              "AND effect_size IS NOT NULL"),
-               "same_model": one("SELECT count(DISTINCT (test_id, level)) FROM reproduction_all_runs "
-                                 "WHERE run_id = ?")}
-        out["loose_only"] = con.execute(
-            "SELECT count(*) FROM (SELECT DISTINCT test_id, level FROM reproduction_loose_all_runs WHERE run_id = ? "
-            "EXCEPT SELECT DISTINCT test_id, level FROM reproduction_all_runs WHERE run_id = ?)",
-            [run_id, run_id]).fetchone()[0]
-        # what keeps the loose pairs from being the paper's model, most often (e.g. 'encoding standard vs sent-bias')
-        top = con.execute("SELECT differs FROM reproduction_loose_all_runs WHERE run_id = ? AND match <> 'same_model' "
-                          "AND differs <> '' GROUP BY differs ORDER BY count(*) DESC, differs LIMIT 1",
-                          [run_id]).fetchone()
-        out["loose_differs"] = top[0] if top else None
-        out["mleat"], out["mleat_agree"] = con.execute(
-            "SELECT count(*), count(*) FILTER (agrees) FROM mleat_reproduction_all_runs WHERE run_id = ?",
-            [run_id]).fetchone()
-        return out
+        return pairing(con, run_id)
     finally:
         con.close()
+
+
+# (results file, run id) -> the counts write_run computed for that run (reproduction_counts)
+_PAIRING: dict[tuple[str, str], dict] = {}
+
+
+def pairing(con: duckdb.DuckDBPyConnection, run_id: str) -> dict:
+    """:func:`reproduction_counts` on an open connection whose views are EATlas's own (:func:`read_as_data`,
+    :func:`own_views`)."""
+    one = lambda sql: con.execute(sql, [run_id]).fetchone()[0]     # noqa: E731
+    out = {"results": one("SELECT count(*) FROM results WHERE run_id = ? AND status = 'ok' "
+                          "AND effect_size IS NOT NULL"),
+           "same_model": one("SELECT count(DISTINCT (test_id, level)) FROM reproduction_all_runs "
+                             "WHERE run_id = ?")}
+    out["loose_only"] = con.execute(
+        "SELECT count(*) FROM (SELECT DISTINCT test_id, level FROM reproduction_loose_all_runs WHERE run_id = ? "
+        "EXCEPT SELECT DISTINCT test_id, level FROM reproduction_all_runs WHERE run_id = ?)",
+        [run_id, run_id]).fetchone()[0]
+    # what keeps the loose pairs from being the paper's model, most often (e.g. 'encoding standard vs sent-bias')
+    top = con.execute("SELECT differs FROM reproduction_loose_all_runs WHERE run_id = ? AND match <> 'same_model' "
+                      "AND differs <> '' GROUP BY differs ORDER BY count(*) DESC, differs LIMIT 1",
+                      [run_id]).fetchone()
+    out["loose_differs"] = top[0] if top else None
+    out["mleat"], out["mleat_agree"] = con.execute(
+        "SELECT count(*), count(*) FILTER (agrees) FROM mleat_reproduction_all_runs WHERE run_id = ?",
+        [run_id]).fetchone()
+    return out
 
 
 # Without --write, `eatlas sql` is read-only *and* sandboxed: DuckDB's read_only mode still lets a
@@ -1093,6 +1114,13 @@ def read_as_data(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
         raise EatlasError(f"not a results file EATlas reads: {bad[0]}{more}; nothing was read", file=str(path),
                           hint="a results file holds tables only; 'eatlas results export' of the store that made "
                                "it gives a folder that imports safely")
+    own_views(con, path)
+
+
+def own_views(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
+    """EATlas's views made again from EATlas's text as temporary views of ``con`` (which hide the file's own): a
+    declared table the file lacks read as an empty one, a column it lacks as NULL; a view that still cannot be
+    made refuses the file, naming it."""
     cat = con.execute("SELECT current_database()").fetchone()[0]
     have: dict[str, dict[str, str]] = {}
     for table, col, typ in con.execute(
