@@ -96,6 +96,7 @@ def test_the_counts_the_write_kept_equal_a_fresh_read(mini, tmp_path, capsys):
     of the file gives."""
     from eatlas.store import db as store
     db = _stored_run(capsys, mini, tmp_path)
+    assert _run(capsys, mini, tmp_path, db)[0] == 0
     con = duckdb.connect(str(db), read_only=True)
     run_id = con.execute("SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()[0]
     con.close()
