@@ -225,3 +225,33 @@ def test_a_results_file_keeping_its_own_view_is_read_through_eatlas_views(mini, 
         assert SECRET.encode() not in data, p
         if p.suffix in (".parquet", ".arrow"):
             assert str(tmp_path).encode() not in data and str(Path.home()).encode() not in data, p
+
+
+def test_a_forged_yaml_parse_for_the_true_bytes_is_never_used(mini, own_cache, monkeypatch):
+    """The YAML parse cache is keyed by the file's bytes, which anyone can hash: a line written for the true
+    bytes of a set's file, with another parse (edited words) and no seal of the user's key, is not used; nor is
+    a cache file another user could write."""
+    import stat
+
+    from eatlas.registry import parsecache
+    f = Path(mini.root) / "registry" / "mini" / "roses.yaml"
+    if not f.is_file():
+        f = next(p for p in Path(mini.root).rglob("*.yaml") if b"tulip" in p.read_bytes())
+    raw = f.read_bytes()
+    monkeypatch.setattr(parsecache, "_mem", None)
+    monkeypatch.setattr(parsecache, "_new", {})
+    true = registry.read_yaml(f)
+    key = hashlib.blake2b(raw, digest_size=20).hexdigest()
+    forged = json.dumps(json.loads(json.dumps(true, default=str)), ensure_ascii=False).replace("tulip", "tulxp")
+    p = parsecache.path()
+    p.parent.mkdir(parents=True, exist_ok=True)
+    for line in (f"{key}\t{forged}", f"{key}\t{'0' * 32}\t{forged}", f"{key}\t\t{forged}"):   # unsealed, forged seal
+        p.write_text(line + "\n", encoding="utf-8")
+        parsecache._mem = None
+        assert registry.read_yaml(f) == true
+    parsecache._mem = None
+    registry.read_yaml(f)
+    parsecache._save()                                  # a sealed line for the true parse
+    p.chmod(p.stat().st_mode | stat.S_IWOTH)            # ...in a file others can write: not read at all
+    parsecache._mem = None
+    assert parsecache._load() == {}

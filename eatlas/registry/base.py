@@ -304,13 +304,17 @@ def normalize_text(s: str) -> str:
 
 def content_hash(payload: Any) -> str:
     """sha256 of a canonical JSON rendering (NFC strings, sorted keys)."""
+    nfc = unicodedata.normalize
+
     def norm(v):
-        if isinstance(v, str):
-            return normalize_text(v)
+        if type(v) is str:          # the common case first (exact type: a str subclass takes the general path)
+            return nfc("NFC", v).strip()
         if isinstance(v, dict):
-            return {k: norm(v[k]) for k in sorted(v) if v[k] is not None}
+            return {k: norm(x) for k, x in sorted(v.items()) if x is not None}
         if isinstance(v, (list, tuple)):
             return [norm(x) for x in v]
+        if isinstance(v, str):
+            return normalize_text(v)
         return v
     blob = json.dumps(norm(payload), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()

@@ -340,10 +340,14 @@ def load(root: Path, build: Callable, restore: Callable):
     return reg
 
 
-def keep(key: str | None, reg) -> None:
+def keep(key: str | None, reg, *, unless_kept: bool = False) -> None:
     """Keep ``reg`` as the parsed registry of the state ``key`` (``eatlas add``: the registry it checked, with
-    the entry it wrote, is the registry of the files it leaves)."""
+    the entry it wrote, is the registry of the files it leaves). ``unless_kept``: not when a file of this user's
+    is already kept for that state (``validate`` run again on unchanged files: encoding the registry costs it
+    0.8 s; an entry of that file that does not check is rebuilt on use, as any)."""
     if not key or not trusted():
+        return
+    if unless_kept and _read(_path(key)) is not None:
         return
     encoded = _encode(key, reg)
     if encoded is not None:

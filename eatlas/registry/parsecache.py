@@ -6,9 +6,14 @@ file has other bytes, hence another key, and is parsed afresh, and nothing stale
 that succeeded and reads back equal (:func:`eatlas.registry.cache.to_json`, which tags dates, sets, ...) is kept;
 a file that fails to parse is parsed (and reported) every time. Every check after the parse runs on every call.
 
-One file, ``$EATLAS_CACHE/yaml-parse/<format>.jsonl``, holds one line per document (``<hash>\\t<JSON>``), new
-lines appended at the end of the process that parsed them; a line that does not read back is skipped. The file
+One file, ``$EATLAS_CACHE/yaml-parse/<format>.jsonl``, holds one line per document (``<hash>\\t<seal>\\t<JSON>``),
+new lines appended at the end of the process that parsed them; a line that does not read back is skipped. The file
 is started afresh past MAX_BYTES. ``EATLAS_REGISTRY_CACHE=0`` switches it off, as the registry cache.
+
+A parse decides the words a run uses, so the file is trusted as the parsed registry is (:mod:`eatlas.trust`): it
+is read only from a folder of the user's own that no one else can write, only when the file itself is the user's
+and writable by no one else, and a line is used only when its seal (keyed by the user's private key, over the
+hash and the document) checks; anything else is parsed afresh.
 """
 from __future__ import annotations
 
@@ -23,11 +28,11 @@ import yaml
 
 # The parse depends on PyYAML (its version and whether libyaml does the reading) and on EATlas's own building of
 # the document (eatlas.registry.base.parse_yaml): all in the file's name.
-FORMAT = 1
+FORMAT = 2          # 2: each line sealed (eatlas.trust)
 MAX_BYTES = 64 << 20
 
-_mem: dict[str, str] | None = None
-_new: dict[str, str] = {}
+_mem: dict[str, tuple[str, str]] | None = None
+_new: dict[str, tuple[str, str]] = {}
 _registered = False
 
 
@@ -43,20 +48,33 @@ def path() -> Path:
     return cache_dir() / "yaml-parse" / f"{FORMAT}-eatlas{__version__}-pyyaml{yaml.__version__}{c}.jsonl"
 
 
-def _load() -> dict[str, str]:
+def _usable() -> bool:
+    """The cache folder is the user's own, writable by no one else, and a sealing key is kept."""
+    from .. import trust
+    d = path().parent
+    why = trust.folder_problem(d)
+    if why is not None:
+        trust.warn_once(d, why, "the YAML parse cache")
+        return False
+    return trust.secret() is not None
+
+
+def _load() -> dict[str, tuple[str, str]]:
+    """hash -> (seal, document) of the lines of the cache file (empty when the file or its folder is not trusted)."""
     global _mem
     if _mem is None:
         _mem = {}
-        try:
-            p = path()
-            if p.is_file() and p.stat().st_size <= MAX_BYTES:
-                with p.open(encoding="utf-8", errors="replace") as f:
-                    for line in f:
-                        key, tab, doc = line.rstrip("\n").partition("\t")
-                        if tab and len(key) == 40:
-                            _mem[key] = doc
-        except OSError:
-            pass
+        from .. import trust
+        if not _usable():
+            return _mem
+        data = trust.read_own(path())
+        if data is None or len(data) > MAX_BYTES:
+            return _mem
+        for line in data.decode("utf-8", errors="replace").split("\n"):
+            key, tab, rest = line.partition("\t")
+            mac, tab2, doc = rest.partition("\t")
+            if tab and tab2 and len(key) == 40:
+                _mem[key] = (mac, doc)
     return _mem
 
 
@@ -64,14 +82,18 @@ def _save() -> None:
     """Append this process's new parses (one write; a line cut short by a crash is skipped when read)."""
     if not _new:
         return
+    from .. import trust
     try:
         p = path()
-        p.parent.mkdir(parents=True, exist_ok=True)
+        trust.make_private_folder(p.parent)
+        if not _usable():
+            return
         if p.is_file() and p.stat().st_size > MAX_BYTES:
             p.unlink()
-        text = "".join(f"{k}\t{v}\n" for k, v in _new.items())
-        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        text = "".join(f"{k}\t{mac}\t{v}\n" for k, (mac, v) in _new.items())
+        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
         try:
+            os.fchmod(fd, os.fstat(fd).st_mode & 0o755)      # whatever the umask: writable by no one else
             os.write(fd, text.encode("utf-8"))
         finally:
             os.close(fd)
@@ -89,19 +111,24 @@ def parsed(raw: bytes, parse: Callable[[], Any]) -> Any:
         return parse()
     import json
 
+    from .. import trust
+
     key = hashlib.blake2b(raw, digest_size=20).hexdigest()
     mem = _load()
     hit = mem.get(key)
     if hit is not None:
         try:
-            return from_json(hit)
+            if trust.sealed(hit[0], "yaml-parse", key, hit[1]):
+                return from_json(hit[1])
         except (ValueError, TypeError, KeyError):
-            del mem[key]
+            pass
+        del mem[key]
     doc = parse()
     try:
         line = json.dumps(to_json(doc), ensure_ascii=False, separators=(",", ":"))
-        if "\n" not in line and from_json(line) == doc:
-            mem[key] = _new[key] = line
+        mac = trust.seal("yaml-parse", key, line)
+        if "\n" not in line and mac is not None and from_json(line) == doc:
+            mem[key] = _new[key] = (mac, line)
             global _registered
             if not _registered:
                 atexit.register(_save)

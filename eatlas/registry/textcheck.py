@@ -115,6 +115,8 @@ def scripts(text: str) -> dict[str, str]:
 
 def mixed_scripts(text: str) -> dict[str, str] | None:
     """The scripts of ``text`` (script -> a character of it) when it mixes scripts, else None."""
+    if text.isascii():          # ASCII is Latin letters and Common signs: one script at most
+        return None
     found = scripts(text)
     if len(found) < 2 or any(set(found) <= c for c in _COMBINED):
         return None
@@ -151,8 +153,13 @@ def _prototypes() -> dict[str, str]:
 @functools.lru_cache(maxsize=1 << 17)     # the same items recur across a registry's tests
 def skeleton(text: str) -> str:
     """UTS #39 skeleton: equal skeletons mean the two strings look alike."""
-    protos = _prototypes()
-    return unicodedata.normalize("NFD", "".join(protos.get(c, c) for c in unicodedata.normalize("NFD", text)))
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", text).translate(_translation()))
+
+
+@lru_cache(maxsize=1)
+def _translation() -> dict[int, str]:
+    """:func:`_prototypes` as a ``str.translate`` table (every key is one character)."""
+    return {ord(c): p for c, p in _prototypes().items()}
 
 
 def differing(a: str, b: str) -> list[str]:
