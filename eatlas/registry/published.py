@@ -99,7 +99,8 @@ def check_table(reg: Registry, entry: dict) -> list[EatlasError]:
             continue
         r = dict(zip(cols, row))
         line = f"line {n}"
-        for c, v in r.items():
+        joined = "\0" + "\0".join(row)        # one scan of the row for a cell that begins like a formula
+        for c, v in (r.items() if any("\0" + s in joined for s in starts) else ()):
             if v.startswith(starts) and _number(v) is None and not (c in ("row_label", "column_label")
                                                                      and plus.match(v)):
                 out.append(EatlasError(f"{line}: cell {v[:40]!r} begins like a spreadsheet formula", field=c,
