@@ -952,6 +952,7 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
         identity.refresh(con, reg)      # the papers' models, and which of them this run is (model_matches)
         counts = None
         if results:         # what the command then says of it (reproduction_counts): here, without a second open
+            _published_of(con, results)
             own_views(con, db)
             counts = pairing(con, run["run_id"])
         con.execute("COMMIT")
@@ -1020,6 +1021,17 @@ def reproduction_counts(db: str | Path, run_id: str) -> dict:
         return pairing(con, run_id)
     finally:
         con.close()
+
+
+def _published_of(con: duckdb.DuckDBPyConnection, results: list[dict]) -> None:
+    """A temporary ``published_results`` holding the printed tables that name one of ``results``' tests (or the
+    tests they also stand for), whole: the views then pair this run's results over those tables only, at a cost
+    that does not grow with the registry's published numbers (the counts are the same: a table naming none of
+    the run's tests has no cell that pairs with it)."""
+    ids = sorted({r["test_id"] for r in results} | {a for r in results for a in (r.get("also_as") or [])})
+    main = _q(con.execute("SELECT current_database()").fetchone()[0]) + ".main.published_results"
+    con.execute(f"CREATE TEMP TABLE published_results AS SELECT * FROM {main} WHERE (paper, table_id) IN "
+                f"(SELECT paper, table_id FROM {main} WHERE list_contains(?, test_id))", [ids])
 
 
 # (results file, run id) -> the counts write_run computed for that run (reproduction_counts)
