@@ -141,6 +141,27 @@ def read_own(path: Path, *, private: bool = False) -> bytes | None:
         os.close(fd)
 
 
+def map_own(path: Path, *, private: bool = False):
+    """:func:`read_own`'s file as a read-only memory map (bytes-like; pages read only when touched), or None. The
+    map stays valid if the file is later replaced or removed (a new file is a new inode)."""
+    import mmap
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        uid = _uid()
+        if not stat.S_ISREG(st.st_mode) or (uid is not None and st.st_uid != uid) \
+                or st.st_mode & (0o077 if private else 0o022) or st.st_size == 0:
+            return None
+        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+
+
 def make_private_folder(path: Path) -> None:
     """Create ``path`` (and parents) if needed; a folder made here is writable by the user alone."""
     if not path.is_dir():

@@ -20,7 +20,30 @@ def fresh_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("EATLAS_REGISTRY_CACHE", "1")
     monkeypatch.setattr(parsecache, "_mem", None)
     monkeypatch.setattr(parsecache, "_new", {})
+    monkeypatch.setattr(parsecache, "_direct", parsecache.DIRECT)     # past a run's first few files
     return tmp_path
+
+
+def test_a_few_files_are_parsed_without_reading_the_cache_file(tmp_path, monkeypatch):
+    """A warm run reads a handful of YAML files: they are parsed directly and the cache file (every file of the
+    registry) is not read; past DIRECT files (validate, a registry build) the cache serves."""
+    monkeypatch.setenv("EATLAS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("EATLAS_REGISTRY_CACHE", "1")
+    monkeypatch.setattr(parsecache, "_mem", None)
+    monkeypatch.setattr(parsecache, "_new", {})
+    monkeypatch.setattr(parsecache, "_direct", 0)
+    monkeypatch.setattr(parsecache, "DIRECT", 3)
+    files = []
+    for n in range(5):
+        f = tmp_path / f"f{n}.yaml"
+        f.write_text(f"id: f{n}\n", encoding="utf-8")
+        files.append(f)
+    for f in files[:3]:
+        read_yaml(f)
+    assert parsecache._mem is None and parsecache._new == {}
+    for f in files[3:]:
+        assert read_yaml(f) == {"id": f.stem}
+    assert parsecache._mem is not None and len(parsecache._new) == 2
 
 
 def test_a_parse_is_kept_per_content_and_an_edit_is_parsed_afresh(fresh_cache):

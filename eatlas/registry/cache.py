@@ -327,7 +327,7 @@ def load(root: Path, build: Callable, restore: Callable):
         reg._state = None
         return reg
     key = state(root)
-    data = _read(_path(key))
+    data = trust.map_own(_path(key))        # mapped: a run reads the index and the entries it uses, not the file
     reg = _decode(key, data, restore) if data else None
     if reg is not None:
         reg._state = key

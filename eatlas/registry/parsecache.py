@@ -34,6 +34,10 @@ MAX_BYTES = 64 << 20
 _mem: dict[str, tuple[str, str]] | None = None
 _new: dict[str, tuple[str, str]] = {}
 _registered = False
+# The first DIRECT files of a process are parsed directly: the cache file holds every file of the registry (a few
+# MB, read whole), worth reading for validate's 4,800 parses, not for the few files a warm run reads.
+DIRECT = 64
+_direct = 0
 
 
 def enabled() -> bool:
@@ -113,6 +117,10 @@ def parsed(raw: bytes, parse: Callable[[], Any]) -> Any:
 
     from .. import trust
 
+    global _direct
+    if _mem is None and _direct < DIRECT:       # a few files (a run): parsed, without reading the cache file
+        _direct += 1
+        return parse()
     key = hashlib.blake2b(raw, digest_size=20).hexdigest()
     mem = _load()
     hit = mem.get(key)
