@@ -207,3 +207,40 @@ def test_a_gguf_file_is_converted_once_per_file_hash_and_a_damaged_copy_is_rebui
     assert calls                                        # converted again from the GGUF file
     np.testing.assert_array_equal(first, rebuilt)
     assert weights.read_bytes() != bytes(raw)
+
+
+def test_a_converted_copy_forged_with_a_matching_manifest_is_rebuilt_and_a_shared_folder_unused(tmp_path, tiny_gguf,
+                                                                                                 monkeypatch, capsys):
+    """Someone who can write the cache replaces the kept weights and writes the manifest their sha256 (a hash
+    anyone can recompute): the copy is not the user's sealed one, so it is converted again. A cache folder others
+    can write is not used at all (one line), the file is read itself."""
+    import hashlib
+    import json
+
+    import transformers.modeling_gguf_pytorch_utils as reader
+
+    from eatlas.encoders.gguf import CONVERTED, MANIFEST, GgufEncoder
+
+    monkeypatch.setenv("EATLAS_CACHE", str(tmp_path / "cache"))
+    texts = ["This is a tulip.", "A rose is a flower, a moth an insect."]
+    first = GgufEncoder(tiny_gguf).encode(texts).vectors
+    (folder,) = (tmp_path / "cache" / CONVERTED).iterdir()
+    weights = folder / "model.safetensors"
+    raw = bytearray(weights.read_bytes())
+    raw[-1] ^= 0xFF
+    weights.write_bytes(bytes(raw))
+    man = json.loads((folder / MANIFEST).read_text())
+    man["files"]["model.safetensors"] = hashlib.sha256(bytes(raw)).hexdigest()
+    (folder / MANIFEST).write_text(json.dumps(man))      # consistent hashes, the old seal
+
+    calls = []
+    real = reader.load_gguf_checkpoint
+    monkeypatch.setattr(reader, "load_gguf_checkpoint", lambda *a, **k: calls.append(a) or real(*a, **k))
+    np.testing.assert_array_equal(GgufEncoder(tiny_gguf).encode(texts).vectors, first)
+    assert calls and weights.read_bytes() != bytes(raw)  # converted again, the forged weights gone
+
+    calls.clear()
+    (tmp_path / "cache" / CONVERTED).chmod(0o777)
+    np.testing.assert_array_equal(GgufEncoder(tiny_gguf).encode(texts).vectors, first)
+    assert calls                                        # the GGUF file read itself
+    assert "converted-GGUF cache" in capsys.readouterr().err

@@ -175,8 +175,9 @@ class GgufEncoder(TransformersEncoder):
 # A GGUF file converted for transformers (de-quantized float32 safetensors, its tokenizer and config), kept in
 # $EATLAS_CACHE/gguf-converted/<the file's sha256>-<transformers and gguf versions>/: transformers reads a GGUF
 # file three times and builds its tokenizer from the file's vocabulary on every load (28 s for SmolLM2-135M), the
-# copy loads in a second or two. MANIFEST records the file's hash and each written file's sha256; an entry whose
-# files do not match it is rebuilt.
+# copy loads in a second or two. MANIFEST records the file's hash and each written file's sha256, sealed with the
+# user's key (eatlas.trust: a hash anyone can recompute is not what makes a copy trusted); an entry whose files or
+# seal do not match is rebuilt. A cache folder another user could write is not used (the file is read itself).
 CONVERTED = "gguf-converted"
 MANIFEST = "eatlas-gguf.json"
 
@@ -191,16 +192,41 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _entry_ok(folder: Path, source: str) -> bool:
-    """Whether a converted copy holds what its manifest says: the source file's hash and every file's sha256."""
+def _manifest_seal(folder: Path, source: str, files: dict) -> str | None:
     import json
 
+    from .. import trust
+    return trust.seal("gguf-converted", folder.name, source, json.dumps(files, sort_keys=True))
+
+
+def _own_file(path: Path) -> bool:
+    """A regular file (not a link) of this user that no one else can write."""
+    import os
+    import stat
     try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    return stat.S_ISREG(st.st_mode) and (uid is None or st.st_uid == uid) and not st.st_mode & 0o022
+
+
+def _entry_ok(folder: Path, source: str) -> bool:
+    """Whether a converted copy holds what its manifest says (the source file's hash and every file's sha256),
+    under this user's seal, in a folder and files no one else can write."""
+    import json
+
+    from .. import trust
+    try:
+        if trust.folder_problem(folder) is not None or not _own_file(folder / MANIFEST):
+            return False
         man = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         files = man["files"]
         return (man.get("source_sha256") == source and isinstance(files, dict) and bool(files)
                 and any(n.endswith(".safetensors") for n in files)
-                and all(_sha256(folder / n) == h for n, h in files.items()))
+                and trust.sealed(man.get("seal"), "gguf-converted", folder.name, source,
+                                 json.dumps(files, sort_keys=True))
+                and all(_own_file(folder / n) and _sha256(folder / n) == h for n, h in files.items()))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
 
@@ -215,17 +241,23 @@ def converted(file: Path) -> Path | None:
 
     import transformers
 
+    from .. import trust
     from ..paths import cache_dir
 
     source = _sha256(file)
     root = cache_dir() / CONVERTED
     folder = root / f"{source}-transformers{transformers.__version__}-gguf{_version('gguf')}"
+    why = trust.folder_problem(root)
+    if why is not None or trust.secret() is None:
+        if why is not None:
+            trust.warn_once(root, why, "the converted-GGUF cache")
+        return None                 # the file is read itself
     if folder.is_dir():
         if _entry_ok(folder, source):
             return folder
         shutil.rmtree(folder, ignore_errors=True)
     try:
-        root.mkdir(parents=True, exist_ok=True)
+        trust.make_private_folder(root)
         tmp = Path(tempfile.mkdtemp(prefix=".partial-", dir=root))
     except OSError:
         return None
@@ -248,8 +280,12 @@ def converted(file: Path) -> Path | None:
             lm.generation_config.save_pretrained(tmp)
         tok.save_pretrained(tmp)
         files = {p.name: _sha256(p) for p in sorted(tmp.iterdir()) if p.is_file()}
-        (tmp / MANIFEST).write_text(json.dumps({"source": file.name, "source_sha256": source, "files": files},
+        for p in tmp.iterdir():
+            trust.not_writable_by_others(p)
+        (tmp / MANIFEST).write_text(json.dumps({"source": file.name, "source_sha256": source, "files": files,
+                                                "seal": _manifest_seal(folder, source, files)},
                                                indent=1), encoding="utf-8")
+        trust.not_writable_by_others(tmp / MANIFEST)
         try:
             os.replace(tmp, folder)
         except OSError:             # another process kept its copy first
