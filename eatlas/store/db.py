@@ -950,12 +950,15 @@ def write_run(db: str | Path, run: dict, results: list[dict], reg, *, wait_s: fl
             con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _extra")
             con.unregister("_extra")
         identity.refresh(con, reg)      # the papers' models, and which of them this run is (model_matches)
-        counts = None
-        if results:         # what the command then says of it (reproduction_counts): here, without a second open
-            _published_of(con, results)
-            own_views(con, db)
-            counts = pairing(con, run["run_id"])
         con.execute("COMMIT")
+        counts = None
+        if results:         # what the command then says of it (reproduction_counts): here, on the file still held,
+            try:            # after the commit (a failure here is reproduction_counts' own read's to report)
+                _published_of(con, results)
+                own_views(con, db)
+                counts = pairing(con, run["run_id"])
+            except (duckdb.Error, EatlasError):
+                counts = None
         con.close()
         known.remember(db)
         if counts is not None:
