@@ -77,9 +77,18 @@ def alternative_line(alternative: str | None) -> str:
         alternative or "greater", f"p tests the {alternative} alternative")
 
 
-def wrap(label: str, width: int = 14) -> str:
-    """A tick label over several short lines, so that neighbouring labels do not overlap."""
-    return "\n".join(textwrap.wrap(str(label), width, break_long_words=True, break_on_hyphens=True)) or str(label)
+def wrap(label: str, width: int = 14, max_lines: int = 4) -> str:
+    """A figure's label over at most ``max_lines`` short lines, so that neighbouring labels do not overlap; a longer
+    one ends in '…'. Control and bidi characters are shown escaped (eatlas.console.page_text), and only the first
+    lines' worth of a label is ever read: a 20 MB model name from a file made elsewhere costs what a short one does."""
+    from .console import page_text
+    text = str(label)
+    head = page_text(text[:width * max_lines + 1], width * max_lines + 1)
+    lines = textwrap.wrap(head, width, break_long_words=True, break_on_hyphens=True, max_lines=max_lines,
+                          placeholder="…")
+    if len(text) > width * max_lines and lines and not lines[-1].endswith("…"):
+        lines[-1] = lines[-1][:width - 1] + "…"
+    return "\n".join(lines) or head
 
 
 # What each number of a WEAT result answers, one line each: the CLI after its table, the report and the dataset

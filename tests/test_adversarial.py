@@ -256,3 +256,32 @@ def test_a_forged_yaml_parse_for_the_true_bytes_is_never_used(mini, own_cache, m
     p.chmod(p.stat().st_mode | stat.S_IWOTH)            # ...in a file others can write: not read at all
     parsecache._mem = None
     assert parsecache._load() == {}
+
+
+def test_report_and_site_on_a_20_mb_model_name_stop_in_one_line_and_are_bounded_when_allowed(mini, tmp_path,
+                                                                                             capsys, monkeypatch):
+    """A results file from elsewhere with a 20 MB model name holding a bidi override: report and site refuse it in
+    one line, before any work, naming the column; allowed with EATLAS_MAX_TEXT, the report is made in bounded time
+    with the name escaped and cut (before: past 400 s)."""
+    import time
+
+    import duckdb
+
+    from tests.test_bad_input import _stored_run
+    db = _stored_run(capsys, mini, tmp_path)
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE runs SET model = 'evil\u202eledom' || repeat('x', 20000000)")
+    con.close()
+    out = tmp_path / "OUT"
+    for argv in (["report", out / "r.html"], ["site", out / "site", "--figures", "none"]):
+        start = time.monotonic()
+        rc, stdout, err = cli(capsys, "--registry", mini.root, "--db", db, *argv)
+        assert rc == 2 and "Traceback" not in err and time.monotonic() - start < 60, err
+        assert "runs.model holds a value of 20,000,010 characters" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists() or _outputs_bytes(out) == []
+    monkeypatch.setenv("EATLAS_MAX_TEXT", "30000000")
+    start = time.monotonic()
+    rc, stdout, err = cli(capsys, "--registry", mini.root, "--db", db, "report", out / "r.html")
+    assert rc == 0 and "Traceback" not in err and time.monotonic() - start < 60, err
+    html = (out / "r.html").read_text(encoding="utf-8")
+    assert "\u202e" not in html and "\\u202e" in html and len(html) < 2_000_000

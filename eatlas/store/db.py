@@ -1129,7 +1129,48 @@ def read_as_data(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
         raise EatlasError(f"not a results file EATlas reads: {bad[0]}{more}; nothing was read", file=str(path),
                           hint="a results file holds tables only; 'eatlas results export' of the store that made "
                                "it gives a folder that imports safely")
+    check_text_sizes(con, path)
     own_views(con, path)
+
+
+# The longest text value a results file is read with (characters; EATLAS_MAX_TEXT overrides it). EATlas writes
+# none near it (the longest are CEAT's corpus contexts and the LLM IAT's responses, a few thousand); a file with
+# one is refused before any work, so that a report or site of a file from elsewhere is bounded in time and
+# memory (a 20 MB model name cost the report 13 s and 3.9 GB, and every figure drawing it minutes).
+MAX_TEXT = 100_000
+
+
+def max_text() -> int:
+    raw = os.environ.get("EATLAS_MAX_TEXT", "").strip()
+    try:
+        return max(1, int(raw)) if raw else MAX_TEXT
+    except ValueError:
+        raise EatlasError(f"EATLAS_MAX_TEXT is {raw!r}, not a number of characters", field="EATLAS_MAX_TEXT",
+                          hint=f"a whole number, e.g. {MAX_TEXT}") from None
+
+
+def check_text_sizes(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
+    """Refuse a file with a text value longer than :func:`max_text` characters, naming the table, column and
+    length (one query per table: the lengths DuckDB keeps)."""
+    limit = max_text()
+    cat = con.execute("SELECT current_database()").fetchone()[0]
+    cols: dict[str, list[str]] = {}
+    for table, col in con.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_catalog = ? AND "
+            "table_schema = 'main' AND (data_type IN ('VARCHAR', 'JSON') OR data_type LIKE 'VARCHAR[]%') "
+            "AND table_name IN (SELECT table_name FROM information_schema.tables WHERE table_catalog = ? AND "
+            "table_schema = 'main' AND table_type = 'BASE TABLE') ORDER BY table_name, ordinal_position",
+            [cat, cat]).fetchall():
+        cols.setdefault(table, []).append(col)
+    for table, names in cols.items():
+        lengths = con.execute("SELECT " + ", ".join(
+            f"max(length(CAST({_q(c)} AS VARCHAR)))" for c in names) + f" FROM {_q(cat)}.main.{_q(table)}").fetchone()
+        for c, n in zip(names, lengths):
+            if n is not None and n > limit:
+                raise EatlasError(f"not a results file EATlas reads: {table}.{c} holds a value of {n:,} characters "
+                                  f"(the limit is {limit:,}); nothing was read", file=str(path), field=f"{table}.{c}",
+                                  hint="EATlas writes no value near that long; to read the file all the same, set "
+                                       f"EATLAS_MAX_TEXT to more than {n}")
 
 
 def own_views(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
