@@ -180,6 +180,25 @@ class MethodRun:
     templates: list = field(default_factory=list)   # id@version of registry templates it used beyond the tests'
 
 
+class Stopped(KeyboardInterrupt):
+    """Ctrl-C inside a method's own loop after some units finished: ``rows`` (table -> rows of the finished units
+    only), ``done`` and ``rest`` (the units' names). The method stores the rows and says so (:func:`interrupted`);
+    a Ctrl-C before any unit finished is a plain KeyboardInterrupt (nothing stored)."""
+
+    def __init__(self, rows: dict, done: list[str], rest: list[str], settings: dict | None = None):
+        super().__init__()
+        self.rows, self.done, self.rest, self.settings = rows, done, rest, dict(settings or {})
+
+
+def interrupted(settings: dict, notes: list, stop: Stopped, *, unit: str, resume: str) -> None:
+    """What a method records and says after :class:`Stopped`: ``interrupted`` and ``not_finished`` in the run's
+    settings (as the WEAT-style runner and the LLM IAT record them; the command then exits 130) and one note
+    naming what was stored and the option that resumes (``resume``, e.g. ``--tests``)."""
+    settings.update(interrupted=True, not_finished=list(stop.rest))
+    notes.append(f"interrupted (Ctrl-C) after {len(stop.done)} {unit}(s): {', '.join(stop.done)} stored; resume "
+                 f"with the same command and {resume} {' '.join(stop.rest)}")
+
+
 class Method:
     """Subclass, declare, decorate with ``@register``.
 

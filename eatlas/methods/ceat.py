@@ -15,7 +15,7 @@ import numpy as np
 
 from ..argtypes import at_least, memory_bounded
 from ..errors import EatlasError
-from .base import Method, MethodRun, Option, Table, register
+from .base import Method, MethodRun, Option, Stopped, Table, interrupted, register
 
 # Memory one kept context of one stimulus takes at most, as an estimate: its text (a window that fits the model's
 # length) and its vector (float32, up to 1,024 dimensions). `--max-contexts` is bounded by the machine's memory at
@@ -141,15 +141,23 @@ class Ceat(Method):
             ctx.encoder, ctx.registry, ctx.test_ids, corpus, engine=o("engine"), spec=spec,
             ray_address=o("ray_address"), max_contexts=o("max_contexts"), seed=cfg.seed,
             case_sensitive=case_sensitive, **found)
-        rows = run_ceat(ctx.encoder, ctx.registry, ctx.test_ids, None, n_draws=o("n_draws"), seed=cfg.seed,
-                        sampling=o("sampling"), max_contexts=o("max_contexts"), case_sensitive=case_sensitive,
-                        progress=ctx.tick, contexts=contexts, encoded=encoded)
-        return MethodRun(rows=rows, test_ids=ctx.test_ids, levels=["c-word"], n_samples=o("n_draws"), detail=table,
-                         settings={"n_draws": o("n_draws"), "sampling": o("sampling"),
-                                   "max_contexts": o("max_contexts"), "case_sensitive": case_sensitive,
-                                   "corpus_lines": n_lines,
-                                   "sampler": "bottom-k blake2b (eatlas.distributed.ceat_corpus)",
-                                   "contexts_encoded_on": o("engine")})
+        stop = None
+        try:
+            rows = run_ceat(ctx.encoder, ctx.registry, ctx.test_ids, None, n_draws=o("n_draws"), seed=cfg.seed,
+                            sampling=o("sampling"), max_contexts=o("max_contexts"), case_sensitive=case_sensitive,
+                            progress=ctx.tick, contexts=contexts, encoded=encoded)
+        except Stopped as s:            # Ctrl-C after a test finished: those are stored, and said
+            rows, stop = s.rows, s
+        settings = {"n_draws": o("n_draws"), "sampling": o("sampling"), "max_contexts": o("max_contexts"),
+                    "case_sensitive": case_sensitive, "corpus_lines": n_lines,
+                    "sampler": "bottom-k blake2b (eatlas.distributed.ceat_corpus)",
+                    "contexts_encoded_on": o("engine")}
+        test_ids = ctx.test_ids
+        if stop:
+            interrupted(settings, ctx.notes, stop, unit="test", resume="--tests")
+            test_ids = stop.done        # the contexts file keeps every context encoded (the stimuli's, not tests')
+        return MethodRun(rows=rows, test_ids=test_ids, levels=["c-word"], n_samples=o("n_draws"), detail=table,
+                         settings=settings)
 
     def stage(self, outcome, cfg, *, db, registry):
         """contexts.parquet, before the run is stored; removed again when storing fails."""
@@ -289,50 +297,71 @@ def run_ceat(encoder, reg, test_ids: list[str], corpus: list[str] | None, *, n_d
     """CEAT on each test: rows of ceat_results, ceat_contexts and ceat_draws (without run_id).
     ``contexts``: the sample already taken (eatlas.distributed.ceat_corpus.corpus_contexts, e.g. on Ray) instead of
     ``corpus``; ``encoded``: their vectors already computed (eatlas.distributed.ceat_encode: (stimulus, case_sensitive)
-    -> (n, d) matrix in sample order, NaN rows not encodable), used instead of encoding here."""
+    -> (n, d) matrix in sample order, NaN rows not encodable), used instead of encoding here. Ctrl-C after a test
+    finished raises :class:`eatlas.methods.base.Stopped` with the finished tests' rows."""
+    results, draws, contexts_rows = [], [], []
+    for k, tid in enumerate(test_ids):
+        try:
+            res_rows, draw_rows, ctx_rows = _one_test(reg, tid, encoder, corpus, n_draws=n_draws, seed=seed,
+                                                      sampling=sampling, max_contexts=max_contexts,
+                                                      case_sensitive=case_sensitive, progress=progress,
+                                                      contexts=contexts, encoded=encoded)
+        except KeyboardInterrupt:       # Ctrl-C: the finished tests are kept (and stored), this one not
+            if not results:
+                raise
+            raise Stopped({"ceat_results": results, "ceat_contexts": contexts_rows, "ceat_draws": draws},
+                          done=[r["test_id"] for r in results], rest=list(test_ids[k:])) from None
+        results += res_rows
+        draws += draw_rows
+        contexts_rows += ctx_rows
+    return {"ceat_results": results, "ceat_contexts": contexts_rows, "ceat_draws": draws}
+
+
+def _one_test(reg, tid: str, encoder, corpus, *, n_draws, seed, sampling, max_contexts, case_sensitive, progress,
+              contexts, encoded) -> tuple[list, list, list]:
+    """CEAT on one test: its ceat_results, ceat_draws and ceat_contexts rows."""
     from ..distributed.ceat_corpus import _case_sensitive, scan_lines
     from ..registry.stimuli import build_test
     from ..stats.ceat import ceat
 
     results, draws, contexts_rows = [], [], []
-    for tid in test_ids:
-        spec = reg.get_test_spec(tid)
-        t = build_test(reg, spec, "word", seed=seed)
-        per_role = {}
-        for role, c in t.concepts.items():
-            cs = _case_sensitive(reg, c, case_sensitive)
-            keys = [(st, cs) for st in dict.fromkeys(c.items)]
-            sample = contexts if contexts is not None else scan_lines(corpus, keys, max_contexts, seed)[0]
-            mats = {}
-            for stim, cs_ in keys:
-                hits = [(text, (a, b)) for _, text, a, b in sample.get((stim, cs_), [])]
-                contexts_rows.append({"test_id": spec.id, "test_version": spec.version, "level": "c-word",
-                                      "role": role.upper(), "stimulus": stim, "n_contexts": len(hits)})
-                if not hits:
-                    mats[stim] = np.zeros((0, 1))
-                    continue
-                if encoded is not None:
-                    v = np.asarray(encoded[(stim, cs_)], dtype=np.float32)
-                else:
-                    r = encoder.encode_spans([text for text, _ in hits], [span for _, span in hits])
-                    v = r.vectors[~r.missing]
-                # a zero or NaN/inf context vector has no cosine: that context is left out, like one not encoded
-                mats[stim] = v[np.isfinite(v).all(axis=1) & (v != 0).any(axis=1)]
-            per_role[role] = mats
-        if progress:
-            progress(t)
-        dims = {m.shape[1] for mats in per_role.values() for m in mats.values() if len(m)}
-        per_role = {r: {s: (m if len(m) else np.zeros((0, max(dims or {1})))) for s, m in mats.items()}
-                    for r, mats in per_role.items()}
-        row = {"test_id": spec.id, "test_version": spec.version, "level": "c-word"}
-        try:
-            res = ceat(per_role["x"], per_role["y"], per_role["a"], per_role["b"], n_draws=n_draws, seed=seed,
-                       sampling=sampling, on_missing="report")
-        except EatlasError as e:       # e.g. a set none of whose stimuli occurs in the corpus: that test only
-            absent = [f"{r.upper()}:{st}" for r, mats in per_role.items() for st, m in mats.items() if not len(m)]
-            results.append({**row, "status": "not_run", "reason": e.message, "n_missing": len(absent),
-                            "missing": ",".join(absent)})
-            continue
-        results.append({**row, "status": "ok", "reason": None, **res.to_dict()})
-        draws += [{**row, **d} for d in res.draw_rows()]
-    return {"ceat_results": results, "ceat_contexts": contexts_rows, "ceat_draws": draws}
+    spec = reg.get_test_spec(tid)
+    t = build_test(reg, spec, "word", seed=seed)
+    per_role = {}
+    for role, c in t.concepts.items():
+        cs = _case_sensitive(reg, c, case_sensitive)
+        keys = [(st, cs) for st in dict.fromkeys(c.items)]
+        sample = contexts if contexts is not None else scan_lines(corpus, keys, max_contexts, seed)[0]
+        mats = {}
+        for stim, cs_ in keys:
+            hits = [(text, (a, b)) for _, text, a, b in sample.get((stim, cs_), [])]
+            contexts_rows.append({"test_id": spec.id, "test_version": spec.version, "level": "c-word",
+                                  "role": role.upper(), "stimulus": stim, "n_contexts": len(hits)})
+            if not hits:
+                mats[stim] = np.zeros((0, 1))
+                continue
+            if encoded is not None:
+                v = np.asarray(encoded[(stim, cs_)], dtype=np.float32)
+            else:
+                r = encoder.encode_spans([text for text, _ in hits], [span for _, span in hits])
+                v = r.vectors[~r.missing]
+            # a zero or NaN/inf context vector has no cosine: that context is left out, like one not encoded
+            mats[stim] = v[np.isfinite(v).all(axis=1) & (v != 0).any(axis=1)]
+        per_role[role] = mats
+    if progress:
+        progress(t)
+    dims = {m.shape[1] for mats in per_role.values() for m in mats.values() if len(m)}
+    per_role = {r: {s: (m if len(m) else np.zeros((0, max(dims or {1})))) for s, m in mats.items()}
+                for r, mats in per_role.items()}
+    row = {"test_id": spec.id, "test_version": spec.version, "level": "c-word"}
+    try:
+        res = ceat(per_role["x"], per_role["y"], per_role["a"], per_role["b"], n_draws=n_draws, seed=seed,
+                   sampling=sampling, on_missing="report")
+    except EatlasError as e:       # e.g. a set none of whose stimuli occurs in the corpus: that test only
+        absent = [f"{r.upper()}:{st}" for r, mats in per_role.items() for st, m in mats.items() if not len(m)]
+        results.append({**row, "status": "not_run", "reason": e.message, "n_missing": len(absent),
+                        "missing": ",".join(absent)})
+        return results, draws, contexts_rows
+    results.append({**row, "status": "ok", "reason": None, **res.to_dict()})
+    draws += [{**row, **d} for d in res.draw_rows()]
+    return results, draws, contexts_rows

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import EatlasError
-from .base import Method, MethodRun, Option, Table, register
+from .base import Method, MethodRun, Option, Stopped, Table, interrupted, register
 
 RACE_CODE = {"african_american": "A", "european_american": "E", "mexican_american": "M"}
 GENDER_CODE = {"female": "F", "male": "M"}
@@ -78,7 +78,11 @@ class Ibd(Method):
 
     def run(self, ctx) -> MethodRun:
         rule, groups = self.option(ctx.cfg, "eibd_rule"), self.option(ctx.cfg, "ibd_groups")
-        summaries, words_rows, settings = run_ibd(ctx.encoder, ctx.registry, targets=groups, eibd_rule=rule)
+        try:
+            summaries, words_rows, settings = run_ibd(ctx.encoder, ctx.registry, targets=groups, eibd_rule=rule)
+        except Stopped as stop:         # Ctrl-C after a group finished: those are stored, and said
+            summaries, words_rows, settings = stop.rows["ibd_results"], stop.rows["ibd_words"], stop.settings
+            interrupted(settings, ctx.notes, stop, unit="group", resume="--ibd-groups")
         return MethodRun(rows={"ibd_results": summaries, "ibd_words": words_rows}, levels=["word"],
                          settings=settings)
 
@@ -127,7 +131,7 @@ def ibd_inputs(reg):
 def run_ibd(encoder, reg, *, targets: list[str] | None = None, eibd_rule: str = "any"):
     """IBD and EIBD for each intersectional group: (ibd_results rows, ibd_words rows, settings).
     ``eibd_rule``: EIBD drops a word when "any" constituent score exceeds t (the paper) or "all" do."""
-    from ..stats.ibd import eibd, ibd, labels_from_lists
+    from ..stats.ibd import labels_from_lists
 
     groups, lists = ibd_inputs(reg)
     words = sorted({w for ws in lists.values() for w in ws})
@@ -152,22 +156,41 @@ def run_ibd(encoder, reg, *, targets: list[str] | None = None, eibd_rule: str = 
     concepts = {key: s.concept for key, s in _validation_sets(reg).items()}
     printed = _printed_rates(reg)
     summaries, words_rows = [], []
-    for code in targets or sorted(gm):
-        lc = code.lower()
-        for method, fn, plist in (("IBD", ibd, f"{lc}_intersectional"), ("EIBD", eibd, f"{lc}_emergent")):
-            if plist not in lists:
-                continue
-            r = fn(gm, wvec, labels, target=code, positive_list=plist,
-                   **({"rule": eibd_rule} if method == "EIBD" else {}))
-            row = r.to_dict()
-            row["paper_chance"] = printed.get(("chance", concepts.get(plist)))
-            row["paper_accuracy"] = printed.get(("accuracy", f"{method} | {_group_words(code)}"))
-            row["missing"] = ",".join(sorted(set(words) - set(wvec)))
-            row["dropped_names"] = ",".join(dropped_names)
-            summaries.append(row)
-            words_rows += r.to_rows()
     settings = {"targets": targets, "lists": sorted(lists), "groups": sorted(groups), "eibd_rule": eibd_rule}
+    order = list(targets or sorted(gm))
+    for k, code in enumerate(order):
+        try:
+            one, words_one = _one_group(code, gm, wvec, labels, lists, concepts, printed, words, dropped_names,
+                                        eibd_rule)
+        except KeyboardInterrupt:       # Ctrl-C: the finished groups are kept (and stored), this one not
+            if not summaries:
+                raise
+            raise Stopped({"ibd_results": summaries, "ibd_words": words_rows}, done=order[:k],
+                          rest=order[k:], settings=settings) from None
+        summaries += one
+        words_rows += words_one
     return summaries, words_rows, settings
+
+
+def _one_group(code, gm, wvec, labels, lists, concepts, printed, words, dropped_names, eibd_rule):
+    """IBD and EIBD for one group: its ibd_results and ibd_words rows."""
+    from ..stats.ibd import eibd, ibd
+
+    summaries, words_rows = [], []
+    lc = code.lower()
+    for method, fn, plist in (("IBD", ibd, f"{lc}_intersectional"), ("EIBD", eibd, f"{lc}_emergent")):
+        if plist not in lists:
+            continue
+        r = fn(gm, wvec, labels, target=code, positive_list=plist,
+               **({"rule": eibd_rule} if method == "EIBD" else {}))
+        row = r.to_dict()
+        row["paper_chance"] = printed.get(("chance", concepts.get(plist)))
+        row["paper_accuracy"] = printed.get(("accuracy", f"{method} | {_group_words(code)}"))
+        row["missing"] = ",".join(sorted(set(words) - set(wvec)))
+        row["dropped_names"] = ",".join(dropped_names)
+        summaries.append(row)
+        words_rows += r.to_rows()
+    return summaries, words_rows
 
 
 def _group_words(code: str) -> str:
