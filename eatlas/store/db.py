@@ -1138,6 +1138,9 @@ def read_as_data(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
 # one is refused before any work, so that a report or site of a file from elsewhere is bounded in time and
 # memory (a 20 MB model name cost the report 13 s and 3.9 GB, and every figure drawing it minutes).
 MAX_TEXT = 100_000
+# JSON columns (a run's settings, its registry snapshot, package versions) are EATlas's own records, read as JSON,
+# never drawn: their limit is larger (a run's registry snapshot names every set: 150 KB for 3,700 sets).
+MAX_JSON = 64_000_000
 
 
 def max_text() -> int:
@@ -1150,22 +1153,23 @@ def max_text() -> int:
 
 
 def check_text_sizes(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
-    """Refuse a file with a text value longer than :func:`max_text` characters, naming the table, column and
-    length (one query per table: the lengths DuckDB keeps)."""
+    """Refuse a file with a text value longer than :func:`max_text` characters (a JSON one: :data:`MAX_JSON`),
+    naming the table, column and length (one query per table: the lengths DuckDB keeps)."""
     limit = max_text()
     cat = con.execute("SELECT current_database()").fetchone()[0]
-    cols: dict[str, list[str]] = {}
-    for table, col in con.execute(
-            "SELECT table_name, column_name FROM information_schema.columns WHERE table_catalog = ? AND "
+    cols: dict[str, list[tuple[str, int]]] = {}
+    for table, col, typ in con.execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_catalog = ? AND "
             "table_schema = 'main' AND (data_type IN ('VARCHAR', 'JSON') OR data_type LIKE 'VARCHAR[]%') "
             "AND table_name IN (SELECT table_name FROM information_schema.tables WHERE table_catalog = ? AND "
             "table_schema = 'main' AND table_type = 'BASE TABLE') ORDER BY table_name, ordinal_position",
             [cat, cat]).fetchall():
-        cols.setdefault(table, []).append(col)
+        cols.setdefault(table, []).append((col, max(limit, MAX_JSON) if typ == "JSON" else limit))
     for table, names in cols.items():
         lengths = con.execute("SELECT " + ", ".join(
-            f"max(length(CAST({_q(c)} AS VARCHAR)))" for c in names) + f" FROM {_q(cat)}.main.{_q(table)}").fetchone()
-        for c, n in zip(names, lengths):
+            f"max(length(CAST({_q(c)} AS VARCHAR)))" for c, _ in names) + f" FROM {_q(cat)}.main.{_q(table)}"
+                              ).fetchone()
+        for (c, limit), n in zip(names, lengths):
             if n is not None and n > limit:
                 raise EatlasError(f"not a results file EATlas reads: {table}.{c} holds a value of {n:,} characters "
                                   f"(the limit is {limit:,}); nothing was read", file=str(path), field=f"{table}.{c}",
