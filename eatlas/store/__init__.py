@@ -10,6 +10,8 @@ from ..registry.published import MAX_CSV_BYTES, PUBLISHED_COLUMNS, read_publishe
 from .db import (
     DERIVED_COLUMNS,
     DUCKDB_MAGIC,
+    MAX_JSON,
+    MAX_TEXT,
     MIGRATE_RESULTS,
     NO_AUTO_EXTENSIONS,
     OPEN_COLUMN_TYPES,
@@ -25,6 +27,7 @@ from .db import (
     SqlResult,
     check_run_rows,
     check_schema,
+    check_text_sizes,
     check_writable,
     connect,
     declared_tables,
@@ -34,7 +37,10 @@ from .db import (
     gives_d,
     hostile_objects,
     init_schema,
+    max_text,
     migrate_results,
+    own_views,
+    pairing,
     published_only,
     query,
     read_as_data,
@@ -60,6 +66,7 @@ __all__ = [
     "published_only", "query", "read_as_data", "read_published",
     "refresh_conventions", "refresh_published", "repair_hint", "reproduction_counts", "rollback", "schema_ddl",
     "schema_problems", "sql_result", "stringify", "tables", "write_run",
+    "MAX_JSON", "MAX_TEXT", "check_text_sizes", "max_text", "own_views", "pairing",
 ]
 
 
