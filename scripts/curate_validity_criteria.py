@@ -31,6 +31,7 @@ import argparse
 import csv
 import hashlib
 import io
+import os
 import re
 import subprocess
 import sys
@@ -396,15 +397,21 @@ def main(argv=None) -> int:
             "items": [{"text": r["occupation"], "kind": "group_term", "value": float(r["percent_women"]),
                        "rows": [n]} for n, r in enumerate(rows, 1)]})
 
+    from eatlas.files import write_under
+
     stale = []
-    for path, content in files.items():
-        blob = content.encode("utf-8") if isinstance(content, str) else content
-        if path.is_file() and path.read_bytes() == blob:
-            continue
-        stale.append(path.relative_to(ROOT).as_posix())
-        if not args.check:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(blob)
+    base = os.open(ROOT, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        for path, content in files.items():
+            blob = content.encode("utf-8") if isinstance(content, str) else content
+            if path.is_file() and path.read_bytes() == blob:
+                continue
+            rel = path.relative_to(ROOT).as_posix()
+            stale.append(rel)
+            if not args.check:      # as every EATlas writer: a private temporary file renamed in, no link followed
+                write_under(base, rel, lambda tmp, blob=blob: Path(tmp).write_bytes(blob), shown=ROOT)
+    finally:
+        os.close(base)
     print(("differ: " if args.check else "wrote: ") + (", ".join(stale) or "nothing"))
     return 1 if args.check and stale else 0
 

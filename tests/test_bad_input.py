@@ -1433,6 +1433,22 @@ def test_criterion_add_names_every_problem_and_writes_nothing(mini, tmp_path, ca
     assert not list(tmp_path.parent.rglob("escape*"))
 
 
+def test_criterion_add_follows_no_link_planted_in_the_registry(mini, tmp_path, capsys):
+    """A criteria folder that is a symbolic link to a folder elsewhere: refused in one line, nothing written
+    there or in the registry (every registry writer goes through eatlas.files.write_under)."""
+    f = tmp_path / "shares.csv"
+    f.write_bytes(b"word,share\nrose,80\ntulip,60\ndaisy,30\nlily,20\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    src = Path(mini.root) / "registry" / "testpaper"
+    src.mkdir(parents=True, exist_ok=True)
+    (src / "criteria").symlink_to(elsewhere, target_is_directory=True)
+    before = _tree(mini.root)
+    rc, err = _criterion_add(capsys, mini.root, f)
+    assert rc != 0 and "link" in err and "Traceback" not in err, err
+    assert list(elsewhere.iterdir()) == [] and _tree(mini.root) == before
+
+
 def test_criterion_add_lists_every_row_problem_at_once(mini, tmp_path, capsys):
     f = tmp_path / "shares.tsv"
     f.write_bytes(b"word\tshare\nrose\t80\nrose\t60\ntulip\tx\ndaisy\t\n")

@@ -147,16 +147,21 @@ class _Staged(Registry):
         return self._staged if rel == self._rel else super().resolve(rel, file, obj)
 
 
-def _replace(path: Path, payload: bytes) -> None:
-    """Write ``path`` through a temporary file in its folder and a rename (never through a link)."""
-    fd, t = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+def _replace(root: Path, path: Path, payload: bytes) -> None:
+    """Write ``path`` (inside ``root``) as every EATlas writer does (eatlas.files.write_under): into a private
+    temporary folder under a descriptor of ``root``, renamed into place, no link on the way followed (a folder
+    swapped for a link meanwhile is refused), a hard link replaced, never written through."""
+    from ..files import LinkOnTheWay, write_under
+    rel = Path(os.path.relpath(path, root)).as_posix()
+    if rel.startswith("../") or rel == "..":
+        raise _problem("would be written outside the registry folder", file=str(path))
+    base = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-        os.replace(t, path)
-    except BaseException:
-        Path(t).unlink(missing_ok=True)
-        raise
+        write_under(base, rel, lambda tmp: Path(tmp).write_bytes(payload), prefix=".eatlas-add-", shown=root)
+    except LinkOnTheWay as e:
+        raise _problem(f"a link is on the way ({e}); nothing is written through it", file=str(path)) from None
+    finally:
+        os.close(base)
 
 
 def add_criterion(root: str | Path, spec: CriterionSpec) -> dict:
@@ -238,15 +243,12 @@ def add_criterion(root: str | Path, spec: CriterionSpec) -> dict:
     try:
         for path, payload in ((data, blob), (prov_path, yaml.safe_dump(prov, sort_keys=False, allow_unicode=True)
                                              .encode("utf-8")), (out, text.encode("utf-8"))):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if not _inside(root, path.parent):
-                raise _problem("would be written outside the registry folder", file=str(path))
-            _replace(path, payload)
+            _replace(Path(root), path, payload)       # refuses a path leaving the registry or a link on the way
     except BaseException:               # put back what was there: nothing written after all
         for path, old in before.items():
             if old is None:
                 path.unlink(missing_ok=True)
             elif not path.is_file() or path.read_bytes() != old:
-                _replace(path, old)
+                _replace(Path(root), path, old)
         raise
     return {"criterion": out, "data": data, "provenance": prov_path, "items": len(items)}
