@@ -89,3 +89,22 @@ def test_ctrl_c_in_ibd_stores_the_finished_groups(tmp_path, monkeypatch, capsys)
     con.close()
     s = _settings(db)
     assert s["interrupted"] is True and s["not_finished"] == ["MF", "EM"] and s["eibd_rule"] == "any"
+
+
+def test_ctrl_c_in_validity_stores_the_finished_criteria(tmp_path, monkeypatch, capsys):
+    import eatlas.stats.validity as stats_validity
+    from eatlas.registry import load_registry
+
+    first, second = sorted(load_registry(None).criteria)[:2]
+    _stop_at_second(monkeypatch, stats_validity, "correlate")
+    db = tmp_path / "r.duckdb"
+    assert main(["--db", str(db), "run", "--method", "validity", "--model", "glove-6b-50d", "--criteria", first,
+                 second, "--n-boot", "200"]) == 130
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"interrupted (Ctrl-C) after 1 criterion(s): {first} stored" in out and f"--criteria {second}" in out
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT criterion_id FROM validity_results").fetchall() == [(first,)]
+    assert {r[0] for r in con.execute("SELECT DISTINCT criterion_id FROM validity_items").fetchall()} == {first}
+    con.close()
+    s = _settings(db)
+    assert s["interrupted"] is True and s["not_finished"] == [second] and list(s["criteria"]) == [first]

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import EatlasError
 from ..stats.validity import CI_METHODS
-from .base import Method, MethodRun, Option, Table, register
+from .base import Method, MethodRun, Option, Stopped, Table, interrupted, register
 
 __all__ = ["ValidityMethod", "ValidityRow", "ValidityItemRow", "run_validity"]
 
@@ -129,9 +129,13 @@ class ValidityMethod(Method):
                     for p in check_criterion(ctx.registry, ctx.registry.criteria[cid], item_table=False)]
         if problems:            # before the model loads: a value not derived from its source is never correlated
             raise ValidationFailed(problems)
-        results, items, settings = run_validity(
-            ctx.encoder, ctx.registry, criteria=self.option(cfg, "criteria"), ci=cfg.ci, n_boot=int(cfg.n_boot),
-            seed=int(cfg.seed), ci_method=self.option(cfg, "validity_ci_method"))
+        try:
+            results, items, settings = run_validity(
+                ctx.encoder, ctx.registry, criteria=self.option(cfg, "criteria"), ci=cfg.ci, n_boot=int(cfg.n_boot),
+                seed=int(cfg.seed), ci_method=self.option(cfg, "validity_ci_method"))
+        except Stopped as stop:         # Ctrl-C after a criterion finished: those are stored, and said
+            results, items, settings = stop.rows["validity_results"], stop.rows["validity_items"], stop.settings
+            interrupted(settings, ctx.notes, stop, unit="criterion", resume="--criteria")
         return MethodRun(rows={"validity_results": results, "validity_items": items}, levels=["word"],
                          settings=settings, detail=results)
 
@@ -202,72 +206,82 @@ def run_validity(encoder, reg, *, criteria: list[str] | None = None, ci: float |
         raise EatlasError(f"unknown criterion {unknown[0]!r}", field="--criteria",
                           hint=(f"did you mean {', '.join(close)}? " if close else "") + "see 'eatlas list --criteria'")
     results, item_rows = [], []
-    for cid in dict.fromkeys(wanted):
-        c = known[cid]
-        sa, sb = _sets(reg, c, "a"), _sets(reg, c, "b")
-        a_words, b_words = [i.text for i in sa.items], [i.text for i in sb.items]
-        texts = [i.text for i in c.items]
-        every = list(dict.fromkeys(texts + a_words + b_words))
-        enc = encoder.encode(every)
-        order = {t: n for n, t in enumerate(every)}
-        # an item only partly in the model's vocabulary ("nurse zzqxqq") is not encodable, as the WEAT's stimuli:
-        # a static model would score it as its known words alone (eatlas.encoders.Encoder.covers)
-        covered = dict(zip(every, map(bool, np.asarray(encoder.covers(every), dtype=bool))))
-        partly = getattr(encoder, "uncovered_reason", None) or "partly outside the model's vocabulary (not encodable)"
-
-        def vec(t, enc=enc, order=order, covered=covered):
-            n = order[t]
-            return None if enc.missing[n] or not covered[t] else np.asarray(enc.vectors[n], dtype=np.float64)
-        A = [v for v in map(vec, a_words) if v is not None]
-        B = [v for v in map(vec, b_words) if v is not None]
-        dropped_attr = [w for w in a_words + b_words if vec(w) is None]
-        spec = c.criterion
-        base = dict(criterion_id=c.id, criterion_version=c.version, paper=c.source.get("paper"),
-                    measure=spec.get("measure", ""), unit=spec.get("unit", ""), year=spec.get("year"),
-                    a_set=sa.ref, b_set=sb.ref, n_a=len(A), n_b=len(B),
-                    dropped_attributes=", ".join(dropped_attr) or None, n_items=len(c.items),
-                    association=ASSOCIATION, expected_sign=c.expected_sign)
-        rows = []
-        for it in c.items:
-            rows.append(ValidityItemRow(criterion_id=c.id, item=it.text, kind=it.kind, criterion_value=float(it.value),
-                                        association=None, used=False, reason=None,
-                                        data_rows=",".join(map(str, it.rows)), weight=it.weight))
-        why_not = None
-        if len(A) < 1 or len(B) < 1 or len(A) + len(B) < 3:
-            why_not = (f"too few attribute words the model encodes (A {len(A)}, B {len(B)}; WEFAT needs 1, 1, "
-                       "3 together)")
-        for r in rows:
-            v = vec(r.item)
-            if v is None:
-                r.reason = "not in the model's vocabulary (not encodable)" if enc.missing[order[r.item]] else partly
-            elif why_not:
-                r.reason = why_not
-            elif not np.any(v):
-                r.reason = "its vector is zero; no cosine is defined"
-            else:
-                try:
-                    r.association = float(effect_sizes(v[None, :], np.vstack(A), np.vstack(B))[0])
-                    r.used = True
-                except ValueError as e:
-                    r.reason = str(e).replace("rows [0] of W are", "the item is")
-        used = [r for r in rows if r.used]
-        dropped = [r.item for r in rows if not r.used]
-        stats = dict(pearson_r=None, pearson_p=None, pearson_ci_low=None, pearson_ci_high=None, spearman_rho=None,
-                     spearman_p=None, spearman_ci_low=None, spearman_ci_high=None, ci=None, n_boot=None, ci_method=None)
-        if why_not is None:
-            try:
-                cor = correlate([r.association for r in used], [r.criterion_value for r in used], ci=ci,
-                                n_boot=n_boot, seed=seed, method=ci_method)
-                stats = {k: getattr(cor, k) for k in stats}
-            except ValueError as e:
-                why_not = str(e)
-        results.append(ValidityRow(**base, n_used=len(used), n_dropped=len(dropped),
-                                   dropped=", ".join(dropped) or None, status="ok" if why_not is None else "not_run",
-                                   reason=why_not, **stats))
-        item_rows += rows
-    settings = {"criteria": {cid: {"version": known[cid].version, "sha256": known[cid].hash()}
-                             for cid in dict.fromkeys(wanted)},
+    order_of = list(dict.fromkeys(wanted))
+    settings = {"criteria": {cid: {"version": known[cid].version, "sha256": known[cid].hash()} for cid in order_of},
                 "association": ASSOCIATION, "ci_method": ci_method if ci is not None else None}
+    for k, cid in enumerate(order_of):
+        try:
+            c = known[cid]
+            sa, sb = _sets(reg, c, "a"), _sets(reg, c, "b")
+            a_words, b_words = [i.text for i in sa.items], [i.text for i in sb.items]
+            texts = [i.text for i in c.items]
+            every = list(dict.fromkeys(texts + a_words + b_words))
+            enc = encoder.encode(every)
+            order = {t: n for n, t in enumerate(every)}
+            # an item only partly in the model's vocabulary ("nurse zzqxqq") is not encodable, as the WEAT's stimuli:
+            # a static model would score it as its known words alone (eatlas.encoders.Encoder.covers)
+            covered = dict(zip(every, map(bool, np.asarray(encoder.covers(every), dtype=bool))))
+            partly = (getattr(encoder, "uncovered_reason", None)
+                      or "partly outside the model's vocabulary (not encodable)")
+
+            def vec(t, enc=enc, order=order, covered=covered):
+                n = order[t]
+                return None if enc.missing[n] or not covered[t] else np.asarray(enc.vectors[n], dtype=np.float64)
+            A = [v for v in map(vec, a_words) if v is not None]
+            B = [v for v in map(vec, b_words) if v is not None]
+            dropped_attr = [w for w in a_words + b_words if vec(w) is None]
+            spec = c.criterion
+            base = dict(criterion_id=c.id, criterion_version=c.version, paper=c.source.get("paper"),
+                        measure=spec.get("measure", ""), unit=spec.get("unit", ""), year=spec.get("year"),
+                        a_set=sa.ref, b_set=sb.ref, n_a=len(A), n_b=len(B),
+                        dropped_attributes=", ".join(dropped_attr) or None, n_items=len(c.items),
+                        association=ASSOCIATION, expected_sign=c.expected_sign)
+            rows = []
+            for it in c.items:
+                rows.append(ValidityItemRow(criterion_id=c.id, item=it.text, kind=it.kind,
+                                            criterion_value=float(it.value), association=None, used=False,
+                                            reason=None, data_rows=",".join(map(str, it.rows)), weight=it.weight))
+            why_not = None
+            if len(A) < 1 or len(B) < 1 or len(A) + len(B) < 3:
+                why_not = (f"too few attribute words the model encodes (A {len(A)}, B {len(B)}; WEFAT needs 1, 1, "
+                           "3 together)")
+            for r in rows:
+                v = vec(r.item)
+                if v is None:
+                    r.reason = "not in the model's vocabulary (not encodable)" if enc.missing[order[r.item]] else partly
+                elif why_not:
+                    r.reason = why_not
+                elif not np.any(v):
+                    r.reason = "its vector is zero; no cosine is defined"
+                else:
+                    try:
+                        r.association = float(effect_sizes(v[None, :], np.vstack(A), np.vstack(B))[0])
+                        r.used = True
+                    except ValueError as e:
+                        r.reason = str(e).replace("rows [0] of W are", "the item is")
+            used = [r for r in rows if r.used]
+            dropped = [r.item for r in rows if not r.used]
+            stats = dict(pearson_r=None, pearson_p=None, pearson_ci_low=None, pearson_ci_high=None,
+                         spearman_rho=None, spearman_p=None, spearman_ci_low=None, spearman_ci_high=None, ci=None,
+                         n_boot=None, ci_method=None)
+            if why_not is None:
+                try:
+                    cor = correlate([r.association for r in used], [r.criterion_value for r in used], ci=ci,
+                                    n_boot=n_boot, seed=seed, method=ci_method)
+                    stats = {k: getattr(cor, k) for k in stats}
+                except ValueError as e:
+                    why_not = str(e)
+            results.append(ValidityRow(**base, n_used=len(used), n_dropped=len(dropped),
+                                       dropped=", ".join(dropped) or None, status="ok" if why_not is None else "not_run",
+                                       reason=why_not, **stats))
+            item_rows += rows
+        except KeyboardInterrupt:     # Ctrl-C: the finished criteria are kept (and stored), this one not
+            done = order_of[:k]
+            if not done:
+                raise
+            kept = [r for r in item_rows if r.criterion_id in done]
+            raise Stopped({"validity_results": results[:k], "validity_items": kept}, done=done, rest=order_of[k:],
+                          settings={**settings, "criteria": {c: settings["criteria"][c] for c in done}}) from None
     return results, item_rows, settings
 
 
