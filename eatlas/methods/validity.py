@@ -272,8 +272,8 @@ def run_validity(encoder, reg, *, criteria: list[str] | None = None, ci: float |
                 except ValueError as e:
                     why_not = str(e)
             results.append(ValidityRow(**base, n_used=len(used), n_dropped=len(dropped),
-                                       dropped=", ".join(dropped) or None, status="ok" if why_not is None else "not_run",
-                                       reason=why_not, **stats))
+                                       dropped=", ".join(dropped) or None,
+                                       status="ok" if why_not is None else "not_run", reason=why_not, **stats))
             item_rows += rows
         except KeyboardInterrupt:     # Ctrl-C: the finished criteria are kept (and stored), this one not
             done = order_of[:k]
