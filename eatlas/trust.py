@@ -120,46 +120,50 @@ def warn_once(where: Path, why: str, what: str) -> None:
         print(line, file=sys.stderr)
 
 
-def read_own(path: Path, *, private: bool = False) -> bytes | None:
-    """The bytes of ``path`` if it is a regular file (not a link) owned by this user and writable by no one else
-    (``private``: readable by no one else either); None otherwise."""
+def _own_stat(st: os.stat_result, private: bool) -> bool:
+    """A regular file owned by this user and writable by no one else (``private``: readable by no one else)."""
+    uid = _uid()
+    return stat.S_ISREG(st.st_mode) and (uid is None or st.st_uid == uid) \
+        and not st.st_mode & (0o077 if private else 0o022)
+
+
+def is_own(path: Path, *, private: bool = False) -> bool:
+    """Whether ``path`` itself (not a link) is such a file (:func:`_own_stat`)."""
+    try:
+        return _own_stat(os.lstat(path), private)
+    except OSError:
+        return False
+
+
+def _open_own(path: Path, private: bool, use):
+    """``use(fd, st)`` on ``path`` opened without following a link, if it is the user's own file; None otherwise."""
     try:
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY)
     except OSError:
         return None
     try:
         st = os.fstat(fd)
-        uid = _uid()
-        if not stat.S_ISREG(st.st_mode) or (uid is not None and st.st_uid != uid) \
-                or st.st_mode & (0o077 if private else 0o022):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read()
-    except OSError:
+        return use(fd, st) if _own_stat(st, private) else None
+    except (OSError, ValueError):
         return None
     finally:
         os.close(fd)
+
+
+def read_own(path: Path, *, private: bool = False) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file (not a link) owned by this user and writable by no one else
+    (``private``: readable by no one else either); None otherwise."""
+    def read(fd, st):
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    return _open_own(path, private, read)
 
 
 def map_own(path: Path, *, private: bool = False):
     """:func:`read_own`'s file as a read-only memory map (bytes-like; pages read only when touched), or None. The
     map stays valid if the file is later replaced or removed (a new file is a new inode)."""
     import mmap
-    try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        uid = _uid()
-        if not stat.S_ISREG(st.st_mode) or (uid is not None and st.st_uid != uid) \
-                or st.st_mode & (0o077 if private else 0o022) or st.st_size == 0:
-            return None
-        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):
-        return None
-    finally:
-        os.close(fd)
+    return _open_own(path, private, lambda fd, st: mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if st.st_size else None)
 
 
 def make_private_folder(path: Path) -> None:

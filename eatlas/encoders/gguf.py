@@ -201,14 +201,8 @@ def _manifest_seal(folder: Path, source: str, files: dict) -> str | None:
 
 def _own_file(path: Path) -> bool:
     """A regular file (not a link) of this user that no one else can write."""
-    import os
-    import stat
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    uid = os.geteuid() if hasattr(os, "geteuid") else None
-    return stat.S_ISREG(st.st_mode) and (uid is None or st.st_uid == uid) and not st.st_mode & 0o022
+    from .. import trust
+    return trust.is_own(path)
 
 
 def _entry_ok(folder: Path, source: str) -> bool:
