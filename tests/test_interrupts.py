@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import duckdb
+import pytest
 
 from eatlas.cli import main
 
@@ -108,3 +109,66 @@ def test_ctrl_c_in_validity_stores_the_finished_criteria(tmp_path, monkeypatch, 
     con.close()
     s = _settings(db)
     assert s["interrupted"] is True and s["not_finished"] == [second] and list(s["criteria"]) == [first]
+
+
+@pytest.mark.parametrize("method", ["mleat", "sceat"])
+def test_methods_on_the_run_loop_keep_the_finished_test(method, mini, tmp_path, capsys, monkeypatch):
+    """ML-EAT and SC-EAT compute in the runner's loop (inputs "matrices"): its Ctrl-C handling is theirs."""
+    import eatlas.run.runner as runner
+    from tests.conftest import make_set, make_test
+    from tests.test_data_loss import vectors
+
+    mini.add_set(make_set("good3", [{"text": t, "kind": "adjective"} for t in ("happy", "gentle", "lucky")]))
+    mini.add_test(make_test("t2", "roses@1.0.0", "bugs@1.0.0", "good3@1.0.0", "bad@1.0.0"))
+    mini.sync()
+    model = vectors(tmp_path / "v.txt", ["rose", "tulip", "daisy", "lily", "ant", "moth", "wasp", "flea", "happy",
+                                         "gentle", "lucky", "honest", "ugly", "rotten", "sick", "evil"])
+    db = tmp_path / "r.duckdb"
+    args = ["--registry", str(mini.root), "--db", str(db), "run", "--method", method, "--model", str(model),
+            "--levels", "word", "--n-samples", "200", "--no-cache"]
+    _stop_at_second(monkeypatch, runner, "_one")
+    assert main([*args, "--tests", "t1", "t2"]) == 130
+    out = " ".join(capsys.readouterr().out.split())
+    assert "interrupted (Ctrl-C) after 1 of 2 test/level pair(s)" in out and "--tests t2" in out
+    s = _settings(db)
+    assert s["interrupted"] is True and s["not_finished"] == ["t2 [word]"]
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT DISTINCT test_id FROM results").fetchall() == [("t1",)]
+    con.close()
+    monkeypatch.undo()
+    assert main([*args, "--tests", "t2"]) == 0
+
+
+def test_ctrl_c_in_a_sweep_keeps_the_stored_models_and_stops(tmp_path, capsys, monkeypatch):
+    """A Ctrl-C inside the second model's tests: the first model's run and the second's finished test are
+    stored, the sweep stops there (exit 130; before, it went on to the next model) and says to resume with
+    --resume, which completes it."""
+    import eatlas.run.runner as runner
+    from tests.static_models import write_static_model
+
+    models = [str(write_static_model(tmp_path / f"m{seed}.txt", seed)) for seed in (1, 2)]
+    db = tmp_path / "s.duckdb"
+    args = ["sweep", "--models", *models, "--tests", "weat1", "weat2", "--levels", "word", "--n-samples", "300",
+            "--no-cache", "--db", str(db)]
+    real, calls = runner._one, []
+
+    def one(*a, **kw):
+        calls.append(1)
+        if len(calls) == 4:                 # model 2's second test
+            raise KeyboardInterrupt
+        return real(*a, **kw)
+    monkeypatch.setattr(runner, "_one", one)
+    assert main(args) == 130
+    cap = capsys.readouterr()
+    out = " ".join((cap.out + cap.err).split())
+    assert "interrupted (Ctrl-C) in" in out and "resume with the same command and --resume" in out
+    con = duckdb.connect(str(db), read_only=True)
+    assert sorted(con.execute("SELECT model, test_id FROM results").fetchall()) == [
+        (models[0], "weat1"), (models[0], "weat2"), (models[1], "weat1")]
+    con.close()
+    monkeypatch.undo()
+    assert main([*args, "--resume"]) == 0
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute(f"SELECT count(*) FROM results WHERE model = '{models[1]}' AND test_id = 'weat2'"
+                       ).fetchone() == (1,)
+    con.close()

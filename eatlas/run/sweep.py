@@ -292,6 +292,10 @@ def sweep(models: list[str], cfg: RunConfig, *, db: str | Path, engine: str = "l
             if line:
                 say(f"{m}: {line}")
         flush()
+        if run["settings"].get("interrupted"):      # Ctrl-C inside this model's tests: the sweep stops here
+            say(f"interrupted (Ctrl-C) in {m}: {len(done)} model(s) stored, {m} with its finished tests only; "
+                f"resume with the same command and --resume ({m} runs again in full)")
+            raise KeyboardInterrupt
 
     reg_arg = str(registry) if registry else None
     if engine == "ray":
