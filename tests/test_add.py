@@ -114,7 +114,7 @@ def test_add_a_set_then_a_test_to_the_shipped_registry(shipped, tmp_path, capsys
     # what add kept in the registry cache is what a fresh parse and a full validate give
     top = shipped.resolve()
     kept = registry_cache.load(top, lambda: pytest.fail("add kept no parsed registry for the files it left"),
-                               registry.Registry.from_plain)
+                               registry.Registry.from_view)
     for attr in ("sets", "tests", "templates", "catalog", "recorded_hash"):
         assert getattr(kept, attr) == getattr(fresh, attr), attr
     assert list(kept.sets) == list(fresh.sets) and list(kept.tests) == list(fresh.tests)

@@ -24,25 +24,14 @@ from tests.cli_helpers import cli
 
 def _cache_file(mini) -> Path:
     from eatlas.registry import cache
-    return cache.folder() / f"{cache.state(mini.root)}.jsonl"
+    return cache.folder() / f"{cache.catalog_key(mini.root)}.jsonl"
 
 
 def _forge(path: Path, old: bytes, new: bytes) -> None:
     """Edit an entry as someone with write access to the cache would: the word changed and every checksum a
-    reader could recompute recomputed (offsets, sizes, plain digests, CRC-32)."""
-    import zlib
-    data = path.read_bytes()
-    first, *lines = data.split(b"\n")
-    seal, _, head = first.partition(b" ")
-    top = json.loads(head)
-    lines = [line.replace(old, new) for line in lines]
-    offset = 0
-    for i, line in enumerate(lines[:-1]):
-        top["index"][i][0:3] = [offset, len(line), hashlib.blake2b(line, digest_size=16).hexdigest()]
-        offset += len(line) + 1
-    top["size"] = offset
-    del zlib
-    path.write_bytes(b"\n".join([seal + b" " + json.dumps(top, separators=(",", ":")).encode(), *lines]))
+    reader could recompute recomputed (offsets, sizes, plain digests)."""
+    from tests.registry_cache_forge import forge
+    path.write_bytes(forge(path.read_bytes(), old, new))
 
 
 @pytest.fixture
@@ -56,12 +45,13 @@ def own_cache(tmp_path, monkeypatch):
 def test_a_poisoned_registry_cache_entry_and_marker_give_the_true_words(mini, own_cache, capsys):
     from eatlas.registry import cache
     reg = registry.load_registry(mini.root)
-    cache.mark_valid(reg, ["t1"])
+    cache.mark_valid(reg, ["t1"], {})
     assert cache.known_valid(reg, ["t1"])
     path = _cache_file(mini)
     _forge(path, b'"tulip"', b'"tulxp"')
-    marker = cache._valid_marker(reg, ["t2"])       # a marker planted for tests never checked
-    marker.write_bytes(b"")
+    for planted in (b"", b'{"files": {}, "seal": "0"}'):      # markers planted for tests never checked
+        cache._marker(reg, cache._tests_name(["t2"])).write_bytes(planted)
+        assert not cache.known_valid(reg, ["t2"])
     registry._DEFAULT.clear()
     rc, out, err = cli(capsys, "--registry", mini.root, "show", "roses")
     assert rc == 0, err
@@ -76,13 +66,13 @@ def test_an_entry_whose_source_file_changed_is_read_from_the_file(mini, own_cach
     kept digest of the folder's state): the file as it is decides."""
     from eatlas.registry import cache
     registry.load_registry(mini.root)
-    key = cache.state(mini.root)
+    key = cache.catalog_key(mini.root)
     p = mini.root / "registry" / "sets" / "roses.yaml"
     if not p.exists():
         p = next(mini.root.rglob("roses.yaml"))
     p.write_text(p.read_text(encoding="utf-8").replace("tulip", "tulipa"), encoding="utf-8")
     data = (cache.folder() / f"{key}.jsonl").read_bytes()
-    reg = cache._decode(key, data, registry.Registry.from_plain)
+    reg = cache._decode(key, data, registry.Registry.from_view)
     assert reg is not None
     assert "tulipa" in [i.text for i in reg.sets["roses"].items]
 

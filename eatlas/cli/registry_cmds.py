@@ -25,7 +25,7 @@ def cmd_validate(args) -> int:
     found = check_registry(reg) + unindexed(reg.root, reg.catalog)
     if state is not None and registry_cache.state(top) == state:
         # kept for 'eatlas add', which checks only what it adds and takes the rest from here
-        registry_cache.keep(state, reg, unless_kept=True)
+        registry_cache.keep(reg, unless_kept=True)
         registry_cache.record_validation(state, problem_rows(found))
     own = reg.root / "loaders"              # the model loader entries: checked with the encoders' backends
     found += loader_problems(own if own.is_dir() else LOADERS_DIR)

@@ -4,7 +4,7 @@ The registry knows nothing of models. Files are safe-loaded YAML (bounded: no ta
 alias bombs, no absurd nesting, no duplicate keys), their fields checked by the declared models of
 :mod:`eatlas.registry.models`; every problem is raised as an :class:`EatlasError` naming the file, the
 object and the field. A registry loaded before is read back from the cache (:mod:`eatlas.registry.cache`,
-plain JSON: :meth:`Registry.to_plain`, :meth:`Registry.from_plain`).
+plain JSON: :meth:`Registry.to_plain`, :meth:`Registry.from_view`).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
@@ -26,6 +26,7 @@ import yaml
 from ..errors import EatlasError
 from ..levels import EXPANSIONS
 from ..levels import NAMES as LEVELS  # noqa: F401 - kept for importers
+from . import reads
 from .terms import (  # noqa: F401 - the registry's vocabulary, kept here for importers
     CATALOG_KEYS,
     DEFAULT_LANGUAGE,
@@ -286,6 +287,7 @@ def _read_regular(path: Path, shown: str, max_bytes: int = MAX_FILE_BYTES) -> by
         if st.st_size > max_bytes:
             raise EatlasError(f"file is {st.st_size} bytes, over the {max_bytes}-byte limit for a registry "
                               "file", file=shown, hint="split it into smaller sets")
+        reads.note(path, st)
         return f.read(max_bytes + 1)
 
 
@@ -768,31 +770,18 @@ class Registry:
                               file="catalog.yaml", obj="catalog", hint="run 'eatlas catalog --sync' to rebuild it")
         _report(_fields("catalog", cat, "catalog.yaml", lambda fld: _catalog_entry(cat, fld)), None)
         self.catalog = cat
+        self._seen: dict = {}       # each file read, as it was when read (eatlas.registry.reads)
         self.sets: dict[str, StimulusSet] = {}
         self.tests: dict[str, TestSpec] = {}
         self.templates: dict[str, Template] = {}
         self.criteria: dict[str, Criterion] = {}
         self.recorded_hash: dict[tuple[str, str], str] = {}
-        for kind, parser, store in (("sets", parse_set, self.sets), ("tests", parse_test, self.tests),
-                                    ("templates", parse_template, self.templates),
-                                    ("criteria", parse_criterion, self.criteria)):
+        for kind, store in (("sets", self.sets), ("tests", self.tests), ("templates", self.templates),
+                            ("criteria", self.criteria)):
             for entry in cat.get(kind) or []:          # each a mapping with an id and a version (the catalog's model)
                 eid, ever = entry["id"], entry["version"]
                 obj = f"catalog {_singular(kind)} {eid}"
-                path = self.resolve(entry.get("file"), "catalog.yaml", obj)
-                rel = str(path.relative_to(self._top))      # resolve() returned it resolved, inside the root
-                try:
-                    parsed = parser(read_yaml(path, shown=rel), rel)
-                except EatlasError as e:     # name the catalog entry when the file itself could not say
-                    if e.obj is not None:
-                        raise
-                    raise EatlasError(e.message, file=e.file, obj=f"{_singular(kind)} {eid}", field=e.field,
-                                      hint=e.hint) from None
-                if parsed.id != eid or parsed.version != ever:
-                    raise EatlasError(f"catalog says {eid}@{ever} but the file holds {parsed.id}@{parsed.version}",
-                                      file=rel, obj=obj, field="id/version",
-                                      hint=f"run 'eatlas bump {eid} --follow' (catalog.yaml and every test naming an "
-                                           "older version follow), or 'eatlas catalog --sync'")
+                parsed = self._parse_entry(kind, eid, ever, self.resolve(entry.get("file"), "catalog.yaml", obj))
                 if eid in store:
                     raise EatlasError(f"duplicate {_singular(kind)} id {eid!r}", file="catalog.yaml", obj=obj,
                                       field="id",
@@ -821,6 +810,27 @@ class Registry:
                               hint="paths are relative to the registry folder and stay inside it "
                                    "(no absolute paths, no '..', no symlinks pointing outside)")
         return p
+
+    def _parse_entry(self, kind: str, eid: str, version: str, path: Path):
+        """The entry ``eid`` of ``kind`` read from its file (resolved, inside the folder), which must hold the id and
+        version the catalog gives it."""
+        obj = f"catalog {_singular(kind)} {eid}"
+        rel = str(path.relative_to(self._top))      # resolve() returned it resolved, inside the root
+        try:
+            with reads.recording(self._seen):
+                doc = read_yaml(path, shown=rel)
+            parsed = _PLAIN[kind][1](doc, rel)
+        except EatlasError as e:     # name the catalog entry when the file itself could not say
+            if e.obj is not None:
+                raise
+            raise EatlasError(e.message, file=e.file, obj=f"{_singular(kind)} {eid}", field=e.field,
+                              hint=e.hint) from None
+        if parsed.id != eid or parsed.version != version:
+            raise EatlasError(f"catalog says {eid}@{version} but the file holds {parsed.id}@{parsed.version}",
+                              file=rel, obj=obj, field="id/version",
+                              hint=f"run 'eatlas bump {eid} --follow' (catalog.yaml and every test naming an "
+                                   "older version follow), or 'eatlas catalog --sync'")
+        return parsed
 
     def get_set(self, ref: str) -> StimulusSet:
         sid, ver = ref.split("@") if "@" in ref else (ref, None)
@@ -859,52 +869,51 @@ class Registry:
     # ---------------------------------------------------------------- plain data (eatlas.registry.cache)
     def to_plain(self) -> tuple[dict, list]:
         """The registry as plain data (mappings, lists, text, numbers, dates; no objects): a head (the folder,
-        the catalog, the recorded hashes and each kind's entries as [id, version, file]) and the entries, in
-        the order the head lists them. :meth:`from_plain` makes the registry again."""
-        head = {"root": str(self.root), "catalog": self.catalog,
-                "recorded_hash": [[k, i, h] for (k, i), h in self.recorded_hash.items()], "entries": {}}
+        the catalog, each kind's entries as [id, version, file, file as the catalog names it, recorded sha256] and
+        the other recorded hashes) and the entries, in the order the head lists them. :meth:`from_view` makes the
+        registry again from the cache file (eatlas.registry.cache)."""
+        catalog = {k: v for k, v in self.catalog.items()}
+        head = {"root": str(self.root), "catalog": catalog, "entries": {},
+                "recorded_other": [[k, i, h] for (k, i), h in self.recorded_hash.items() if k not in _PLAIN]}
         entries = []
         for kind in _PLAIN:
             store = getattr(self, kind)
+            named = {e.get("id"): e.get("file") for e in catalog.get(kind) or [] if isinstance(e, dict)}
             # an entry of a registry from the cache that was never decoded is written back as the cache's own
             # bytes (checked), not decoded and encoded again: 'eatlas add' keeps the registry with one entry more
-            d = store._d if isinstance(store, LazyEntries) else store
-            head["entries"][kind] = [[eid, obj.version, obj.file] for eid, obj in d.items()]
+            d = store.everything() if isinstance(store, LazyEntries) else store
+            head["entries"][kind] = [[eid, obj.version, obj.file, named.get(eid, obj.file),
+                                      self.recorded_hash.get((kind, eid))] for eid, obj in d.items()]
             entries += [(store.raw(eid) if isinstance(store, LazyEntries) else None) or _plain_entry(store[eid])
                         for eid in d]
         return head, entries
 
     @classmethod
-    def from_plain(cls, head: dict, entry, n: int) -> Registry:
-        """The registry of :meth:`to_plain`'s ``head``; ``entry(i)`` gives its i-th entry (of ``n``), which is
-        decoded when the entry is first used. An entry that cannot be decoded (a damaged cache file) is read
-        from its YAML file instead, checked as any file is."""
+    def from_view(cls, view) -> Registry:
+        """The registry of a cache file (``view``: eatlas.registry.cache.View), read as it is used: the catalog by
+        its top-level keys, an entry when it is first asked for (a run of one test reads its own few entries of the
+        index, not the registry's thousands). An entry that cannot be decoded, or whose file the catalog now
+        names elsewhere, is read from its YAML file instead, checked as any file is."""
         reg = cls.__new__(cls)
-        reg.root = Path(head["root"])
+        reg.root = Path(view.root)
         reg._top = reg.root.resolve()
-        reg.catalog = head["catalog"]
-        reg.recorded_hash = {(k, i): h for k, i, h in head["recorded_hash"]}
-        at = 0
-        for kind, (make, parse) in _PLAIN.items():
-            pending = {}
-            for eid, version, file in head["entries"][kind]:
-                if not (isinstance(eid, str) and isinstance(version, str) and isinstance(file, str)):
-                    raise ValueError("not an entry of the index")
-                pending[eid] = _Pending(at, version, file)
-                at += 1
-
-            def decode(eid, p, make=make, parse=parse, kind=kind):
-                try:
-                    obj = make(entry(p.n))
-                    if obj.id == eid and obj.version == p.version and obj.file == p.file:
-                        return obj
-                except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
-                    pass
-                path = reg.resolve(p.file, "catalog.yaml", f"catalog {_singular(kind)} {eid}")
-                return parse(read_yaml(path, shown=p.file), p.file)
-            setattr(reg, kind, LazyEntries(pending, decode, getattr(entry, "raw", None)))
-        if at != n:
-            raise ValueError("the index does not match the entries")
+        reg.catalog = _LazyCatalog(view)
+        reg.recorded_hash = _LazyRecorded(view)
+        reg._seen = {}
+        for kind, (make, _) in _PLAIN.items():
+            def decode(eid, p, make=make, kind=kind):
+                path = reg.resolve(p.raw, "catalog.yaml", f"catalog {_singular(kind)} {eid}")
+                if str(path.relative_to(reg._top)) == p.file:
+                    try:
+                        with reads.recording(reg._seen):
+                            plain = view.entry(p)
+                        obj = make(plain)
+                        if obj.id == eid and obj.version == p.version and obj.file == p.file:
+                            return obj
+                    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+                        pass
+                return reg._parse_entry(kind, eid, p.version, path)
+            setattr(reg, kind, LazyEntries({}, decode, view.raw, index=_Index(view, kind)))
         return reg
 
     @cached_property
@@ -918,78 +927,172 @@ class Registry:
 
 
 class _Pending(tuple):
-    """An entry of a registry from the cache not decoded yet: its place in the cache file, version and file."""
+    """An entry of a registry from the cache not decoded yet: its row of the cache file's index (version, file,
+    file as the catalog names it, then where its line is, its seal and its source file's digest)."""
     __slots__ = ()
 
-    def __new__(cls, n: int, version: str, file: str):
-        return super().__new__(cls, (n, version, file))
+    version = property(lambda self: self[0])
+    file = property(lambda self: self[1])
+    raw = property(lambda self: self[2])
 
-    n = property(lambda self: self[0])
-    version = property(lambda self: self[1])
-    file = property(lambda self: self[2])
+
+class _Index:
+    """One kind's entries in a cache file's index, looked up one by one (``view.lookup``) or all at once."""
+
+    def __init__(self, view, kind: str):
+        self.view, self.kind = view, kind
+
+    def get(self, eid) -> _Pending | None:
+        row = self.view.lookup(self.kind, eid)
+        return None if row is None else _Pending(row)
+
+    def every(self) -> dict:
+        return {eid: _Pending(row) for eid, row in self.view.rows(self.kind)}
+
+
+class _LazyCatalog(Mapping):
+    """catalog.yaml as parsed, from a cache file: each top-level key decoded when first read."""
+
+    def __init__(self, view):
+        self._view, self._got = view, {}
+
+    def __getitem__(self, key):
+        if key not in self._got:
+            if key not in self._view.catalog_keys:
+                raise KeyError(key)
+            self._got[key] = self._view.catalog(key)
+        return self._got[key]
+
+    def __iter__(self):
+        return iter(self._view.catalog_keys)
+
+    def __len__(self) -> int:
+        return len(self._view.catalog_keys)
+
+    def __repr__(self) -> str:
+        return f"_LazyCatalog({list(self._view.catalog_keys)})"
+
+
+class _LazyRecorded(Mapping):
+    """(kind, id) -> the sha256 catalog.yaml records, from a cache file's index: one entry looked up alone."""
+
+    def __init__(self, view):
+        self._view, self._all = view, None
+
+    def __getitem__(self, key):
+        if self._all is None and isinstance(key, tuple) and len(key) == 2 and key[0] in _PLAIN:
+            row = self._view.lookup(key[0], key[1])
+            if row is None or row[7] is None:
+                raise KeyError(key)
+            return row[7]
+        return self.everything()[key]
+
+    def everything(self) -> dict:
+        if self._all is None:
+            out = {}
+            for kind in _PLAIN:
+                out.update({(kind, eid): row[7] for eid, row in self._view.rows(kind) if row[7] is not None})
+            out.update({(k, i): h for k, i, h in self._view.recorded_other()})
+            self._all = out
+        return self._all
+
+    def __iter__(self):
+        return iter(self.everything())
+
+    def __len__(self) -> int:
+        return len(self.everything())
 
 
 class LazyEntries(MutableMapping):
-    """id -> set, test or template of a registry from the cache (:meth:`Registry.from_plain`), each decoded
-    when first read: a run of one test decodes its own four sets, not the registry's thousands. Iterating
-    over the values decodes them all. Pickled (e.g. for a Ray worker), it is a plain dict."""
+    """id -> set, test or template of a registry from the cache (:meth:`Registry.from_view`), each decoded
+    when first read: a run of one test decodes its own four sets, not the registry's thousands. With an ``index``,
+    an id is looked up there when first asked for; the whole index is read only to list or change the entries.
+    Iterating over the values decodes them all. Pickled (e.g. for a Ray worker), it is a plain dict."""
 
-    def __init__(self, pending: dict, decode, raw=None, cached: dict | None = None):
-        self._d, self._decode, self._raw = pending, decode, raw
-        # id -> its place in the cache file, while the entry is the one read from there (decoded or not)
+    def __init__(self, pending: dict, decode, raw=None, cached: dict | None = None, index: _Index | None = None):
+        self._d, self._decode, self._raw, self._index = pending, decode, raw, index
+        # id -> its row in the cache file, while the entry is the one read from there (decoded or not)
         self._cached = dict(cached) if cached is not None else {k: v for k, v in pending.items()
                                                                if isinstance(v, _Pending)}
 
+    def _find(self, key) -> bool:
+        """Whether ``key`` is an entry (looked up in the index the first time)."""
+        if key in self._d:
+            return True
+        if self._index is None:
+            return False
+        p = self._index.get(key)
+        if p is None:
+            return False
+        self._d[key] = self._cached[key] = p
+        return True
+
+    def everything(self) -> dict:
+        """id -> entry (or its row, not decoded yet) of every entry, in the index's order."""
+        if self._index is not None:
+            every = self._index.every()
+            self._cached.update((k, p) for k, p in every.items() if k not in self._d)
+            every.update(self._d)
+            self._d, self._index = every, None
+        return self._d
+
     def raw(self, key) -> bytes | None:
         """The cache's bytes of an entry still as read from the cache (its line, checked), or None."""
+        self._find(key)
         p = self._cached.get(key)
         if self._raw is None or p is None:
             return None
         try:
-            return self._raw(p.n)
+            return self._raw(p)
         except ValueError:
             return None
 
     def copy(self) -> LazyEntries:
         """Another mapping of the same entries, the pending ones still pending."""
-        return LazyEntries(dict(self._d), self._decode, self._raw, self._cached)
+        return LazyEntries(dict(self.everything()), self._decode, self._raw, self._cached)
 
     def with_entries(self, d: dict) -> LazyEntries:
         """A mapping of ``d`` (this mapping's entries, pending or read, and new ones), kept as lazy as this."""
+        mine = self.everything()
         return LazyEntries(d, self._decode, self._raw, {k: p for k, p in self._cached.items()
-                                                        if k in d and d[k] is self._d.get(k)})
+                                                        if k in d and d[k] is mine.get(k)})
 
     def __getitem__(self, key):
+        if not self._find(key):
+            raise KeyError(key)
         v = self._d[key]
         if isinstance(v, _Pending):
             v = self._d[key] = self._decode(key, v)
         return v
 
     def __setitem__(self, key, value):
-        self._d[key] = value
+        self.everything()[key] = value
         self._cached.pop(key, None)
 
     def __delitem__(self, key):
-        del self._d[key]
+        del self.everything()[key]
         self._cached.pop(key, None)
 
     def __contains__(self, key) -> bool:
-        return key in self._d
+        return self._find(key)
 
     def __iter__(self):
-        return iter(self._d)
+        return iter(self.everything())
 
     def __len__(self) -> int:
-        return len(self._d)
+        return len(self.everything())
 
     def __repr__(self) -> str:
-        return f"LazyEntries({len(self._d)} entries)"
+        return f"LazyEntries({len(self)} entries)"
 
     def __reduce__(self):
         return dict, (dict(self.items()),)
 
+    def get(self, key, default=None):
+        return self[key] if self._find(key) else default
+
     def versions(self) -> dict[str, str]:
-        return {k: v.version for k, v in self._d.items()}
+        return {k: v.version for k, v in self.everything().items()}
 
 
 _ITEM_FIELDS = tuple(f.name for f in fields(Item))
@@ -1063,5 +1166,5 @@ def load_registry(root: str | Path | None = None) -> Registry:
     key = str(Path(root).resolve()) if root is not None else str(default_root().resolve())
     if key not in _DEFAULT:
         from . import cache as registry_cache
-        _DEFAULT[key] = registry_cache.load(Path(key), lambda: Registry(key), Registry.from_plain)
+        _DEFAULT[key] = registry_cache.load(Path(key), lambda: Registry(key), Registry.from_view)
     return _DEFAULT[key]

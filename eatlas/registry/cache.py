@@ -48,12 +48,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import trust
+from . import reads
 from ..files import write_atomic
 
 FOLDERS = ("registry", "templates", "schemas", "loaders")
 # Bumped when what a parsed registry holds changes within one EATlas version (2: TestSpec.methods; 3: JSON
 # lines instead of pickles; 4: criteria), so that an entry written by the code before is not taken for one of today's.
-FORMAT = 5     # 5: sealed (eatlas.trust) and each entry checked against its source file's bytes
+# 5: sealed (eatlas.trust) and each entry checked against its source file's bytes; 6: keyed by the catalog, read as used
+FORMAT = 6
 MAGIC = "eatlas-registry-cache"
 
 
@@ -141,6 +143,24 @@ def state(root: Path) -> str:
         _write(memo, json.dumps({"stats": stats, "state": digest,
                                  "seal": trust.seal("stat", str(root), stats, digest)}).encode("utf-8"))
     return digest
+
+
+def catalog_key(root: Path) -> str:
+    """The key of the parsed registry's cache file: the folder, the EATlas and Python versions and catalog.yaml's
+    bytes. The catalog lists every entry with its file: the cache file's head and index are made from it alone,
+    and each entry is checked against its own file's bytes when used (a run reads a few, not the registry)."""
+    from .. import __version__
+
+    h = hashlib.blake2b(f"{root}\0{__version__}\0{FORMAT}\0{sys.version}\0".encode())
+    try:
+        with open(os.path.join(root, "catalog.yaml"), "rb") as f:
+            data = f.read()
+    except OSError as e:            # unreadable: a key of its own; the registry, parsed afresh, says why
+        h.update(f"unreadable {e.errno}".encode())
+    else:
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()[:32]
 
 
 def _content(root: Path, paths: list[str], seed: str) -> str:
@@ -234,50 +254,165 @@ def _file_digest(root: str, rel: str) -> str | None:
     """A digest of the bytes of the registry file ``rel`` (an entry's source), None if it cannot be read."""
     try:
         with open(os.path.join(root, rel), "rb") as f:
+            reads.note(f.name, os.fstat(f.fileno()))
             return hashlib.blake2b(f.read(), digest_size=16).hexdigest()
     except (OSError, TypeError, ValueError):
         return None
 
 
-def _sources(head: dict) -> list:
-    """The source file of each entry, in the order of the entries."""
-    return [e[2] for kind in head["entries"].values() for e in kind]
+_KINDS = ("sets", "tests", "templates", "criteria")
+
+
+def _row(fields: list) -> bytes | None:
+    """An index row: id, version, file (as resolved), file (as the catalog names it), the entry line's offset, size
+    and seal, the digest of its source file and the recorded sha256, tab-separated (the paths as JSON strings, the
+    absent as '-'). None when the id or version holds a tab or a line break (the registry is then not kept)."""
+    eid, version, file, raw, offset, size, mac, digest, sha = fields
+    if not (isinstance(eid, str) and isinstance(version, str)) or any(c in eid + version for c in "\t\n\r"):
+        return None
+    if digest is not None and not isinstance(digest, str) or sha is not None and not isinstance(sha, str) \
+            or any(c in (x or "") for x in (digest, sha) for c in "\t\n\r"):
+        return None
+    return "\t".join([eid, version, json.dumps(file), json.dumps(raw), str(offset), str(size), mac,
+                      digest or "-", sha or "-"]).encode("utf-8")
 
 
 def _encode(key: str, reg) -> bytes | None:
-    """The file of ``reg`` (its ``to_plain()``: head and entries), or None when a value has no plain form or no
-    seal can be made. Each entry's index row holds its place, its seal (eatlas.trust: bound to the key and the
-    entry's line) and the digest of its source file's bytes, checked when the entry is used."""
+    """The file of ``reg`` (its ``to_plain()``), or None when a value has no plain form or no seal can be made.
+
+    Its first line is the head (sealed): the format, the key, the folder, the catalog's top-level keys and, for
+    each section, its place and digest. The sections follow, one line each: the catalog's value of each top-level
+    key (JSON), each kind's index (one row an entry, :func:`_row`, each row after a line break, so that an id is
+    found by a search for it), the other recorded hashes; then the entries, one JSON line each, sealed one by one
+    with the digest of their source file's bytes (checked when the entry is used)."""
     try:
         head, entries = reg.to_plain()
         lines = [e if isinstance(e, bytes) else _dumps(e) for e in entries]     # bytes: a line kept as it was
-        files = _sources(head)
+        if len(lines) != sum(len(head["entries"][k]) for k in _KINDS):
+            return None
+        sections: list[tuple[str, bytes]] = [(f"catalog:{k}", _dumps(v)) for k, v in head["catalog"].items()]
+        sections.append(("recorded", _dumps(head["recorded_other"])))
         digests: dict[str, str | None] = {}
-        offset, index = 0, []
-        for line, rel in zip(lines, files, strict=True):
-            if rel not in digests:
-                digests[rel] = _file_digest(head["root"], rel)
-            mac = trust.seal("entry", key, line, digests[rel] or "")
-            if mac is None:
-                return None
-            index.append([offset, len(line), mac, digests[rel]])
-            offset += len(line) + 1
-        top = _dumps({"magic": MAGIC, "format": FORMAT, "key": key, "size": offset, "head": head, "index": index})
+        offset, n = 0, 0
+        for kind in _KINDS:
+            rows = []
+            for eid, version, file, raw, sha in head["entries"][kind]:
+                line = lines[n]
+                n += 1
+                if file not in digests:
+                    digests[file] = _file_digest(head["root"], file)
+                mac = trust.seal("entry", key, line, digests[file] or "")
+                row = None if mac is None else _row([eid, version, file, raw, offset, len(line), mac,
+                                                     digests[file], sha])
+                if row is None:
+                    return None
+                rows.append(b"\n" + row)
+                offset += len(line) + 1
+            sections.append((f"index:{kind}", b"".join(rows)))
+        places, at = {}, 0          # JSON has no raw line break: each section is one line, an index one line a row
+        for name, body in sections:
+            places[name] = [at, len(body), hashlib.blake2b(body, digest_size=16).hexdigest()]
+            at += len(body) + 1
+        top = _dumps({"magic": MAGIC, "format": FORMAT, "key": key, "root": head["root"],
+                      "catalog_keys": list(head["catalog"]), "sections": places, "entries_at": at,
+                      "size": at + offset})
         mac = trust.seal("head", key, top)
     except (TypeError, ValueError, RecursionError, KeyError, AttributeError):
         return None
     if mac is None:
         return None
-    return b"\n".join([mac.encode("ascii") + b" " + top, *lines]) + b"\n"
+    return b"\n".join([mac.encode("ascii") + b" " + top, *(b for _, b in sections), *lines]) + b"\n"
 
 
-def _decode(key: str, data: bytes, restore: Callable):
+class View:
+    """A cache file of this format for one key, sealed by this user, read as it is used: each section checked
+    against the digest the sealed head gives it when first read, each entry against its own seal and its source
+    file's bytes (:meth:`entry`)."""
+
+    def __init__(self, key: str, data, top: dict, body: int):
+        self.key, self._data, self._body = key, data, body
+        self.root = top["root"]
+        self.catalog_keys = list(top["catalog_keys"])
+        self._places, self._entries = top["sections"], body + top["entries_at"]
+        self._checked: dict[str, bytes] = {}
+        self._rows: dict[str, dict] = {}
+
+    def _section(self, name: str) -> bytes:
+        if name not in self._checked:
+            at, size, digest = self._places[name]
+            body = bytes(self._data[self._body + at:self._body + at + size])
+            if len(body) != size or hashlib.blake2b(body, digest_size=16).hexdigest() != digest:
+                raise ValueError(f"section {name} of the registry cache is damaged")
+            self._checked[name] = body
+        return self._checked[name]
+
+    def catalog(self, key: str):
+        return from_json(self._section(f"catalog:{key}"))
+
+    def recorded_other(self) -> list:
+        return from_json(self._section("recorded"))
+
+    @staticmethod
+    def _fields(parts: list[bytes]) -> tuple:
+        version, file, raw, offset, size, mac, digest, sha = parts
+        return (version.decode("utf-8"), json.loads(file), json.loads(raw), int(offset), int(size),
+                mac.decode("ascii"), None if digest == b"-" else digest.decode("ascii"),
+                None if sha == b"-" else sha.decode("ascii"))
+
+    def lookup(self, kind: str, eid) -> tuple | None:
+        """The index row of ``eid`` (a search of the kind's index, not a read of it whole), or None."""
+        if kind in self._rows:
+            return self._rows[kind].get(eid)
+        if not isinstance(eid, str) or any(c in eid for c in "\t\n\r"):
+            return None
+        sec = self._section(f"index:{kind}")
+        needle = b"\n" + eid.encode("utf-8") + b"\t"
+        at = sec.find(needle)
+        if at < 0:
+            return None
+        end = sec.find(b"\n", at + 1)
+        parts = sec[at + 1:end if end >= 0 else len(sec)].split(b"\t")
+        if len(parts) != 9:
+            raise ValueError("a row of the registry cache's index is damaged")
+        return self._fields(parts[1:])
+
+    def rows(self, kind: str):
+        """(id, row) of every entry of ``kind``, in the catalog's order."""
+        if kind not in self._rows:
+            out = {}
+            for line in self._section(f"index:{kind}").split(b"\n")[1:]:
+                parts = line.split(b"\t")
+                if len(parts) != 9:
+                    raise ValueError("a row of the registry cache's index is damaged")
+                out[parts[0].decode("utf-8")] = self._fields(parts[1:])
+            self._rows[kind] = out
+        return list(self._rows[kind].items())
+
+    def raw(self, row) -> bytes:
+        """An entry's line, as written; ValueError when its bytes are not those sealed."""
+        offset, size, mac, digest = row[3], row[4], row[5], row[6]
+        line = bytes(self._data[self._entries + offset:self._entries + offset + size])
+        if len(line) != size or not trust.sealed(mac, "entry", self.key, line, digest or ""):
+            raise ValueError("an entry of the registry cache is damaged")
+        return line
+
+    def entry(self, row):
+        """An entry, decoded; ValueError when its bytes are not those sealed or its source file's bytes are not
+        those it was made from (it is then read from its file)."""
+        line = self.raw(row)
+        if row[6] is None or _file_digest(self.root, row[1]) != row[6]:
+            raise ValueError("an entry of the registry cache is not of its file as it is")
+        return from_json(line)
+
+
+def _decode(key: str, data, restore: Callable):
     """The registry ``data`` holds, if it is a file of this format for ``key`` sealed by this user (None
     otherwise)."""
     end = data.find(b"\n")
     if end < 0:
         return None
-    mac, _, line = data[:end].partition(b" ")
+    first = bytes(data[:end])
+    mac, _, line = first.partition(b" ")
     if not trust.sealed(mac.decode("ascii", "replace"), "head", key, line):
         return None
     try:
@@ -285,97 +420,103 @@ def _decode(key: str, data: bytes, restore: Callable):
         if not (isinstance(top, dict) and top.get("magic") == MAGIC and top.get("format") == FORMAT
                 and top.get("key") == key and top.get("size") == len(data) - end - 1):
             return None
-        index = top["index"]
-        if not all(isinstance(e, list) and len(e) == 4 and isinstance(e[0], int) and isinstance(e[1], int)
-                   for e in index):
-            return None
-        root, files = top["head"]["root"], _sources(top["head"])
-    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
-        return None
-    body = memoryview(data)[end + 1:]
-
-    def raw(n: int) -> bytes:
-        """Entry ``n``'s line, as written; ValueError when its bytes are not those sealed."""
-        offset, size, seal, digest = index[n]
-        line = bytes(body[offset:offset + size])
-        if len(line) != size or not trust.sealed(seal, "entry", key, line, digest or ""):
-            raise ValueError(f"entry {n} of the registry cache is damaged")
-        return line
-
-    def entry(n: int) -> Any:
-        """Entry ``n``, decoded; ValueError when its bytes are not those sealed or its source file's bytes are
-        not those it was made from (it is then read from its file)."""
-        line = raw(n)
-        digest = index[n][3]
-        if digest is None or _file_digest(root, files[n]) != digest:
-            raise ValueError(f"entry {n} of the registry cache is not of its file as it is")
-        return from_json(line)
-    entry.raw = raw
-
-    try:
-        return restore(top["head"], entry, len(index))
+        return restore(View(key, data, top, end + 1))
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return None
 
 
 def load(root: Path, build: Callable, restore: Callable):
-    """The registry of ``root``: from the cache when its files are as they were, else ``build()`` (kept).
-    ``restore(head, entry, n)`` makes the registry of a cache file's head, ``entry(i)`` giving its i-th
-    entry of ``n`` (``Registry.from_plain``)."""
+    """The registry of ``root``: from the cache when its catalog is as it was, else ``build()`` (kept).
+    ``restore(view)`` makes the registry of a cache file (``Registry.from_view``); its entries are checked
+    against their files when used."""
     if not trusted():
         reg = build()
-        reg._state = None
+        reg._key = None
         return reg
-    key = state(root)
-    data = trust.map_own(_path(key))        # mapped: a run reads the index and the entries it uses, not the file
+    key = catalog_key(root)
+    data = trust.map_own(_path(key))        # mapped: a run reads the index rows and the entries it uses
     reg = _decode(key, data, restore) if data else None
     if reg is not None:
-        reg._state = key
+        reg._key = key
         return reg
     reg = build()
-    reg._state = key
+    reg._key = key
     encoded = _encode(key, reg)
     if encoded is not None:
         _write(_path(key), encoded)
     return reg
 
 
-def keep(key: str | None, reg, *, unless_kept: bool = False) -> None:
-    """Keep ``reg`` as the parsed registry of the state ``key`` (``eatlas add``: the registry it checked, with
-    the entry it wrote, is the registry of the files it leaves). ``unless_kept``: not when a file of this user's
-    is already kept for that state (``validate`` run again on unchanged files: encoding the registry costs it
-    0.8 s; an entry of that file that does not check is rebuilt on use, as any)."""
-    if not key or not trusted():
+def keep(reg, *, key: str | None = None, unless_kept: bool = False) -> None:
+    """Keep ``reg`` as the parsed registry of its catalog (``key``: the :func:`catalog_key` it was checked under,
+    kept only while the catalog is still that; by default the catalog as it is now: ``eatlas add``, whose registry,
+    with the entry it wrote, is that of the files it leaves). ``unless_kept``: not when a file of this user's is
+    already kept for that catalog (``validate`` run again on unchanged files: encoding the registry costs it 0.8 s;
+    an entry of that file that does not check is rebuilt on use, as any)."""
+    if not trusted():
         return
-    if unless_kept and _read(_path(key)) is not None:
+    now = catalog_key(Path(reg.root))
+    if key is not None and key != now:
         return
-    encoded = _encode(key, reg)
+    if unless_kept and _read(_path(now)) is not None:
+        return
+    encoded = _encode(now, reg)
     if encoded is not None:
-        _write(_path(key), encoded)
+        _write(_path(now), encoded)
 
 
-def _valid_marker(reg, test_ids: list[str]) -> Path | None:
-    key = getattr(reg, "_state", None)
+# ------------------------------------------------------------------ what a run's checks found, per file they read
+# A run checks its tests before loading a model (eatlas.run.runner.refuse_invalid); what the checks found is kept
+# for the files they read (eatlas.registry.reads: their stats when read), under the catalog's key: the next run of
+# the same tests checks only that those files are as they were.
+def _marker(reg, name: str) -> Path | None:
+    key = getattr(reg, "_key", None)
     if not key or not trusted():
         return None
-    tests = hashlib.sha256("\0".join(sorted(test_ids)).encode()).hexdigest()[:16]
-    return folder() / f"{key}.valid-{tests}"
+    return folder() / f"{key}.{name}"
+
+
+def _tests_name(test_ids: list[str]) -> str:
+    return "valid-" + hashlib.sha256("\0".join(sorted(test_ids)).encode()).hexdigest()[:16]
+
+
+def known(reg, name: str) -> bool:
+    """Whether the checks ``name`` stands for passed on these files as they are (a marker this user sealed, for
+    files that have not changed since)."""
+    m = _marker(reg, name)
+    data = _read(m) if m is not None else None
+    if data is None:
+        return False
+    try:
+        kept = json.loads(data)
+        files = kept["files"]
+        if not (isinstance(files, dict) and trust.sealed(kept.get("seal"), "valid", m.name,
+                                                          json.dumps(files, sort_keys=True))):
+            return False
+    except (ValueError, TypeError, KeyError):
+        return False
+    return reads.unchanged(files)
+
+
+def mark(reg, name: str, files: dict) -> None:
+    """Keep that the checks ``name`` stands for passed on ``files`` (path -> signature when read); not when one was
+    written in the last two seconds."""
+    m = _marker(reg, name)
+    if m is None or not reads.settled(files):
+        return
+    text = json.dumps(files, sort_keys=True)
+    mac = trust.seal("valid", m.name, text)
+    if mac is not None:
+        _write(m, json.dumps({"files": files, "seal": mac}).encode("utf-8"))
 
 
 def known_valid(reg, test_ids: list[str]) -> bool:
-    """Whether these tests of this registry state passed validate's checks (a marker this user sealed)."""
-    m = _valid_marker(reg, test_ids)
-    if m is None:
-        return False
-    data = _read(m)
-    return data is not None and trust.sealed(data.decode("ascii", "replace"), "valid", m.name)
+    """Whether these tests passed a run's checks on their files as they are (:func:`known`)."""
+    return known(reg, _tests_name(test_ids))
 
 
-def mark_valid(reg, test_ids: list[str]) -> None:
-    m = _valid_marker(reg, test_ids)
-    mac = trust.seal("valid", m.name) if m is not None else None
-    if mac is not None:
-        _write(m, mac.encode("ascii"))
+def mark_valid(reg, test_ids: list[str], files: dict) -> None:
+    mark(reg, _tests_name(test_ids), files)
 
 
 # ------------------------------------------------------------------ validate's outcome, per registry state
@@ -416,7 +557,8 @@ def record_validation(key: str | None, rows: list[dict]) -> None:
 
 
 # ------------------------------------------------------------------ eatlas cache clear
-_OWN = re.compile(r"[0-9a-f]{16,64}(\.jsonl|\.pickle|\.valid-[0-9a-f]{16}|\.validate\.json|\.stat)|\.tmp-[0-9a-f]+")
+_OWN = re.compile(r"[0-9a-f]{16,64}(\.jsonl|\.pickle|\.valid-[0-9a-f]{16}|\.published-valid|\.validate\.json|\.stat)"
+                  r"|\.tmp-[0-9a-f]+")
 
 
 def clear() -> int:

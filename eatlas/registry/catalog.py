@@ -309,8 +309,8 @@ def add(root: Path, file: Path) -> Added:
         own.append(EatlasError("source has no paper", field="source.paper", **where,
                                hint="name the paper key from registry/sources.yaml"))
     top = root.resolve()      # the registry cache's key names the folder by its full path
-    reg = registry_cache.load(top, lambda: Registry(top), Registry.from_plain)
-    checked = getattr(reg, "_state", None) or registry_cache.state(top)     # the files as they were checked
+    checked = registry_cache.state(top)     # the files as they were checked
+    reg = registry_cache.load(top, lambda: Registry(top), Registry.from_view)
     store = reg.sets if kind == "sets" else reg.tests
     collides = eid is not None and eid in store
     if collides:
@@ -333,13 +333,13 @@ def add(root: Path, file: Path) -> Added:
                                hint="choose a new id; the registry has a file of that name"))
 
     # validate's outcome for the registry as it is (kept, or found now), less what the entry touches
-    kept = registry_cache.validation(getattr(reg, "_state", None))
+    kept = registry_cache.validation(checked)
     before = from_rows(kept) if kept is not None else None
     checked_whole = before is None
     if before is None:
         before = check_registry(reg) + unindexed(root, reg.catalog)
         if not any(p.file == rel for p in before):      # a leftover of an interrupted add is no state to keep
-            registry_cache.record_validation(getattr(reg, "_state", None), problem_rows(before))
+            registry_cache.record_validation(checked, problem_rows(before))
     # what the entry touches, among the entries 'before' found a problem in (the others' outcome it cannot change;
     # looking only there leaves the registry's thousands of entries unread)
     named = {p.obj for p in before if p.obj}      # a problem of a file no entry holds names no object
@@ -397,7 +397,7 @@ def add(root: Path, file: Path) -> Added:
     # Both are kept for the next command.
     if registry_cache.enabled():
         key = registry_cache.state(top)
-        registry_cache.keep(key, _registry_with(reg, kind, entry, _catalog_with(reg.catalog, kind, line)))
+        registry_cache.keep(_registry_with(reg, kind, entry, _catalog_with(reg.catalog, kind, line)))
         registry_cache.record_validation(key, problem_rows(rest + [_renamed(p, shown, rel) for p in own_warnings]))
     return Added(what, entry.id, dest, [_renamed(p, shown, rel) for p in warnings], checked_whole)
 
@@ -414,11 +414,11 @@ def _registry_with(reg: Registry, kind: str, entry, cat: dict) -> Registry:
 
     new = copy.copy(reg)
     new.__dict__.pop("_validation_expansions", None)
-    new.__dict__.pop("_state", None)
+    new.__dict__.pop("_key", None)
     new.catalog = cat
     old = getattr(reg, kind)
     if isinstance(old, LazyEntries):        # the entries not read stay unread (kept as the cache's bytes)
-        setattr(new, kind, old.with_entries({e["id"]: entry if e["id"] == entry.id else old._d[e["id"]]
+        setattr(new, kind, old.with_entries({e["id"]: entry if e["id"] == entry.id else old.everything()[e["id"]]
                                              for e in cat[kind]}))
     else:
         setattr(new, kind, {e["id"]: entry if e["id"] == entry.id else old[e["id"]] for e in cat[kind]})

@@ -34,6 +34,21 @@ def file_hash(path: Path) -> str:
     return hashlib.sha256(path.read_bytes().replace(b"\r\n", b"\n")).hexdigest()
 
 
+def published_inputs(reg: Registry) -> list[Path]:
+    """The files and folders :func:`eatlas.registry.schemas.check_published` depends on besides those it reads as
+    YAML (recorded as read): every table the catalog lists, the schema, the model loaders (their families) and the
+    folders where conventions files and loaders are found (a file added there changes them)."""
+    root = Path(reg.root)
+    out = [SCHEMA_FILE, loaders_dir(), *loaders_dir().glob("*.yaml"), root / "registry",
+           *(root / "registry").glob("*/published")]
+    for e in reg.catalog.get("published") or []:
+        try:
+            out.append(reg.resolve(e.get("file"), "catalog.yaml", f"published {e.get('id')}"))
+        except EatlasError:
+            pass            # the check says why
+    return out
+
+
 def _number(v: str) -> float | None:
     try:
         x = float(v)

@@ -358,14 +358,29 @@ def id_collisions(reg: Registry) -> list[EatlasError]:
             for i in sorted(set(reg.sets) & set(reg.tests))]
 
 
-def check_tests(reg: Registry, test_ids: list[str]) -> list[EatlasError]:
-    """Every check of ``validate`` that bears on these tests: their sets, templates, hashes, and the
-    published tables a run stores. ``run`` refuses what this returns, before loading a model."""
+def check_tests(reg: Registry, test_ids: list[str], *, published: bool = True) -> list[EatlasError]:
+    """Every check of ``validate`` that bears on these tests: their own fields, sets, templates, hashes and the
+    variants they are (each entry's file read, not the rest of the registry's), and, with ``published``, the
+    published tables a run stores. ``run`` refuses what this returns, before loading a model.
+
+    What only the whole registry decides is ``validate``'s: the warnings about item kinds (they compare a set with
+    every other set), the variants naming these entries, the criteria (a validity run checks its own). A template is
+    vetted against the variables these tests' sets and expansions give it, the ones it is rendered with here."""
     specs = [reg.tests[t] for t in test_ids]
-    set_ids = {ref.split("@")[0] for s in specs for ref in s.sets.values()}
-    tmpl_ids = {e.template.partition("@")[0] for s in specs for e in s.expansions.values()}
-    return _check(reg, [reg.sets[i] for i in reg.sets if i in set_ids], list(test_ids),
-                  [reg.templates[i] for i in reg.templates if i in tmpl_ids])
+    set_ids = list(dict.fromkeys(ref.split("@")[0] for s in specs for ref in [*s.sets.values(),
+                                                                             *s.form_sets.values()]))
+    tmpl_ids = list(dict.fromkeys(e.template.partition("@")[0] for s in specs for e in s.expansions.values()))
+    problems = _check(reg, [reg.sets[i] for i in set_ids if i in reg.sets], list(test_ids),
+                      [reg.templates[i] for i in tmpl_ids if i in reg.templates], scope="run")
+    return problems + check_published(reg) if published else problems
+
+
+def check_inputs(reg: Registry, test_ids: list[str]) -> list[Path]:
+    """The files :func:`check_tests` depends on: the tests', their sets' and templates' (the entries it reads),
+    the bibliography and the stimulus schema."""
+    from .provenance import run_inputs
+    root = Path(reg.root)
+    return [*(root / r["file"] for r in run_inputs(reg, test_ids)), root / "registry" / "sources.yaml", SCHEMA_FILE]
 
 
 def tests_naming(reg: Registry, set_id: str, among: set[str] | None = None) -> list[str]:
@@ -391,12 +406,16 @@ def check_entry(reg: Registry, kind: str, eid: str, among: set[str] | None = Non
 
 
 def _check(reg: Registry, sets: list, test_ids: list[str], templates: list,
-           only: set | None = None, among: set[str] | None = None) -> list[EatlasError]:
+           only: set | None = None, among: set[str] | None = None, scope: str = "registry") -> list[EatlasError]:
+    """``scope``: "registry" (validate, add: the checks these entries take part in, the registry's published
+    tables and criteria when ``only`` is None) or "run" (:func:`check_tests`: these entries' own checks)."""
     from .checks import kind_problems, tag_problems, template_problems, text_problems
 
+    run = scope == "run"
     problems = check_stimuli(sets)
     problems += text_problems(sets)
-    problems += kind_problems(reg, sets)
+    if not run:                 # warnings only, from every set of the registry
+        problems += kind_problems(reg, sets)
     problems += tag_problems([*sets, *(reg.tests[t] for t in test_ids)])
     for s in sets:
         if not s.items:
@@ -422,9 +441,9 @@ def _check(reg: Registry, sets: list, test_ids: list[str], templates: list,
                                         hint=f"versions only go up: give a version above {newest}"))
     for t in templates:
         extra = set()
-        for s in reg.sets.values():
+        for s in (sets if run else reg.sets.values()):
             extra |= set(s.template_vars)
-        for spec in reg.tests.values():
+        for spec in ((reg.tests[i] for i in test_ids) if run else reg.tests.values()):
             for e in spec.expansions.values():
                 extra |= set(e.vars)
         try:
@@ -433,12 +452,16 @@ def _check(reg: Registry, sets: list, test_ids: list[str], templates: list,
             problems.append(e)
             continue
         problems += template_problems(t)
-    problems += check_variants(reg, only, among=None if among is None else among | {f"{k} {i}" for k, i in only})
+    if run:                 # the variants these entries are; those naming them are the registry's to check
+        mine = {("set", s.id) for s in sets} | {("test", t) for t in test_ids}
+        problems += check_variants(reg, mine, among={f"{k} {i}" for k, i in mine})
+    else:
+        problems += check_variants(reg, only, among=None if among is None else among | {f"{k} {i}" for k, i in only})
     for tid in test_ids:
         problems += check_test(reg, tid)
     problems += check_hashes(reg, {"sets": {s.id for s in sets}, "tests": set(test_ids),
                                    "templates": {t.id for t in templates}})
-    if only is None:        # a new set or test changes no published table's checks (they only name tests)
+    if only is None and not run:    # a new set or test changes no published table's checks (they only name tests)
         problems += check_published(reg)
         from .criteria import check_criteria
         problems += check_criteria(reg)
@@ -453,7 +476,8 @@ def check_variants(reg: Registry, only: set | None = None, among: set[str] | Non
     def entries(kind, store):
         if among is None:
             return store.values()
-        return [store[i] for i in store if f"{kind} {i}" in among]
+        named = {a.partition(" ")[2] for a in among if a.startswith(f"{kind} ")}
+        return [store[i] for i in sorted(named) if i in store]      # the others not read (nor listed)
 
     def wanted(kind, obj) -> bool:
         return only is None or (kind, obj.id) in only or (kind, obj.variant_of) in only or (
@@ -512,9 +536,7 @@ def check_published(reg: Registry) -> list[EatlasError]:
 def check_hashes(reg: Registry, only: dict | None = None) -> list[EatlasError]:
     out = []
     for kind, store in (("sets", reg.sets), ("tests", reg.tests), ("templates", reg.templates)):
-        for eid in store:
-            if only is not None and eid not in only[kind]:
-                continue            # not read: a registry from the cache decodes only the entries checked
+        for eid in (store if only is None else [i for i in only[kind] if i in store]):
             obj = store[eid]
             recorded = reg.recorded_hash.get((kind, eid))
             if recorded is None:

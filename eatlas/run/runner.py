@@ -134,12 +134,13 @@ def registry_state(reg: Registry, test_ids: list[str], templates: list[str] = ()
                                 timeout=5).stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         pass
+    inputs = run_inputs(reg, test_ids, templates)
     return {"root": str(reg.root), "commit": commit,
             "tests": {t: reg.tests[t].version for t in test_ids},
-            "sets": reg.versions("sets"),
-            "templates": reg.versions("templates"),
-            # content hashes, also in table run_inputs (registry.provenance)
-            "inputs": run_inputs(reg, test_ids, templates)}
+            # the sets and templates the run read, with their content hashes (also in table run_inputs)
+            "sets": {r["id"]: r["version"] for r in inputs if r["kind"] == "set"},
+            "templates": {r["id"]: r["version"] for r in inputs if r["kind"] == "template"},
+            "inputs": inputs}
 
 
 def _encode_all(encoder: Encoder, built: list[Test], progress=None, cache: EmbeddingCache | None = None
@@ -201,20 +202,36 @@ def _covered(encoder: Encoder, built: list[Test], cache: EmbeddingCache | None =
 
 
 def refuse_invalid(reg: Registry, test_ids: list[str]) -> None:
-    """Refuse to run tests that ``validate`` refuses (their sets, templates, content hashes), before
-    any model is loaded: a set edited without a version bump must not store results under the old
-    version."""
+    """Refuse to run tests that ``validate`` refuses (their sets, templates, content hashes, and the published
+    tables a run stores), before any model is loaded: a set edited without a version bump must not store results
+    under the old version. What the checks found is kept for the files they read, so a re-run checks only that
+    those are as they were (eatlas.registry.cache.known)."""
     from ..registry import cache as registry_cache
-    if registry_cache.known_valid(reg, test_ids):       # these files, these tests: checked before
+    from ..registry import reads
+    tests_ok = registry_cache.known_valid(reg, test_ids)
+    published_ok = registry_cache.known(reg, "published-valid")
+    if tests_ok and published_ok:
         return
     from ..errors import ValidationFailed
     from ..registry.checks import split_warnings
-    from ..registry.schemas import check_tests
+    from ..registry.published import published_inputs
+    from ..registry.schemas import check_inputs, check_published, check_tests
 
-    problems, _ = split_warnings(check_tests(reg, test_ids))
+    problems, seen_tests, seen_published = [], None, None
+    if not tests_ok:
+        with reads.recording() as seen_tests:
+            problems += check_tests(reg, test_ids, published=False)
+    if not published_ok:
+        with reads.recording() as seen_published:
+            problems += check_published(reg)
+    problems, _ = split_warnings(problems)
     if problems:
         raise ValidationFailed(problems)
-    registry_cache.mark_valid(reg, test_ids)
+    if seen_tests is not None:      # each file as it was when read (the entries: when the registry read them)
+        registry_cache.mark_valid(reg, test_ids, reads.add(seen_tests, check_inputs(reg, test_ids),
+                                                           getattr(reg, "_seen", None)))
+    if seen_published is not None:
+        registry_cache.mark(reg, "published-valid", reads.add(seen_published, published_inputs(reg)))
 
 
 def _key(t: Test, s) -> tuple:
