@@ -87,7 +87,9 @@ def test_every_run_records_how_to_repeat_it(tiny_bert, tmp_path, monkeypatch, ca
     reg = json.loads(run["registry"])
     assert re.fullmatch(r"[0-9a-f]{40}", reg["commit"] or ""), reg.get("commit")
     assert reg["tests"] == {"weat6": "1.0.0", "weat8": "1.0.0"}
-    assert reg["sets"]["flowers"] and reg["templates"]["may2019_bleached"]
+    assert reg["sets"] == {r["id"]: r["version"] for r in reg["inputs"] if r["kind"] == "set"}    # the sets it read
+    assert reg["sets"]["career"] == "1.0.0" and "flowers" not in reg["sets"]
+    assert reg["templates"] == {"may2019_bleached": "1.0.0"}
     settings = json.loads(run["settings"])
     assert settings["batch_size"] == 8 and settings["seed"] == 5 and settings["trust_remote_code"] is False
 

@@ -124,7 +124,6 @@ def test_a_cache_file_of_other_files_or_cut_short_is_ignored(mini, fresh):
 def test_a_damaged_or_forged_entry_is_read_from_its_file(mini, fresh):
     """An entry whose bytes are not those written (CRC), or whose content is not an entry, is read from its
     YAML file, checked as any file is; the other entries still come from the cache."""
-    import json
 
     registry.load_registry(mini.root)
     path = fresh / f"{_key(mini)}.jsonl"

@@ -287,8 +287,9 @@ def _read_regular(path: Path, shown: str, max_bytes: int = MAX_FILE_BYTES) -> by
         if st.st_size > max_bytes:
             raise EatlasError(f"file is {st.st_size} bytes, over the {max_bytes}-byte limit for a registry "
                               "file", file=shown, hint="split it into smaller sets")
-        reads.note(path, st)
-        return f.read(max_bytes + 1)
+        data = f.read(max_bytes + 1)
+        reads.note(path, st, reads.digest(data) if reads._ACTIVE else None)
+        return data
 
 
 def _shown(path: Path, root: Path | None) -> str:
@@ -759,17 +760,7 @@ class Registry:
     def __init__(self, root: str | Path | None = None):
         self.root = Path(root) if root is not None else default_root()
         self._top = self.root.resolve()
-        cat_path = self.root / "catalog.yaml"
-        if not cat_path.is_file():
-            raise EatlasError("no catalog.yaml here; is this a registry folder?", file=str(cat_path),
-                              hint="pass --registry DIR or set EATLAS_REGISTRY")
-        cat_path = self.resolve("catalog.yaml", "catalog.yaml", "catalog")   # a link out of the folder is refused
-        cat = read_yaml(cat_path, root=self.root, max_bytes=CATALOG_MAX_BYTES) or {}
-        if not isinstance(cat, dict):
-            raise EatlasError(f"the catalog must be a mapping with sets, tests, templates, got {typename(cat)}",
-                              file="catalog.yaml", obj="catalog", hint="run 'eatlas catalog --sync' to rebuild it")
-        _report(_fields("catalog", cat, "catalog.yaml", lambda fld: _catalog_entry(cat, fld)), None)
-        self.catalog = cat
+        self.catalog = cat = self._read_catalog()
         self._seen: dict = {}       # each file read, as it was when read (eatlas.registry.reads)
         self.sets: dict[str, StimulusSet] = {}
         self.tests: dict[str, TestSpec] = {}
@@ -810,6 +801,20 @@ class Registry:
                               hint="paths are relative to the registry folder and stay inside it "
                                    "(no absolute paths, no '..', no symlinks pointing outside)")
         return p
+
+    def _read_catalog(self) -> dict:
+        """catalog.yaml, read and its fields checked."""
+        cat_path = self.root / "catalog.yaml"
+        if not cat_path.is_file():
+            raise EatlasError("no catalog.yaml here; is this a registry folder?", file=str(cat_path),
+                              hint="pass --registry DIR or set EATLAS_REGISTRY")
+        cat_path = self.resolve("catalog.yaml", "catalog.yaml", "catalog")   # a link out of the folder is refused
+        cat = read_yaml(cat_path, root=self.root, max_bytes=CATALOG_MAX_BYTES) or {}
+        if not isinstance(cat, dict):
+            raise EatlasError(f"the catalog must be a mapping with sets, tests, templates, got {typename(cat)}",
+                              file="catalog.yaml", obj="catalog", hint="run 'eatlas catalog --sync' to rebuild it")
+        _report(_fields("catalog", cat, "catalog.yaml", lambda fld: _catalog_entry(cat, fld)), None)
+        return cat
 
     def _parse_entry(self, kind: str, eid: str, version: str, path: Path):
         """The entry ``eid`` of ``kind`` read from its file (resolved, inside the folder), which must hold the id and
@@ -1162,9 +1167,67 @@ def _suggest(name: str, known, where: str) -> str:
 _DEFAULT: dict[str, Registry] = {}
 
 
+class _CatalogView:
+    """The catalog alone, in the form of a cache file's view (eatlas.registry.cache.View) that holds no entry: each
+    entry is read from its file when first used (:meth:`Registry.from_view`)."""
+
+    def __init__(self, root: str, catalog: dict):
+        self.root, self._cat = root, catalog
+        self.catalog_keys = list(catalog)
+        self._rows = {}
+        for kind in _PLAIN:
+            rows = self._rows[kind] = {}
+            for e in catalog.get(kind) or []:
+                if e["id"] in rows:
+                    raise EatlasError(f"duplicate {_singular(kind)} id {e['id']!r}", file="catalog.yaml",
+                                      obj=f"catalog {_singular(kind)} {e['id']}", field="id",
+                                      hint="each id is listed once; run 'eatlas catalog --sync'")
+                rows[e["id"]] = (e["version"], None, e.get("file"), 0, 0, "", None, e.get("sha256") or None)
+
+    def catalog(self, key: str):
+        return self._cat[key]
+
+    def recorded_other(self) -> list:
+        return [["published", e.get("id"), e["sha256"]] for e in self._cat.get("published") or [] if e.get("sha256")]
+
+    def lookup(self, kind: str, eid):
+        return self._rows[kind].get(eid)
+
+    def rows(self, kind: str):
+        return list(self._rows[kind].items())
+
+    def raw(self, row) -> bytes:
+        raise ValueError("not in a cache file")
+
+    entry = raw
+
+
+def _build(root: str) -> Registry:
+    """The registry of ``root``, every file parsed (then kept in the cache); when an entry's file cannot be read,
+    the registry of the catalog alone, each entry read when first used (not kept): a command that uses that entry
+    (``validate``, ``list``, a run of a test naming it) says what is wrong with it, one that does not is not
+    stopped by it, as with a registry from the cache, whose entries are read only when used."""
+    try:
+        return Registry(root)
+    except EatlasError as e:
+        if e.file in (None, "catalog.yaml"):
+            raise
+    reg = Registry.from_view(_CatalogView(root, _catalog_of(root)))
+    reg._partial = True
+    return reg
+
+
+def _catalog_of(root: str) -> dict:
+    """catalog.yaml, read and checked as :class:`Registry` reads it."""
+    reg = Registry.__new__(Registry)
+    reg.root = Path(root)
+    reg._top = reg.root.resolve()
+    return reg._read_catalog()
+
+
 def load_registry(root: str | Path | None = None) -> Registry:
     key = str(Path(root).resolve()) if root is not None else str(default_root().resolve())
     if key not in _DEFAULT:
         from . import cache as registry_cache
-        _DEFAULT[key] = registry_cache.load(Path(key), lambda: Registry(key), Registry.from_view)
+        _DEFAULT[key] = registry_cache.load(Path(key), lambda: _build(key), Registry.from_view)
     return _DEFAULT[key]

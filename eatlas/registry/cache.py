@@ -1,37 +1,37 @@
-"""The parsed registry and its validation, kept between runs, so a re-run does not parse and check
-thousands of YAML files again.
+"""The parsed registry and what a run's checks found, kept between runs, so a re-run neither parses nor checks
+thousands of YAML files again, and costs the same however many files the registry holds.
 
-The key is the content of every file the registry reads (the path and bytes of ``catalog.yaml`` and
-of everything under ``registry/``, ``templates/``, ``schemas/`` and ``loaders/``, hashed), the folder, the EATlas
-version and Python's: any edit, added or removed file gives a new key, and the registry is parsed
-afresh. (Reading and hashing the files takes a tenth of the time parsing them does; sizes and
-modification times alone would miss an edit of the same length within one clock tick. The digest is kept
-with the files' stats, change times included, and read back while those are unchanged: :func:`state`.)
-Only what loaded without error is kept, and a test list
-is marked valid only after ``validate``'s checks passed on it; what ``validate`` found for the whole
-registry (its errors and warnings) is kept too, for ``eatlas add``. The entries live beside the embedding
-cache (``$EATLAS_CACHE/registry/``, removed by ``eatlas cache clear``); ``EATLAS_REGISTRY_CACHE=0``
-switches them off.
+The parsed registry's file is keyed by catalog.yaml's bytes (with the folder, the EATlas and Python versions:
+:func:`catalog_key`): the catalog lists every entry with its version and file, and an entry is used only while its
+own file's bytes are those it was made from, so a run reads the catalog, the index rows of its entries and their
+files, never the whole registry. An edited catalog gives a new key and the registry is parsed afresh; an edited
+entry file is read from the file. Only what loaded without error is kept. The entries live beside the embedding
+cache (``$EATLAS_CACHE/registry/``, removed by ``eatlas cache clear``); ``EATLAS_REGISTRY_CACHE=0`` switches them
+off.
+
+A file ``<key>.jsonl`` holds a head line (the format, the key, the folder and each section's place and digest),
+then its sections, one line each: the catalog's value of each of its top-level keys, each kind's index (a row an
+entry: id, version, file, where its line is, its seal, its file's digest, its recorded sha256) and the other
+recorded hashes; then one JSON line per set, test, template and criterion (:func:`to_json` writes the few YAML
+values JSON lacks, e.g. dates, as tagged objects). The file is mapped, not read: a section is read and checked
+against its digest when first used (the index of sets, to look up a run's four sets), an entry decoded when it is
+first used, by ``Registry.from_view``. A file that is not of this format, whose key is not the one asked for, or
+that is cut short is ignored and the registry parsed afresh; an entry whose seal or source file does not check is
+read from its YAML file instead. Files of older EATlas versions are never opened.
+
+What a run's checks found (eatlas.run.runner.refuse_invalid) is kept per test list, and for the published tables,
+beside the parsed registry under the catalog's key, with the files the checks read as they were then
+(eatlas.registry.reads: size, inode, modification and change times): the next run of those tests checks that
+those files are unchanged and checks nothing else. What ``validate`` found for the whole registry (its errors and
+warnings) is kept by the digest of every file (:func:`state`), for ``eatlas add``.
 
 The parsed registry is plain data, never a pickle: the cache folder may be shared by a lab
 (``EATLAS_CACHE`` on a shared disk), and loading a pickle runs whatever code it names, so anyone who
-could write there could run code in every user's ``eatlas``. A file ``<key>.jsonl`` holds one JSON line
-of head (the format, the key, the catalog and the index of the entries: each one's id, version, file,
-place and CRC-32) and then one JSON line per set, test and template (:func:`to_json` writes the few YAML
-values JSON lacks, e.g. dates, as tagged objects). Only the head is read when the registry is loaded;
-an entry is decoded when it is first used (a run of one test reads its four sets, not 2,600), by the
-``restore`` function the caller gives (``Registry.from_plain``). A file that is not of this format,
-whose key is not the one asked for, or that is cut short is ignored and the registry parsed afresh; an
-entry whose CRC or content does not check is read from its YAML file instead (``Registry.from_plain``).
-Files of older EATlas versions (``<key>.pickle``) are never opened.
-
-A CRC or a plain hash anyone can recompute, so nothing here is trusted for being consistent
-(:mod:`eatlas.trust`): the folder must be the user's own and writable by no one else (else one line says
-so and the registry is parsed afresh), every file is read only if the user owns it and no one else can write
-it, and the head, each entry, the ``.stat`` memo, the validity markers and validate's record carry a seal (a
-keyed digest under the user's private key). An entry also records the digest of its source file's bytes and
-is used only while that file is the same: the few files a run uses are read again, never the whole registry.
-An entry that fails any check is read from its YAML file.
+could write there could run code in every user's ``eatlas``. A plain digest anyone can recompute, so nothing here
+is trusted for being consistent (:mod:`eatlas.trust`): the folder must be the user's own and writable by no one
+else (else one line says so and the registry is parsed afresh), every file is read only if the user owns it and
+no one else can write it, and the head, each entry, the ``.stat`` memo, the run's findings and validate's record
+carry a seal (a keyed digest under the user's private key).
 """
 from __future__ import annotations
 
@@ -43,13 +43,14 @@ import os
 import re
 import sys
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .. import trust
-from . import reads
 from ..files import write_atomic
+from . import reads
 
 FOLDERS = ("registry", "templates", "schemas", "loaders")
 # Bumped when what a parsed registry holds changes within one EATlas version (2: TestSpec.methods; 3: JSON
@@ -148,19 +149,44 @@ def state(root: Path) -> str:
 def catalog_key(root: Path) -> str:
     """The key of the parsed registry's cache file: the folder, the EATlas and Python versions and catalog.yaml's
     bytes. The catalog lists every entry with its file: the cache file's head and index are made from it alone,
-    and each entry is checked against its own file's bytes when used (a run reads a few, not the registry)."""
+    and each entry is checked against its own file's bytes when used (a run reads a few, not the registry).
+
+    Hashing the catalog (a few MB) grew with the registry: the key is kept beside the catalog's stats (size,
+    inode, modification and change times; ``<folder digest>.catstat``) and taken from there while they are what
+    they were and the catalog was at least two seconds old when hashed (as :func:`state` does for every file)."""
     from .. import __version__
 
-    h = hashlib.blake2b(f"{root}\0{__version__}\0{FORMAT}\0{sys.version}\0".encode())
+    seed = f"{root}\0{__version__}\0{FORMAT}\0{sys.version}\0"
+    path = os.path.join(root, "catalog.yaml")
+    memo = folder() / f"{hashlib.blake2b(seed.encode(), digest_size=16).hexdigest()}.catstat" if trusted() else None
     try:
-        with open(os.path.join(root, "catalog.yaml"), "rb") as f:
+        sig = reads.signature(os.stat(path))
+    except OSError:
+        sig = None
+    if memo is not None and sig is not None:
+        try:
+            kept = json.loads(_read(memo) or b"null")
+            if isinstance(kept, dict) and kept.get("stat") == sig and isinstance(kept.get("key"), str) \
+                    and trust.sealed(kept.get("seal"), "catstat", str(root), json.dumps(sig), kept["key"]):
+                return kept["key"]
+        except ValueError:
+            pass
+    h = hashlib.blake2b(seed.encode())
+    try:
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
             data = f.read()
     except OSError as e:            # unreadable: a key of its own; the registry, parsed afresh, says why
         h.update(f"unreadable {e.errno}".encode())
-    else:
-        h.update(len(data).to_bytes(8, "little"))
-        h.update(data)
-    return h.hexdigest()[:32]
+        return h.hexdigest()[:32]
+    h.update(len(data).to_bytes(8, "little"))
+    h.update(data)
+    key = h.hexdigest()[:32]
+    read_sig = reads.signature(st)
+    if memo is not None and read_sig == sig and max(read_sig[3], read_sig[4]) < time.time_ns() - RACY_NS:
+        _write(memo, json.dumps({"stat": read_sig, "key": key,
+                                 "seal": trust.seal("catstat", str(root), json.dumps(read_sig), key)}).encode())
+    return key
 
 
 def _content(root: Path, paths: list[str], seed: str) -> str:
@@ -254,8 +280,10 @@ def _file_digest(root: str, rel: str) -> str | None:
     """A digest of the bytes of the registry file ``rel`` (an entry's source), None if it cannot be read."""
     try:
         with open(os.path.join(root, rel), "rb") as f:
-            reads.note(f.name, os.fstat(f.fileno()))
-            return hashlib.blake2b(f.read(), digest_size=16).hexdigest()
+            st = os.fstat(f.fileno())
+            found = reads.digest(f.read())
+        reads.note(os.path.join(root, rel), st, found)
+        return found
     except (OSError, TypeError, ValueError):
         return None
 
@@ -277,6 +305,13 @@ def _row(fields: list) -> bytes | None:
                       digest or "-", sha or "-"]).encode("utf-8")
 
 
+ROWS_A_BUCKET = 256     # an index is split into buckets by a hash of the id: a lookup checks one bucket's digest
+
+
+def _bucket(eid: str, n: int) -> int:
+    return zlib.crc32(eid.encode("utf-8")) % n
+
+
 def _encode(key: str, reg) -> bytes | None:
     """The file of ``reg`` (its ``to_plain()``), or None when a value has no plain form or no seal can be made.
 
@@ -294,8 +329,10 @@ def _encode(key: str, reg) -> bytes | None:
         sections.append(("recorded", _dumps(head["recorded_other"])))
         digests: dict[str, str | None] = {}
         offset, n = 0, 0
+        buckets = {}
         for kind in _KINDS:
-            rows = []
+            nb = buckets[kind] = 1 + len(head["entries"][kind]) // ROWS_A_BUCKET
+            rows: list[list[bytes]] = [[] for _ in range(nb)]
             for eid, version, file, raw, sha in head["entries"][kind]:
                 line = lines[n]
                 n += 1
@@ -306,15 +343,16 @@ def _encode(key: str, reg) -> bytes | None:
                                                      digests[file], sha])
                 if row is None:
                     return None
-                rows.append(b"\n" + row)
+                rows[_bucket(eid, nb)].append(b"\n" + row + b"\t" + str(n - 1).encode())   # its place, for order
                 offset += len(line) + 1
-            sections.append((f"index:{kind}", b"".join(rows)))
+            sections += [(f"index:{kind}:{b}", b"".join(r)) for b, r in enumerate(rows)]
         places, at = {}, 0          # JSON has no raw line break: each section is one line, an index one line a row
         for name, body in sections:
             places[name] = [at, len(body), hashlib.blake2b(body, digest_size=16).hexdigest()]
             at += len(body) + 1
         top = _dumps({"magic": MAGIC, "format": FORMAT, "key": key, "root": head["root"],
-                      "catalog_keys": list(head["catalog"]), "sections": places, "entries_at": at,
+                      "catalog_keys": list(head["catalog"]), "sections": places, "buckets": buckets,
+                      "entries_at": at,
                       "size": at + offset})
         mac = trust.seal("head", key, top)
     except (TypeError, ValueError, RecursionError, KeyError, AttributeError):
@@ -334,6 +372,7 @@ class View:
         self.root = top["root"]
         self.catalog_keys = list(top["catalog_keys"])
         self._places, self._entries = top["sections"], body + top["entries_at"]
+        self._buckets = {k: int(n) for k, n in top["buckets"].items()}
         self._checked: dict[str, bytes] = {}
         self._rows: dict[str, dict] = {}
 
@@ -352,40 +391,36 @@ class View:
     def recorded_other(self) -> list:
         return from_json(self._section("recorded"))
 
-    @staticmethod
-    def _fields(parts: list[bytes]) -> tuple:
-        version, file, raw, offset, size, mac, digest, sha = parts
-        return (version.decode("utf-8"), json.loads(file), json.loads(raw), int(offset), int(size),
-                mac.decode("ascii"), None if digest == b"-" else digest.decode("ascii"),
-                None if sha == b"-" else sha.decode("ascii"))
-
     def lookup(self, kind: str, eid) -> tuple | None:
-        """The index row of ``eid`` (a search of the kind's index, not a read of it whole), or None."""
+        """The index row of ``eid`` (a search of its bucket of the kind's index, not a read of it whole), or None."""
         if kind in self._rows:
             return self._rows[kind].get(eid)
         if not isinstance(eid, str) or any(c in eid for c in "\t\n\r"):
             return None
-        sec = self._section(f"index:{kind}")
-        needle = b"\n" + eid.encode("utf-8") + b"\t"
-        at = sec.find(needle)
+        sec = self._section(f"index:{kind}:{_bucket(eid, self._buckets[kind])}")
+        at = sec.find(b"\n" + eid.encode("utf-8") + b"\t")
         if at < 0:
             return None
         end = sec.find(b"\n", at + 1)
-        parts = sec[at + 1:end if end >= 0 else len(sec)].split(b"\t")
-        if len(parts) != 9:
+        return self._fields(sec[at + 1:end if end >= 0 else len(sec)])[1]
+
+    def _fields(self, line: bytes) -> tuple[str, tuple]:
+        parts = line.split(b"\t")
+        if len(parts) != 10:
             raise ValueError("a row of the registry cache's index is damaged")
-        return self._fields(parts[1:])
+        version, file, raw, offset, size, mac, digest, sha = parts[1:9]
+        return parts[0].decode("utf-8"), (
+            version.decode("utf-8"), json.loads(file), json.loads(raw), int(offset), int(size), mac.decode("ascii"),
+            None if digest == b"-" else digest.decode("ascii"), None if sha == b"-" else sha.decode("ascii"),
+            int(parts[9]))
 
     def rows(self, kind: str):
         """(id, row) of every entry of ``kind``, in the catalog's order."""
         if kind not in self._rows:
-            out = {}
-            for line in self._section(f"index:{kind}").split(b"\n")[1:]:
-                parts = line.split(b"\t")
-                if len(parts) != 9:
-                    raise ValueError("a row of the registry cache's index is damaged")
-                out[parts[0].decode("utf-8")] = self._fields(parts[1:])
-            self._rows[kind] = out
+            found = [self._fields(line) for b in range(self._buckets[kind])
+                     for line in self._section(f"index:{kind}:{b}").split(b"\n")[1:]]
+            found.sort(key=lambda r: r[1][8])
+            self._rows[kind] = dict(found)
         return list(self._rows[kind].items())
 
     def raw(self, row) -> bytes:
@@ -441,7 +476,7 @@ def load(root: Path, build: Callable, restore: Callable):
         return reg
     reg = build()
     reg._key = key
-    encoded = _encode(key, reg)
+    encoded = None if getattr(reg, "_partial", False) else _encode(key, reg)   # partial: an entry could not be read
     if encoded is not None:
         _write(_path(key), encoded)
     return reg
@@ -453,7 +488,7 @@ def keep(reg, *, key: str | None = None, unless_kept: bool = False) -> None:
     with the entry it wrote, is that of the files it leaves). ``unless_kept``: not when a file of this user's is
     already kept for that catalog (``validate`` run again on unchanged files: encoding the registry costs it 0.8 s;
     an entry of that file that does not check is rebuilt on use, as any)."""
-    if not trusted():
+    if not trusted() or getattr(reg, "_partial", False):
         return
     now = catalog_key(Path(reg.root))
     if key is not None and key != now:
@@ -481,33 +516,35 @@ def _tests_name(test_ids: list[str]) -> str:
 
 
 def known(reg, name: str) -> bool:
-    """Whether the checks ``name`` stands for passed on these files as they are (a marker this user sealed, for
-    files that have not changed since)."""
+    """Whether the checks ``name`` stands for passed on these files as they are (a finding this user sealed, for
+    files that have not changed since: eatlas.registry.reads.unchanged)."""
     m = _marker(reg, name)
     data = _read(m) if m is not None else None
     if data is None:
         return False
     try:
         kept = json.loads(data)
-        files = kept["files"]
-        if not (isinstance(files, dict) and trust.sealed(kept.get("seal"), "valid", m.name,
-                                                          json.dumps(files, sort_keys=True))):
+        files, at = kept["files"], kept["at"]
+        if not (isinstance(files, dict) and isinstance(at, int) and all(
+                r is None or isinstance(r, list) and len(r) == 2 for r in files.values())
+                and trust.sealed(kept.get("seal"), "valid", m.name, str(at), json.dumps(files, sort_keys=True))):
             return False
     except (ValueError, TypeError, KeyError):
         return False
-    return reads.unchanged(files)
+    return reads.unchanged(files, at)
 
 
 def mark(reg, name: str, files: dict) -> None:
-    """Keep that the checks ``name`` stands for passed on ``files`` (path -> signature when read); not when one was
-    written in the last two seconds."""
+    """Keep that the checks ``name`` stands for passed on ``files`` (path -> what eatlas.registry.reads recorded
+    of it when read)."""
     m = _marker(reg, name)
-    if m is None or not reads.settled(files):
+    if m is None:
         return
+    at = time.time_ns()
     text = json.dumps(files, sort_keys=True)
-    mac = trust.seal("valid", m.name, text)
+    mac = trust.seal("valid", m.name, str(at), text)
     if mac is not None:
-        _write(m, json.dumps({"files": files, "seal": mac}).encode("utf-8"))
+        _write(m, json.dumps({"at": at, "files": files, "seal": mac}).encode("utf-8"))
 
 
 def known_valid(reg, test_ids: list[str]) -> bool:
@@ -557,8 +594,8 @@ def record_validation(key: str | None, rows: list[dict]) -> None:
 
 
 # ------------------------------------------------------------------ eatlas cache clear
-_OWN = re.compile(r"[0-9a-f]{16,64}(\.jsonl|\.pickle|\.valid-[0-9a-f]{16}|\.published-valid|\.validate\.json|\.stat)"
-                  r"|\.tmp-[0-9a-f]+")
+_OWN = re.compile(r"[0-9a-f]{16,64}(\.jsonl|\.pickle|\.valid-[0-9a-f]{16}|\.published-valid|\.validate\.json"
+                  r"|\.stat|\.catstat)|\.tmp-[0-9a-f]+")
 
 
 def clear() -> int:

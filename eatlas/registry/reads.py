@@ -1,17 +1,18 @@
 """Which files a check read, and whether they are still as they were.
 
 A run's checks (eatlas.run.runner.refuse_invalid) read a few files: its tests', its sets', its templates', the
-bibliography, the schemas, the published tables. What they found is kept (eatlas.registry.cache.known_valid) for
-those files as they were when read: each file's size, inode, device, modification and change times, taken from
-the open file it was read from. The change time is set by the system on every write and cannot be set back by a
-program, so any later write, or a file put in its place, is seen. A file written less than two seconds before
-the check may change again within the same clock tick unseen: no finding is kept for it (:func:`settled`), as
-git's index does for 'racily clean' files.
+bibliography, the schemas, the published tables. What they found is kept (eatlas.registry.cache.known) for those
+files as they were when read: each file's size, inode, device, modification and change times, taken from the open
+file it was read from, and the digest of the bytes read. The change time is set by the system on every write and
+cannot be set back by a program, so any later write, or a file put in its place, is seen, except a write within
+the same clock tick as the read (the times would not move): a file whose times are within two seconds of when
+the finding was kept is compared by its bytes instead (a folder by its names), as git's index does for 'racily
+clean' files.
 """
 from __future__ import annotations
 
+import hashlib
 import os
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
@@ -23,6 +24,10 @@ def signature(st: os.stat_result) -> list[int]:
     return [st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns]
 
 
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
 def _now(path: str) -> list[int] | None:
     try:
         return signature(os.stat(path))
@@ -32,9 +37,9 @@ def _now(path: str) -> list[int] | None:
 
 @contextmanager
 def recording(into: dict | None = None) -> Iterator[dict]:
-    """Within the block, every file the registry reads (path -> its signature when read, None if it could not
-    be), in ``into`` if given (the first reading of a file is the one kept)."""
-    seen: dict[str, list[int] | None] = {} if into is None else into
+    """Within the block, every file the registry reads (path -> [its signature when read, the digest of the bytes
+    read], None if it could not be), in ``into`` if given (the first reading of a file is the one kept)."""
+    seen: dict[str, list | None] = {} if into is None else into
     _ACTIVE.append(seen)
     try:
         yield seen
@@ -42,33 +47,61 @@ def recording(into: dict | None = None) -> Iterator[dict]:
         del _ACTIVE[next(i for i, d in enumerate(_ACTIVE) if d is seen)]
 
 
-def note(path, st: os.stat_result | None = None) -> None:
-    """``path`` was read (``st``: the stat of the open file it was read from)."""
+def note(path, st: os.stat_result, data_digest: str | None) -> None:
+    """``path`` was read: ``st``, the stat of the open file it was read from, and the digest of its bytes."""
     if not _ACTIVE:
         return
     p = os.path.abspath(path)
-    sig = signature(st) if st is not None else _now(p)
     for seen in _ACTIVE:
-        seen.setdefault(p, sig)
+        seen.setdefault(p, [signature(st), data_digest])
+
+
+def _content(path: str) -> bytes:
+    """A file's bytes; a folder's sorted names (what a file added or removed there changes)."""
+    if os.path.isdir(path):
+        return "\0".join(sorted(os.listdir(path))).encode("utf-8", "surrogateescape")
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def add(seen: dict, paths: Iterable, known: dict | None = None) -> dict:
-    """``seen`` with these files (or folders: a file added to or removed from one changes its times), each as it
-    was when read (``known``: e.g. a registry's entries, read before the check) or else as it is now."""
+    """``seen`` with these files and folders (a file added to or removed from a folder changes its times and its
+    names), each as it was when read (``known``: e.g. a registry's entries, read before the check) or else as it is
+    now."""
     for path in paths:
         p = os.path.abspath(path)
-        if p not in seen:
-            seen[p] = known[p] if known is not None and p in known else _now(p)
+        if p in seen:
+            continue
+        if known is not None and p in known:
+            seen[p] = known[p]
+            continue
+        before = _now(p)
+        try:
+            found = digest(_content(p))
+        except OSError:
+            found = None
+        seen[p] = None if before is None else [before, found if _now(p) == before else None]
     return seen
 
 
-def unchanged(seen: dict) -> bool:
-    """Whether every file is as it was (a file absent then is absent still)."""
-    return all(_now(p) == sig for p, sig in seen.items())
-
-
-def settled(seen: dict) -> bool:
-    """Whether every file was last written at least two seconds ago (a later write in the same tick would
-    otherwise leave its times as they were)."""
-    limit = time.time_ns() - RACY_NS
-    return all(sig is None or max(sig[3], sig[4]) < limit for sig in seen.values())
+def unchanged(seen: dict, at: int) -> bool:
+    """Whether every file is as it was when read, for a finding kept at ``at`` (ns since the epoch): its stat the
+    same, and, where its times are within two seconds of ``at``, its bytes too (a file absent then is absent
+    still)."""
+    for p, rec in seen.items():
+        now = _now(p)
+        if rec is None or now is None:
+            if rec is not None or now is not None:
+                return False
+            continue
+        sig, kept = rec
+        if now != sig:
+            return False
+        if max(sig[3], sig[4]) >= at - RACY_NS:     # racily clean: the bytes decide
+            try:
+                same = kept is not None and digest(_content(p)) == kept
+            except OSError:
+                same = False
+            if not same:
+                return False
+    return True
