@@ -115,6 +115,9 @@ def test_add_a_set_then_a_test_to_the_shipped_registry(shipped, tmp_path, capsys
     top = shipped.resolve()
     kept = registry_cache.load(top, lambda: pytest.fail("add kept no parsed registry for the files it left"),
                                registry.Registry.from_view)
+    assert any(k == "published" for k, _ in fresh.recorded_hash)
+    for key, digest in fresh.recorded_hash.items():      # looked up one by one, as a run does (the index, not a list)
+        assert kept.recorded_hash[key] == digest, key
     for attr in ("sets", "tests", "templates", "catalog", "recorded_hash"):
         assert getattr(kept, attr) == getattr(fresh, attr), attr
     assert list(kept.sets) == list(fresh.sets) and list(kept.tests) == list(fresh.tests)

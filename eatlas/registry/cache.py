@@ -294,7 +294,8 @@ _KINDS = ("sets", "tests", "templates", "criteria")
 def _row(fields: list) -> bytes | None:
     """An index row: id, version, file (as resolved), file (as the catalog names it), the entry line's offset, size
     and seal, the digest of its source file and the recorded sha256, tab-separated (the paths as JSON strings, the
-    absent as '-'). None when the id or version holds a tab or a line break (the registry is then not kept)."""
+    absent as '-'; :func:`_encode` adds the entry's place in the catalog). None when the id or version holds a tab
+    or a line break (the registry is then not kept)."""
     eid, version, file, raw, offset, size, mac, digest, sha = fields
     if not (isinstance(eid, str) and isinstance(version, str)) or any(c in eid + version for c in "\t\n\r"):
         return None
@@ -352,8 +353,7 @@ def _encode(key: str, reg) -> bytes | None:
             at += len(body) + 1
         top = _dumps({"magic": MAGIC, "format": FORMAT, "key": key, "root": head["root"],
                       "catalog_keys": list(head["catalog"]), "sections": places, "buckets": buckets,
-                      "entries_at": at,
-                      "size": at + offset})
+                      "entries_at": at, "size": at + offset})
         mac = trust.seal("head", key, top)
     except (TypeError, ValueError, RecursionError, KeyError, AttributeError):
         return None
@@ -502,8 +502,8 @@ def keep(reg, *, key: str | None = None, unless_kept: bool = False) -> None:
 
 # ------------------------------------------------------------------ what a run's checks found, per file they read
 # A run checks its tests before loading a model (eatlas.run.runner.refuse_invalid); what the checks found is kept
-# for the files they read (eatlas.registry.reads: their stats when read), under the catalog's key: the next run of
-# the same tests checks only that those files are as they were.
+# for the files they read (eatlas.registry.reads: their stats and digests when read), under the catalog's key: the
+# next run of the same tests checks only that those files are as they were.
 def _marker(reg, name: str) -> Path | None:
     key = getattr(reg, "_key", None)
     if not key or not trusted():

@@ -47,6 +47,11 @@ def recording(into: dict | None = None) -> Iterator[dict]:
         del _ACTIVE[next(i for i, d in enumerate(_ACTIVE) if d is seen)]
 
 
+def active() -> bool:
+    """Whether a reading is being recorded (a reader then hashes what it read)."""
+    return bool(_ACTIVE)
+
+
 def note(path, st: os.stat_result, data_digest: str | None) -> None:
     """``path`` was read: ``st``, the stat of the open file it was read from, and the digest of its bytes."""
     if not _ACTIVE:

@@ -828,13 +828,15 @@ def _published_digest(reg) -> str | None:
         h.update(SCHEMA_FILE.read_bytes() + b"\0")
         for p in sorted((Path(reg.root) / "registry").glob("*/published/conventions.yaml")):
             h.update(p.as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+        root = str(reg.root)
         for e in reg.catalog.get("published") or []:
             # each CSV by its stats, change time and inode included (an edit, or a file put in its place, changes
-            # them), not its bytes: 14 MB hashed on every write grew with the registry
-            st = reg.resolve(e.get("file"), "catalog.yaml", f"published {e.get('id')}").stat()
+            # them), not its bytes: 14 MB hashed on every write grew with the registry. Not resolved (a path that
+            # leaves the folder is refused by read_published, which reads the files when this digest changes)
+            st = os.stat(os.path.join(root, e["file"]))
             h.update(json.dumps([e.get("id"), e.get("file"), e.get("sha256"), st.st_size, st.st_mtime_ns,
                                  st.st_ctime_ns, st.st_ino, st.st_dev]).encode() + b"\0")
-    except (OSError, EatlasError, TypeError):
+    except (OSError, EatlasError, TypeError, KeyError):
         return None
     return h.hexdigest()
 
