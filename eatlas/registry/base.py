@@ -761,7 +761,7 @@ class Registry:
         self.root = Path(root) if root is not None else default_root()
         self._top = self.root.resolve()
         self.catalog = cat = self._read_catalog()
-        self._seen: dict = {}       # each file read, as it was when read (eatlas.registry.reads)
+        self._seen: dict = {}       # each file read, as it was when read (eatlas.registry.reads; load_registry)
         self.sets: dict[str, StimulusSet] = {}
         self.tests: dict[str, TestSpec] = {}
         self.templates: dict[str, Template] = {}
@@ -822,9 +822,7 @@ class Registry:
         obj = f"catalog {_singular(kind)} {eid}"
         rel = str(path.relative_to(self._top))      # resolve() returned it resolved, inside the root
         try:
-            with reads.recording(self._seen):     # each file as read (12 ms of hashing for 9 MB)
-                doc = read_yaml(path, shown=rel)
-            parsed = _PLAIN[kind][1](doc, rel)
+            parsed = _PLAIN[kind][1](read_yaml(path, shown=rel), rel)
         except EatlasError as e:     # name the catalog entry when the file itself could not say
             if e.obj is not None:
                 raise
@@ -907,17 +905,16 @@ class Registry:
         reg._seen = {}
         for kind, (make, _) in _PLAIN.items():
             def decode(eid, p, make=make, kind=kind):
-                path = reg.resolve(p.named, "catalog.yaml", f"catalog {_singular(kind)} {eid}")
-                if str(path.relative_to(reg._top)) == p.file:
-                    try:
-                        with reads.recording(reg._seen):
-                            plain = view.entry(p)
-                        obj = make(plain)
-                        if obj.id == eid and obj.version == p.version and obj.file == p.file:
-                            return obj
-                    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
-                        pass
-                return reg._parse_entry(kind, eid, p.version, path)
+                with reads.recording(reg._seen):        # its file as read, for what a run's checks find
+                    path = reg.resolve(p.named, "catalog.yaml", f"catalog {_singular(kind)} {eid}")
+                    if str(path.relative_to(reg._top)) == p.file:
+                        try:
+                            obj = make(view.entry(p))
+                            if obj.id == eid and obj.version == p.version and obj.file == p.file:
+                                return obj
+                        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+                            pass
+                    return reg._parse_entry(kind, eid, p.version, path)
             setattr(reg, kind, LazyEntries({}, decode, view.raw, index=_Index(view, kind)))
         return reg
 
@@ -1212,7 +1209,10 @@ def _build(root: str) -> Registry:
     (``validate``, ``list``, a run of a test naming it) says what is wrong with it, one that does not is not
     stopped by it, as with a registry from the cache, whose entries are read only when used."""
     try:
-        return Registry(root)
+        with reads.recording() as seen:     # each file as it was read, for what a run's checks find (12 ms of hashing)
+            reg = Registry(root)
+        reg._seen = seen
+        return reg
     except EatlasError as e:
         if e.file in (None, "catalog.yaml"):
             raise

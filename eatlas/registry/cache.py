@@ -493,7 +493,7 @@ def keep(reg, *, key: str | None = None, unless_kept: bool = False) -> None:
     now = catalog_key(Path(reg.root))
     if key is not None and key != now:
         return
-    if unless_kept and _read(_path(now)) is not None:
+    if unless_kept and trust.map_own(_path(now)) is not None:       # mapped, not read: 20 MB
         return
     encoded = _encode(now, reg)
     if encoded is not None:
