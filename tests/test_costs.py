@@ -151,3 +151,41 @@ def test_cache_clear_removes_the_kept_parses_and_converted_models_and_nothing_el
     assert main(["cache", "clear"]) == 0
     assert not parsecache.path().exists() and not copy.exists()
     assert other.read_text(encoding="utf-8") == "mine"
+
+
+def test_a_published_tables_columns_pass_exactly_when_every_row_does(mini, tmp_path):
+    """check_table judges a table by its columns' distinct values first (54,000 rows, a few hundred values); a
+    table passes there exactly when the row-by-row check finds nothing, and every fault still gets its line."""
+    import csv
+    import random
+    import re
+
+    from eatlas.registry import published as pub
+
+    reg = mini.load()
+    sch = pub.schema()
+    cols = list(sch["columns"])
+    good = [["testpaper", "T1", "+C11: roses", "GloVe", "effect_size", "-1.5", "", "false", "t1", "word", "GloVe",
+             "glove", "a note"],
+            ["testpaper", "T1", "r2", "c2", "pattern", "U-shape", "", "false", "", "", "", "", ""],
+            ["testpaper", "T1", "r3", "c3", "p_value", "", "", "true", "t1", "sent", "", "static", ""]]
+    faults = {"value": ["abc", "inf", "=1+1"], "missing": ["yes"], "test_id": ["nope"], "level": ["para"],
+              "model_family": ["alien"], "paper": ["nopaper"], "row_label": ["=cmd", "-x"], "note": ["@x"]}
+    args = (sch, set(reg.tests), pub.families(reg), reg.sources, re.compile(sch["printed_plus_label"]),
+            tuple(sch["formula_start"]))
+    assert pub._all_rows_pass([list(r) for r in good], cols, *args)
+    rng = random.Random(3)
+    for col, values in faults.items():
+        for v in values:
+            body = [list(r) for _ in range(20) for r in good]
+            line = 3 * rng.randrange(20)            # a copy of the first row (an effect size: a number)
+            body[line][cols.index(col)] = v
+            assert not pub._all_rows_pass(body, cols, *args), (col, v)
+            f = tmp_path / f"{col}.csv"
+            with open(f, "w", newline="", encoding="utf-8") as fh:
+                csv.writer(fh).writerows([cols, *body])
+            found = pub.check_table(type("Reg", (), {"resolve": lambda self, *a, f=f: f, "tests": reg.tests,
+                                                     "criteria": {}, "sources": reg.sources, "recorded_hash": {}})(),
+                                    {"file": f.name, "id": col})
+            assert any(e.field.startswith(("line", col)) and f"line {line + 2}" in e.message + e.field
+                       for e in found), (col, v, [e.render() for e in found])

@@ -77,6 +77,31 @@ def _families(loaders_dir: str) -> frozenset[str]:
     return frozenset(fams | own | {f"cbow-{f}" for f in own})
 
 
+def _all_rows_pass(body: list[list[str]], cols: list[str], sch: dict, tests: set, fams, sources, plus,
+                   starts: tuple) -> bool:
+    """Whether no row of a table has a problem :func:`check_table` reports, judged on each column's distinct values
+    (a few hundred, of 54,000 rows): the rule of each check, applied once per distinct value instead of per row."""
+    if not body or any(len(row) != len(cols) for row in body):
+        return not body
+    col = dict(zip(cols, zip(*body)))
+    for c, values in col.items():
+        for v in set(values):
+            if v.startswith(starts) and _number(v) is None and not (c in ("row_label", "column_label")
+                                                                     and plus.match(v)):
+                return False
+    if not set(col["missing"]) <= set(sch["missing"]):
+        return False
+    text = set(sch["text_statistics"])
+    for stat, missing, value in set(zip(col["statistic"], col["missing"], col["value"])):
+        if stat not in text and not (missing == "true" and value == ""):
+            x = _number(value)
+            if x is None or not math.isfinite(x):
+                return False
+    return (set(col["test_id"]) - {""} <= tests and set(col["level"]) - {""} <= set(LEVELS)
+            and set(col["model_family"]) - {""} <= set(fams)
+            and (not sources or set(col["paper"]) <= set(sources)))
+
+
 def check_table(reg: Registry, entry: dict) -> list[EatlasError]:
     """Every problem of one catalog ``published`` entry's table (at most MAX_REPORTED)."""
     sch = schema()
@@ -105,6 +130,8 @@ def check_table(reg: Registry, entry: dict) -> list[EatlasError]:
     fams = families(reg)
     plus = re.compile(sch["printed_plus_label"])
     starts = tuple(sch["formula_start"])
+    if _all_rows_pass(rows[1:], cols, sch, tests, fams, reg.sources, plus, starts):
+        rows = rows[:1]             # nothing to report: the row-by-row loop below names each problem's line
     for n, row in enumerate(rows[1:], start=2):
         if len(out) >= MAX_REPORTED:
             break
