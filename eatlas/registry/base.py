@@ -314,9 +314,8 @@ def content_hash(payload: Any) -> str:
         t = type(v)
         if t is str:
             return nfc("NFC", v).strip()
-        if t is dict:
-            return {k: nfc("NFC", x).strip() if type(x) is str else norm(x)
-                    for k, x in sorted(v.items()) if x is not None}
+        if t is dict:       # in any order: json.dumps sorts the keys below
+            return {k: nfc("NFC", x).strip() if type(x) is str else norm(x) for k, x in v.items() if x is not None}
         if t is list:
             return [nfc("NFC", x).strip() if type(x) is str else norm(x) for x in v]
         if isinstance(v, str):
