@@ -397,10 +397,10 @@ def main(argv=None) -> int:
             "items": [{"text": r["occupation"], "kind": "group_term", "value": float(r["percent_women"]),
                        "rows": [n]} for n, r in enumerate(rows, 1)]})
 
-    from eatlas.files import write_under
+    from eatlas.files import open_dir, write_under
 
     stale = []
-    base = os.open(ROOT, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    base = open_dir(ROOT)
     try:
         for path, content in files.items():
             blob = content.encode("utf-8") if isinstance(content, str) else content

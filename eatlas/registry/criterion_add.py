@@ -151,11 +151,11 @@ def _replace(root: Path, path: Path, payload: bytes) -> None:
     """Write ``path`` (inside ``root``) as every EATlas writer does (eatlas.files.write_under): into a private
     temporary folder under a descriptor of ``root``, renamed into place, no link on the way followed (a folder
     swapped for a link meanwhile is refused), a hard link replaced, never written through."""
-    from ..files import LinkOnTheWay, write_under
+    from ..files import LinkOnTheWay, open_dir, write_under
     rel = Path(os.path.relpath(path, root)).as_posix()
     if rel.startswith("../") or rel == "..":
         raise _problem("would be written outside the registry folder", file=str(path))
-    base = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    base = open_dir(root)
     try:
         write_under(base, rel, lambda tmp: Path(tmp).write_bytes(payload), prefix=".eatlas-add-", shown=root)
     except LinkOnTheWay as e:
