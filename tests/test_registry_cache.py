@@ -188,3 +188,27 @@ def test_the_files_digest_is_kept_by_their_stats_and_an_edit_is_still_seen(mini,
     assert cache.state(root) != first
     _edit(roses, "tulop", "tulip")
     assert cache.state(root) == first                 # the content, not the stats, is the key
+
+
+def test_the_catalogs_key_is_kept_by_its_stats_and_an_edit_is_still_seen(mini, fresh, monkeypatch):
+    """catalog_key() hashes catalog.yaml only when its stats moved; a same-length edit with the modification time
+    put back still moves the change time, and gives another key."""
+    import os
+
+    from eatlas.registry import cache
+    monkeypatch.setattr(cache, "RACY_NS", 0)
+    root = mini.root.resolve()
+    first = cache.catalog_key(root)
+    assert list(fresh.glob("*.catstat"))
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda p, *a, **k: pytest.fail("hashed again") if str(p).endswith(
+        "catalog.yaml") else real_open(p, *a, **k))
+    assert cache.catalog_key(root) == first           # from the stats: the catalog not read
+    monkeypatch.undo()
+    monkeypatch.setenv("EATLAS_CACHE", str(fresh.parent))
+    cat = root / "catalog.yaml"
+    st = os.stat(cat)
+    text = cat.read_text(encoding="utf-8")
+    cat.write_text(text[:-1] + (" " if text.endswith("\n") else "\n"), encoding="utf-8")     # the same length
+    os.utime(cat, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(cat).st_size == st.st_size and cache.catalog_key(root) != first

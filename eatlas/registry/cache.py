@@ -115,78 +115,72 @@ def _stats(root: Path, paths: list[str]) -> tuple[str, int]:
     return h.hexdigest(), newest
 
 
-def state(root: Path) -> str:
-    """A digest of the registry folder's files as they are now (path and content).
+def _kept_by_stats(root: Path, seed: str, suffix: str, take_stats: Callable, compute: Callable) -> str:
+    """``compute()``'s digest, kept beside the stats it was computed for (``take_stats()``: a text of the files'
+    sizes, inodes, modification and change times, and the newest of those times) in ``<seed digest><suffix>``, and
+    taken from there while the stats are what they were. The change time moves on every write, so an edit is always
+    seen, unless it came within the same clock tick as the stats the digest was kept with: a digest is kept only
+    when the stats are the same after it was computed and every file is at least two seconds old (as git's index
+    does for 'racily clean' files). The digest itself stays one of the files' content."""
+    if not trusted():
+        return compute()
+    memo = folder() / f"{hashlib.blake2b(seed.encode(), digest_size=16).hexdigest()}{suffix}"
+    stats, newest = take_stats()
+    try:
+        kept = json.loads(_read(memo) or b"null")
+        if isinstance(kept, dict) and kept.get("stats") == stats and isinstance(kept.get("digest"), str) \
+                and trust.sealed(kept.get("seal"), suffix, str(root), stats, kept["digest"]):
+            return kept["digest"]
+    except ValueError:
+        pass
+    digest = compute()
+    if newest < time.time_ns() - RACY_NS and take_stats()[0] == stats:
+        _write(memo, json.dumps({"stats": stats, "digest": digest,
+                                 "seal": trust.seal(suffix, str(root), stats, digest)}).encode("utf-8"))
+    return digest
 
-    Reading and hashing every file takes a few tenths of a second on a large registry, a run's warm start
-    most of it; so the digest is kept beside the files' stats (``<folder digest>.stat``) and taken from
-    there while every file's size, inode, modification and change time are what they were. The change
-    time moves on every write, so an edit is always seen, unless it came within the same clock tick as the
-    stats the digest was kept with: a digest is kept only when every file is at least two seconds old (as
-    git's index does for 'racily clean' files). The digest itself stays one of the files' content."""
+
+def state(root: Path) -> str:
+    """A digest of the registry folder's files as they are now (path and content). Reading and hashing every file
+    takes a few tenths of a second on a large registry, so the digest is kept beside the files' stats
+    (``<folder digest>.stat``, :func:`_kept_by_stats`)."""
     from .. import __version__
 
-    paths = _paths(root)
     seed = f"{root}\0{__version__}\0{FORMAT}\0{sys.version}"
-    memo = folder() / f"{hashlib.blake2b(seed.encode(), digest_size=16).hexdigest()}.stat" if trusted() else None
-    stats = None
-    if memo is not None:
-        stats, newest = _stats(root, paths)
-        try:
-            kept = json.loads(_read(memo) or b"null")
-            if isinstance(kept, dict) and kept.get("stats") == stats and isinstance(kept.get("state"), str) \
-                    and trust.sealed(kept.get("seal"), "stat", str(root), stats, kept["state"]):
-                return kept["state"]
-        except ValueError:
-            pass
-    digest = _content(root, paths, seed)
-    if memo is not None and newest < time.time_ns() - RACY_NS and _stats(root, _paths(root))[0] == stats:
-        _write(memo, json.dumps({"stats": stats, "state": digest,
-                                 "seal": trust.seal("stat", str(root), stats, digest)}).encode("utf-8"))
-    return digest
+    return _kept_by_stats(root, seed, ".stat", lambda: _stats(root, _paths(root)),
+                          lambda: _content(root, _paths(root), seed))
 
 
 def catalog_key(root: Path) -> str:
     """The key of the parsed registry's cache file: the folder, the EATlas and Python versions and catalog.yaml's
     bytes. The catalog lists every entry with its file: the cache file's head and index are made from it alone,
     and each entry is checked against its own file's bytes when used (a run reads a few, not the registry).
-
-    Hashing the catalog (a few MB) grew with the registry: the key is kept beside the catalog's stats (size,
-    inode, modification and change times; ``<folder digest>.catstat``) and taken from there while they are what
-    they were and the catalog was at least two seconds old when hashed (as :func:`state` does for every file)."""
+    Hashing the catalog (a few MB) grew with the registry: the key is kept beside the catalog's stats
+    (``<folder digest>.catstat``, :func:`_kept_by_stats`)."""
     from .. import __version__
 
     seed = f"{root}\0{__version__}\0{FORMAT}\0{sys.version}\0"
     path = os.path.join(root, "catalog.yaml")
-    memo = folder() / f"{hashlib.blake2b(seed.encode(), digest_size=16).hexdigest()}.catstat" if trusted() else None
-    try:
-        sig = reads.signature(os.stat(path))
-    except OSError:
-        sig = None
-    if memo is not None and sig is not None:
+
+    def take_stats() -> tuple[str, int]:
         try:
-            kept = json.loads(_read(memo) or b"null")
-            if isinstance(kept, dict) and kept.get("stat") == sig and isinstance(kept.get("key"), str) \
-                    and trust.sealed(kept.get("seal"), "catstat", str(root), json.dumps(sig), kept["key"]):
-                return kept["key"]
-        except ValueError:
-            pass
-    h = hashlib.blake2b(seed.encode())
-    try:
-        with open(path, "rb") as f:
-            st = os.fstat(f.fileno())
-            data = f.read()
-    except OSError as e:            # unreadable: a key of its own; the registry, parsed afresh, says why
-        h.update(f"unreadable {e.errno}".encode())
+            sig = reads.signature(os.stat(path))
+        except OSError as e:
+            return f"gone {e.errno}", time.time_ns()        # never kept: the newest time is now
+        return json.dumps(sig), max(sig[3], sig[4])
+
+    def compute() -> str:
+        h = hashlib.blake2b(seed.encode())
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:            # unreadable: a key of its own; the registry, parsed afresh, says why
+            h.update(f"unreadable {e.errno}".encode())
+        else:
+            h.update(len(data).to_bytes(8, "little"))
+            h.update(data)
         return h.hexdigest()[:32]
-    h.update(len(data).to_bytes(8, "little"))
-    h.update(data)
-    key = h.hexdigest()[:32]
-    read_sig = reads.signature(st)
-    if memo is not None and read_sig == sig and max(read_sig[3], read_sig[4]) < time.time_ns() - RACY_NS:
-        _write(memo, json.dumps({"stat": read_sig, "key": key,
-                                 "seal": trust.seal("catstat", str(root), json.dumps(read_sig), key)}).encode())
-    return key
+    return _kept_by_stats(root, seed, ".catstat", take_stats, compute)
 
 
 def _content(root: Path, paths: list[str], seed: str) -> str:
