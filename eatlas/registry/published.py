@@ -77,6 +77,22 @@ def _families(loaders_dir: str) -> frozenset[str]:
     return frozenset(fams | own | {f"cbow-{f}" for f in own})
 
 
+def _formula_like(col: str, v: str, starts: tuple, plus) -> bool:
+    """A cell a spreadsheet would run as a formula: it begins with one of ``starts`` and is not a number (nor, in a
+    row or column label, a printed +label such as Tan & Celis's '+C11: ...')."""
+    return v.startswith(starts) and _number(v) is None and not (col in ("row_label", "column_label")
+                                                                and plus.match(v))
+
+
+def _not_finite(statistic: str, missing: str, value: str, text_statistics) -> bool:
+    """A value that must be a finite number (its statistic is not printed as text, and it is not an empty missing
+    cell) and is not one."""
+    if statistic in text_statistics or (missing == "true" and value == ""):
+        return False
+    x = _number(value)
+    return x is None or not math.isfinite(x)
+
+
 def _all_rows_pass(body: list[list[str]], cols: list[str], sch: dict, tests: set, fams, sources, plus,
                    starts: tuple) -> bool:
     """Whether no row of a table has a problem :func:`check_table` reports, judged on each column's distinct values
@@ -84,21 +100,13 @@ def _all_rows_pass(body: list[list[str]], cols: list[str], sch: dict, tests: set
     if not body or any(len(row) != len(cols) for row in body):
         return not body
     col = dict(zip(cols, zip(*body)))
-    for c, values in col.items():
-        for v in set(values):
-            if v.startswith(starts) and _number(v) is None and not (c in ("row_label", "column_label")
-                                                                     and plus.match(v)):
-                return False
-    if not set(col["missing"]) <= set(sch["missing"]):
+    if any(_formula_like(c, v, starts, plus) for c, values in col.items() for v in set(values)):
         return False
     text = set(sch["text_statistics"])
-    for stat, missing, value in set(zip(col["statistic"], col["missing"], col["value"])):
-        if stat not in text and not (missing == "true" and value == ""):
-            x = _number(value)
-            if x is None or not math.isfinite(x):
-                return False
-    return (set(col["test_id"]) - {""} <= tests and set(col["level"]) - {""} <= set(LEVELS)
-            and set(col["model_family"]) - {""} <= set(fams)
+    if any(_not_finite(*svm, text) for svm in set(zip(col["statistic"], col["missing"], col["value"]))):
+        return False
+    return (set(col["missing"]) <= set(sch["missing"]) and set(col["test_id"]) - {""} <= tests
+            and set(col["level"]) - {""} <= set(LEVELS) and set(col["model_family"]) - {""} <= set(fams)
             and (not sources or set(col["paper"]) <= set(sources)))
 
 
@@ -143,22 +151,18 @@ def check_table(reg: Registry, entry: dict) -> list[EatlasError]:
         line = f"line {n}"
         joined = "\0" + "\0".join(row)        # one scan of the row for a cell that begins like a formula
         for c, v in (r.items() if any("\0" + s in joined for s in starts) else ()):
-            if v.startswith(starts) and _number(v) is None and not (c in ("row_label", "column_label")
-                                                                     and plus.match(v)):
+            if _formula_like(c, v, starts, plus):
                 out.append(EatlasError(f"{line}: cell {v[:40]!r} begins like a spreadsheet formula", field=c,
                                        hint="write the text without a leading =, +, -, @ (a number may be signed)",
                                        **where))
         if r["missing"] not in sch["missing"]:
             out.append(EatlasError(f"{line}: missing is {r['missing']!r}", field="missing",
                                    hint="true or false", **where))
-        missing = r["missing"] == "true"
-        if r["statistic"] not in sch["text_statistics"] and not (missing and r["value"] == ""):
-            x = _number(r["value"])
-            if x is None or not math.isfinite(x):
-                out.append(EatlasError(f"{line}: value {r['value'][:40]!r} of statistic {r['statistic']!r} is not "
-                                       "a finite number", field="value",
-                                       hint="the number as printed; an unprinted cell is empty with missing = true",
-                                       **where))
+        if _not_finite(r["statistic"], r["missing"], r["value"], sch["text_statistics"]):
+            out.append(EatlasError(f"{line}: value {r['value'][:40]!r} of statistic {r['statistic']!r} is not a "
+                                   "finite number", field="value",
+                                   hint="the number as printed; an unprinted cell is empty with missing = true",
+                                   **where))
         if r["test_id"] and r["test_id"] not in tests:
             out.append(EatlasError(f"{line}: unknown test id {r['test_id']!r}", field="test_id",
                                    hint="a test or criterion id of the catalog, or empty", **where))
