@@ -891,7 +891,7 @@ class Registry:
         the catalog, each kind's entries as [id, version, file, file as the catalog names it, recorded sha256] and
         the other recorded hashes) and the entries, in the order the head lists them. :meth:`from_view` makes the
         registry again from the cache file (eatlas.registry.cache)."""
-        catalog = {k: v for k, v in self.catalog.items()}
+        catalog = dict(self.catalog)
         head = {"root": str(self.root), "catalog": catalog, "entries": {},
                 "recorded_other": [[k, i, h] for (k, i), h in self.recorded_hash.items() if k not in _PLAIN]}
         entries = []
@@ -1004,18 +1004,21 @@ class _LazyRecorded(Mapping):
                 if row is None or row[7] is None:
                     raise KeyError(key)
                 return row[7]
-            if self._other is None:         # the published tables' hashes: a short list of their own
-                self._other = {(k, i): h for k, i, h in self._view.recorded_other()}
-            return self._other[key]
+            return self._others()[key]
         return self.everything()[key]
+
+    def _others(self) -> dict:
+        """The published tables' hashes: a short list of their own."""
+        if self._other is None:
+            self._other = {(k, i): h for k, i, h in self._view.recorded_other()}
+        return self._other
 
     def everything(self) -> dict:
         if self._all is None:
             out = {}
             for kind in _PLAIN:
                 out.update({(kind, eid): row[7] for eid, row in self._view.rows(kind) if row[7] is not None})
-            out.update({(k, i): h for k, i, h in self._view.recorded_other()})
-            self._all = out
+            self._all = {**out, **self._others()}
         return self._all
 
     def __iter__(self):
@@ -1109,9 +1112,6 @@ class LazyEntries(MutableMapping):
 
     def __reduce__(self):
         return dict, (dict(self.items()),)
-
-    def get(self, key, default=None):
-        return self[key] if self._find(key) else default
 
     def versions(self) -> dict[str, str]:
         return {k: v.version for k, v in self.everything().items()}

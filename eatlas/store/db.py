@@ -1141,7 +1141,8 @@ def read_as_data(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
 # memory (a 20 MB model name cost the report 13 s and 3.9 GB, and every figure drawing it minutes).
 MAX_TEXT = 100_000
 # JSON columns (a run's settings, its registry snapshot, package versions) are EATlas's own records, read as JSON,
-# never drawn: their limit is larger (a run's registry snapshot names every set: 150 KB for 3,700 sets).
+# never drawn: their limit is larger (a run's registry snapshot named every set before 2026-11-29: 150 KB for 3,700
+# sets; files written then are still read).
 MAX_JSON = 64_000_000
 
 
